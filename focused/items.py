@@ -1,0 +1,42 @@
+"""The item the spider yields for every fetched (or finally failed) URL."""
+
+import scrapy
+
+# What the feed exports (FEED_EXPORT_FIELDS); the other fields are for the pipelines.
+FEED_FIELDS = [
+    "url",
+    "order",
+    "time",
+    "status",
+    "relevance",
+    "relevant",
+    "category",
+    "depth",
+    "parent",
+    "host",
+    "title",
+    "bad",
+]
+
+
+class PageItem(scrapy.Item):
+    """One fetched page, relevant or not; ``bad`` names why it was skipped, if it was."""
+
+    url = scrapy.Field()
+    order = scrapy.Field()  # fetch order in the crawl (all processes); None if never fetched
+    time = scrapy.Field()  # unix time the response arrived
+    status = scrapy.Field()  # HTTP status; None when no response came
+    relevance = scrapy.Field()  # R(d) in [0, 1]
+    relevant = scrapy.Field()  # R(d) >= FOCUSED_RELEVANT_THRESHOLD
+    category = scrapy.Field()  # best-matching leaf category
+    depth = scrapy.Field()
+    parent = scrapy.Field()  # URL of the page the link was found on
+    host = scrapy.Field()
+    title = scrapy.Field()
+    bad = scrapy.Field()  # None, or why the page was skipped (not_html, http_404, ...)
+    # For the pipelines, not exported:
+    text = scrapy.Field()
+    links = scrapy.Field()  # [(absolute url, anchor text), ...]
+    lease = scrapy.Field()  # the frontier lease to acknowledge
+    path_good = scrapy.Field()  # some node on the best category path is good (hard focus)
+    link_scores = scrapy.Field()  # per-link relevance estimates (anchor text), if computed

@@ -1,0 +1,52 @@
+"""Every Redis key of a crawl, in one place.
+
+All keys of crawl ``NAME`` live under the prefix ``focused:NAME:`` so that several crawls share
+one Redis server and ``focused status NAME`` reads one crawl alone. The frontier's Lua scripts
+build the per-host keys from the same templates (they are formatted into the Lua source).
+
+=====================  ======  ============================================================
+key (after prefix)     type    what it holds
+=====================  ======  ============================================================
+``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"``,
+                               score = packed (num_tries, 1-R, hash); see ``frontier.py``
+``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
+                               plus the host's crawled count
+``wait``               zset    hosts with queued URLs waiting out their politeness delay;
+                               score = unix time they become ready
+``leases``             zset    popped, unacknowledged URLs ``"<origin> <score> <member>"``;
+                               score = lease deadline (unix time)
+``inflight``           hash    origin -> URLs leased and not yet acknowledged
+``crawled``            hash    origin -> URLs fetched (the seed-000 server priority)
+``next``               hash    origin -> unix time the host may be hit again
+``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
+``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed)
+``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
+``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
+=====================  ======  ============================================================
+"""
+
+PREFIX = "focused:{crawl}:"
+HOST_QUEUE = "q:"
+READY = "ready"
+WAIT = "wait"
+LEASES = "leases"
+INFLIGHT = "inflight"
+CRAWLED = "crawled"
+NEXT = "next"
+SEEN = "seen:"
+URLS = "url:"
+STATS = "stats"
+RECENT = "recent"
+
+URL_BUCKET = 512
+RECENT_LEN = 1000
+
+
+def prefix(crawl: str) -> str:
+    """The key prefix of one crawl."""
+    return PREFIX.format(crawl=crawl)
+
+
+def crawl_pattern(crawl: str) -> str:
+    """A SCAN pattern matching every key of one crawl (and nothing of any other)."""
+    return prefix(crawl).replace("[", "\\[").replace("*", "\\*").replace("?", "\\?") + "*"

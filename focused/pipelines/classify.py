@@ -1,0 +1,60 @@
+"""ClassifierPipeline: R(d), the best category and the good-path flag of every good page."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from focused.relevance.store import load_or_train
+from focused.topic import Topic
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+def topic_model(topic: Topic, models_dir: str) -> Any:
+    """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
+    return load_or_train(topic.relevance["taxonomy"], topic.relevance["good"], models_dir)
+
+
+class ClassifierPipeline:
+    """Scores each fetched HTML page with the topic's relevance model.
+
+    Sets ``relevance``, ``relevant`` (R >= FOCUSED_RELEVANT_THRESHOLD), ``category`` and
+    ``path_good``; with FOCUSED_LINK_SCORE ``anchor`` or ``both`` also ``link_scores``, the R
+    of each out-link's anchor text, scored in one batch. Bad pages pass through untouched.
+    """
+
+    def __init__(self, model: Any, *, threshold: float, score_anchors: bool, needs_path: bool):
+        self.model = model
+        self.threshold = threshold
+        self.score_anchors = score_anchors
+        self.needs_path = needs_path
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
+        s = crawler.settings
+        topic = crawler.spider.topic
+        return cls(
+            topic_model(topic, s.get("FOCUSED_MODELS_DIR")),
+            threshold=s.getfloat("FOCUSED_RELEVANT_THRESHOLD"),
+            score_anchors=s.get("FOCUSED_LINK_SCORE") != "parent",
+            needs_path=topic.focus == "hard",
+        )
+
+    def process_item(self, item: Any) -> Any:
+        if item["bad"]:
+            return item
+        doc = f"{item['title']}\n{item['text']}"
+        relevance, category = self.model.score_pages([doc])
+        item["relevance"] = round(float(relevance[0]), 6)
+        item["relevant"] = item["relevance"] >= self.threshold
+        item["category"] = category[0]
+        if self.needs_path:
+            item["path_good"] = bool(self.model.best_path_good([doc])[0])
+        if self.score_anchors and item["links"]:
+            anchors = [anchor for _, anchor in item["links"]]
+            item["link_scores"] = self.model.relevance(anchors).tolist()
+        return item

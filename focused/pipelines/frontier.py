@@ -1,0 +1,63 @@
+"""FrontierPipeline: acknowledge each page's lease and queue its out-links, in one call."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from focused.schedulers.scheduler import frontier_for
+from focused.strategies import STRATEGIES, SoftFocus
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from focused.schedulers.frontier import RedisFrontier
+
+
+class FrontierPipeline:
+    """Turns a classified page into frontier writes through the topic's strategy.
+
+    One frontier round trip per page: the lease is acknowledged, the page gets its fetch
+    order, the crawl's counters move, and the out-links the strategy keeps are pushed.
+    Stats: ``focused/pages/fetched``, ``focused/pages/relevant``, ``focused/pages/failed``,
+    ``focused/links/extracted``, ``focused/links/new``.
+    """
+
+    def __init__(self, frontier: RedisFrontier, strategy: SoftFocus, stats: StatsCollector):
+        self.frontier = frontier
+        self.strategy = strategy
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrontierPipeline:
+        s = crawler.settings
+        name = s.get("FOCUSED_STRATEGY") or crawler.spider.topic.focus
+        if name not in STRATEGIES:
+            raise ValueError(f"FOCUSED_STRATEGY must be one of {sorted(STRATEGIES)}, got {name!r}")
+        strategy = STRATEGIES[name](s.get("FOCUSED_LINK_SCORE"), s.getint("DEPTH_LIMIT"))
+        return cls(frontier_for(crawler), strategy, crawler.stats)
+
+    def process_item(self, item: Any) -> Any:
+        if item["status"] is None:
+            kind = "failed"
+        elif item["bad"]:
+            kind = "bad"
+        else:
+            kind = "page"
+        links = self.strategy.links(item) if kind == "page" else []
+        self.stats.inc_value("focused/links/extracted", len(item["links"]))
+        if item["lease"] is None:  # not from the frontier (a dont_filter request): no lease
+            self.stats.inc_value("focused/links/new", self.frontier.push_many(links))
+            return item
+        order, new = self.frontier.complete(
+            item["lease"], item["url"], kind, item["relevance"] or 0.0, item["relevant"], links
+        )
+        item["order"] = order or None
+        self.stats.inc_value("focused/links/new", new)
+        if kind == "failed":
+            self.stats.inc_value("focused/pages/failed")
+        else:
+            self.stats.inc_value("focused/pages/fetched")
+            if item["relevant"]:
+                self.stats.inc_value("focused/pages/relevant")
+        return item

@@ -1,0 +1,26 @@
+"""Relevance models: fitted on example documents, they score pages (R, best category) and
+link texts. Nothing here imports Scrapy, Redis or the rest of the crawler, so models can be
+trained, tested and benchmarked on their own."""
+
+from focused.relevance.store import load_or_train, model_path
+from focused.relevance.taxonomy import (
+    EXAMPLE_SUFFIXES,
+    HierarchicalClassifier,
+    TaxonomyExamples,
+    example_files,
+    read_taxonomy,
+)
+from focused.relevance.text import PageText, analyze, page_text
+
+__all__ = [
+    "EXAMPLE_SUFFIXES",
+    "HierarchicalClassifier",
+    "PageText",
+    "TaxonomyExamples",
+    "analyze",
+    "example_files",
+    "load_or_train",
+    "model_path",
+    "page_text",
+    "read_taxonomy",
+]

@@ -1,0 +1,485 @@
+"""The Redis frontier: a shared, polite, crash-safe priority queue of URLs.
+
+The frontier knows nothing about topics. It takes URLs with a score in [0, 1] and hands back
+the best URL whose host may be hit now. Every operation is one Lua script call, so it is
+atomic across any number of crawler processes and costs one round trip.
+
+Order (seed 000 §3): lexicographic on (num_tries ascending, score descending, URLs already
+crawled from the same host ascending, a hash of the URL). The four parts are packed into one
+integer that is exact in a double (3 + 16 + 12 + 20 bits), lower first:
+
+    packed = tries·2^48 + round((1 - score)·65535)·2^32 + min(crawled(host), 4095)·2^20 + hash
+
+Each host has its own sorted set of queued URLs scored without the host part; the ``ready``
+set holds the hosts that may be hit now, scored by their best URL plus their host part. A pop
+takes the best ready host's best URL, so it is the best URL overall among hosts that are
+ready, and it never waits while any host is ready.
+
+Politeness: after a pop a host waits ``host_delay`` seconds (in ``wait``) and never has more
+than ``host_concurrency`` URLs leased. Time is Redis's own clock, so it holds across machines.
+
+Leases: a popped URL moves to ``leases`` with a deadline. ``complete`` acknowledges it (and
+pushes the page's out-links in the same call); ``release`` puts it back untouched (clean
+shutdown). A lease that runs out returns the URL to its host queue with num_tries + 1; after
+``max_tries`` tries it is counted as failed. A crawler killed at any point loses nothing.
+
+Dedup: a URL enters the frontier once per crawl. Its fingerprint is 64 bits of BLAKE2b over
+w3lib's canonical form (the canonicalisation Scrapy's fingerprinter uses for GET requests),
+stored as an integer member of one of ``seen_buckets`` sets, which Redis keeps as compact
+intsets (8 bytes a URL while a bucket holds at most 512).
+
+Cost: ``push_many``, ``pop_ready``, ``complete`` and ``release`` are one round trip each, and
+are called about once per page. ``__len__`` reads one hash field and one set size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import redis
+from w3lib.url import canonicalize_url
+
+from focused import keys
+from focused.connection import retrying
+
+TRY_UNIT = 1 << 48
+SCORE_UNIT = 1 << 32
+HOST_UNIT = 1 << 20
+SCORE_LEVELS = 65535
+HOST_CAP = 4095
+HASH_MASK = HOST_UNIT - 1
+MAX_TRIES_PACKABLE = 7
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A URL to schedule: its score (estimated relevance, 0..1) and depth.
+
+    Its parent is the page whose ``complete`` call pushes it (none for ``push_many``).
+    """
+
+    url: str
+    score: float
+    depth: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Leased:
+    """A URL popped from the frontier and leased to this process."""
+
+    url: str
+    lease: str  # the lease token, passed back to ``complete`` or ``release``
+    depth: int
+    parent: int
+    parent_url: str
+    tries: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Pop:
+    """What one ``pop_ready`` returns: the leased URLs and the frontier's state."""
+
+    leased: list[Leased]
+    queued: int
+    in_flight: int
+    wake_in: float | None  # seconds until a waiting host or a lease deadline; None: nothing
+
+
+class FrontierProtocol(Protocol):
+    """What the scheduler and the pipelines need from a frontier."""
+
+    def push_many(self, links: Iterable[Link]) -> int: ...
+
+    def pop_ready(self, n: int) -> Pop: ...
+
+    def complete(
+        self,
+        lease: str,
+        url: str,
+        kind: str,
+        relevance: float,
+        relevant: bool,
+        links: Sequence[Link],
+    ) -> tuple[int, int]: ...
+
+    def release(self, leases: Iterable[str]) -> int: ...
+
+    def __len__(self) -> int: ...
+
+
+def fingerprint(url: str) -> int:
+    """64-bit fingerprint of a URL's canonical form."""
+    digest = hashlib.blake2b(canonicalize_url(url).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """(origin, rest): ``http://Host:80`` and ``/path?query`` (host lower-cased)."""
+    scheme_end = url.find("://")
+    path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
+    if path_start < 0:
+        origin, rest = url, "/"
+    else:
+        origin, rest = url[:path_start], url[path_start:]
+    query = rest.find("#")
+    if query >= 0:
+        rest = rest[:query] or "/"
+    return origin.lower(), rest.replace(" ", "%20")
+
+
+def pack(score: float, tries: int, fp: int) -> int:
+    """The packed order of a queued URL (without its host's part); lower pops first."""
+    score = min(1.0, max(0.0, score))
+    return tries * TRY_UNIT + round((1.0 - score) * SCORE_LEVELS) * SCORE_UNIT + (fp & HASH_MASK)
+
+
+def unpack_score(packed: int) -> tuple[int, float]:
+    """(num_tries, score) of a packed order."""
+    tries, rest = divmod(packed, TRY_UNIT)
+    return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
+
+
+_LUA_COMMON = """
+local P = ARGV[1]
+local CONC = tonumber(ARGV[2])
+local HOST_UNIT = %(host_unit)d
+local HOST_CAP = %(host_cap)d
+local function k(name) return P .. name end
+local function qkey(o) return P .. '%(queue)s' .. o end
+local function now_s()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function int(x) return string.format('%%.0f', x) end
+local function secs(x) return string.format('%%.6f', x) end
+
+-- Put host o in 'ready' or 'wait' (or neither) from its queue, slots and delay.
+local function schedule(o, now)
+  local head = redis.call('ZRANGE', qkey(o), 0, 0, 'WITHSCORES')
+  local inflight = tonumber(redis.call('HGET', k('%(inflight)s'), o) or '0')
+  if #head == 0 or inflight >= CONC then
+    redis.call('ZREM', k('%(ready)s'), o)
+    redis.call('ZREM', k('%(wait)s'), o)
+    return
+  end
+  local nxt = tonumber(redis.call('HGET', k('%(next)s'), o) or '0')
+  if nxt > now then
+    redis.call('ZREM', k('%(ready)s'), o)
+    redis.call('ZADD', k('%(wait)s'), secs(nxt), o)
+  else
+    redis.call('ZREM', k('%(wait)s'), o)
+    local crawled = tonumber(redis.call('HGET', k('%(crawled)s'), o) or '0')
+    if crawled > HOST_CAP then crawled = HOST_CAP end
+    redis.call('ZADD', k('%(ready)s'), int(tonumber(head[2]) + crawled * HOST_UNIT), o)
+  end
+end
+
+-- Push links given as 6-tuples of ARGV (origin, depth, rest, packed score, seen bucket,
+-- seen member) from index first, found on page number parent; returns the number of new URLs.
+local function push_links(first, parent, touched)
+  local new = 0
+  for i = first, #ARGV, 6 do
+    local o = ARGV[i]
+    if redis.call('SADD', k('%(seen)s') .. ARGV[i + 4], ARGV[i + 5]) == 1 then
+      redis.call('ZADD', qkey(o), ARGV[i + 3], ARGV[i + 1] .. ' ' .. parent .. ' ' .. ARGV[i + 2])
+      touched[o] = true
+      new = new + 1
+    end
+  end
+  if new > 0 then
+    redis.call('HINCRBY', k('%(stats)s'), 'queued', new)
+    redis.call('HINCRBY', k('%(stats)s'), 'seen', new)
+  end
+  return new
+end
+"""
+
+_LUA_PUSH = """
+local touched = {}
+local new = push_links(3, 0, touched)
+local now = now_s()
+for o in pairs(touched) do schedule(o, now) end
+return new
+"""
+
+# ARGV: prefix, conc, n, lease_s, delay, max_tries
+_LUA_POP = """
+local n, lease_s, delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local max_tries = tonumber(ARGV[6])
+local now = now_s()
+local touched = {}
+for _, lm in ipairs(redis.call('ZRANGEBYSCORE', k('%(leases)s'), '-inf', secs(now),
+                                'LIMIT', 0, 200)) do
+  redis.call('ZREM', k('%(leases)s'), lm)
+  local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
+  redis.call('HINCRBY', k('%(inflight)s'), o, -1)
+  local retry = tonumber(s) + %(try_unit)d
+  if math.floor(retry / %(try_unit)d) >= max_tries then
+    redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
+    redis.call('HINCRBY', k('%(stats)s'), 'failed/lease_expired', 1)
+  else
+    redis.call('ZADD', qkey(o), int(retry), m)
+    redis.call('HINCRBY', k('%(stats)s'), 'queued', 1)
+    redis.call('HINCRBY', k('%(stats)s'), 'lease_expired', 1)
+  end
+  touched[o] = true
+end
+for o in pairs(touched) do schedule(o, now) end
+for _, o in ipairs(redis.call('ZRANGEBYSCORE', k('%(wait)s'), '-inf', secs(now),
+                              'LIMIT', 0, 1000)) do
+  schedule(o, now)
+end
+local out = {}
+local popped = 0
+while popped < n do
+  local top = redis.call('ZRANGE', k('%(ready)s'), 0, 0)
+  if #top == 0 then break end
+  local o = top[1]
+  local item = redis.call('ZPOPMIN', qkey(o))
+  if #item > 0 then
+    local m, s = item[1], item[2]
+    local lm = o .. ' ' .. s .. ' ' .. m
+    redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
+    redis.call('HINCRBY', k('%(inflight)s'), o, 1)
+    if delay > 0 then redis.call('HSET', k('%(next)s'), o, secs(now + delay)) end
+    local parent = string.match(m, '^%%d+ (%%d+) ')
+    local purl = ''
+    if parent ~= '0' then
+      purl = redis.call('HGET', k('%(urls)s') .. math.floor(tonumber(parent) / %(url_bucket)d),
+                        parent) or ''
+    end
+    out[#out + 1] = lm
+    out[#out + 1] = purl
+    popped = popped + 1
+  end
+  schedule(o, now)
+end
+if popped > 0 then redis.call('HINCRBY', k('%(stats)s'), 'queued', -popped) end
+local wake = ''
+local w = redis.call('ZRANGE', k('%(wait)s'), 0, 0, 'WITHSCORES')
+if #w > 0 then wake = tonumber(w[2]) - now end
+local l = redis.call('ZRANGE', k('%(leases)s'), 0, 0, 'WITHSCORES')
+if #l > 0 and (wake == '' or tonumber(l[2]) - now < wake) then wake = tonumber(l[2]) - now end
+table.insert(out, 1, tostring(wake))
+table.insert(out, 1, redis.call('ZCARD', k('%(leases)s')))
+table.insert(out, 1, tonumber(redis.call('HGET', k('%(stats)s'), 'queued') or '0'))
+return out
+"""
+
+# ARGV: prefix, conc, lease, url, kind (page|bad|failed), relevance, relevant, links...
+_LUA_COMPLETE = """
+local lm, url, kind = ARGV[3], ARGV[4], ARGV[5]
+local now = now_s()
+local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
+if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
+  redis.call('HINCRBY', k('%(inflight)s'), o, -1)
+else
+  -- The lease ran out first: the URL went back to its queue (take it out again) or was
+  -- already counted as failed.
+  if redis.call('ZREM', qkey(o), m) == 1 then
+    redis.call('HINCRBY', k('%(stats)s'), 'queued', -1)
+  end
+  redis.call('HINCRBY', k('%(stats)s'), 'lease_late', 1)
+end
+redis.call('HINCRBY', k('%(crawled)s'), o, 1)
+local order = 0
+if kind == 'failed' then
+  redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
+else
+  order = redis.call('HINCRBY', k('%(stats)s'), 'fetched', 1)
+  redis.call('HSET', k('%(urls)s') .. math.floor(order / %(url_bucket)d), order, url)
+  if kind == 'page' then
+    redis.call('HINCRBY', k('%(stats)s'), 'classified', 1)
+    if ARGV[7] == '1' then redis.call('HINCRBY', k('%(stats)s'), 'relevant', 1) end
+    redis.call('HINCRBYFLOAT', k('%(stats)s'), 'relevance_sum', ARGV[6])
+    redis.call('LPUSH', k('%(recent)s'), ARGV[6])
+    redis.call('LTRIM', k('%(recent)s'), 0, %(recent_len)d - 1)
+  else
+    redis.call('HINCRBY', k('%(stats)s'), 'bad', 1)
+  end
+end
+local touched = {[o] = true}
+local new = push_links(8, order, touched)
+for h in pairs(touched) do schedule(h, now) end
+return {order, new}
+"""
+
+# ARGV: prefix, conc, leases...
+_LUA_RELEASE = """
+local now = now_s()
+local touched = {}
+local back = 0
+for i = 3, #ARGV do
+  local lm = ARGV[i]
+  if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
+    local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
+    redis.call('HINCRBY', k('%(inflight)s'), o, -1)
+    redis.call('ZADD', qkey(o), s, m)
+    touched[o] = true
+    back = back + 1
+  end
+end
+if back > 0 then redis.call('HINCRBY', k('%(stats)s'), 'queued', back) end
+for o in pairs(touched) do schedule(o, now) end
+return back
+"""
+
+_LUA_NAMES = {
+    "queue": keys.HOST_QUEUE,
+    "ready": keys.READY,
+    "wait": keys.WAIT,
+    "leases": keys.LEASES,
+    "inflight": keys.INFLIGHT,
+    "crawled": keys.CRAWLED,
+    "next": keys.NEXT,
+    "seen": keys.SEEN,
+    "urls": keys.URLS,
+    "stats": keys.STATS,
+    "recent": keys.RECENT,
+    "url_bucket": keys.URL_BUCKET,
+    "recent_len": keys.RECENT_LEN,
+    "host_unit": HOST_UNIT,
+    "host_cap": HOST_CAP,
+    "try_unit": TRY_UNIT,
+}
+
+
+def _lua(body: str) -> str:
+    return (_LUA_COMMON + body) % _LUA_NAMES
+
+
+class RedisFrontier:
+    """The frontier of one crawl in Redis (see the module docstring for order and layout).
+
+    Built by :class:`~focused.schedulers.scheduler.FrontierScheduler` and the frontier
+    pipeline from settings; constructed directly in tests and benchmarks.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        crawl: str,
+        *,
+        host_delay: float = 1.0,
+        host_concurrency: int = 1,
+        lease_s: float = 300.0,
+        max_tries: int = 3,
+        seen_buckets: int = 4096,
+        retries: int = 8,
+        on_retry: Callable[[int, Exception], None] | None = None,
+    ):
+        if not 1 <= max_tries <= MAX_TRIES_PACKABLE:
+            raise ValueError(f"max_tries must be 1..{MAX_TRIES_PACKABLE}, got {max_tries}")
+        if host_concurrency < 1:
+            raise ValueError(f"host_concurrency must be >= 1, got {host_concurrency}")
+        self.client = client
+        self.crawl = crawl
+        self.prefix = keys.prefix(crawl)
+        self.host_delay = host_delay
+        self.host_concurrency = host_concurrency
+        self.lease_s = lease_s
+        self.max_tries = max_tries
+        self.seen_buckets = seen_buckets
+        self.retries = retries
+        self.on_retry = on_retry
+        self.changes = 0  # writes by this object that may have made a host ready
+        self._push = client.register_script(_lua(_LUA_PUSH))
+        self._pop = client.register_script(_lua(_LUA_POP))
+        self._complete = client.register_script(_lua(_LUA_COMPLETE))
+        self._release = client.register_script(_lua(_LUA_RELEASE))
+
+    def _call(self, script: Any, args: list[Any]) -> Any:
+        if script is not self._pop:
+            self.changes += 1
+        return retrying(
+            lambda: script(args=[self.prefix, self.host_concurrency, *args]),
+            retries=self.retries,
+            on_retry=self.on_retry,
+        )
+
+    def _seen(self, fp: int) -> tuple[int, int]:
+        """(bucket, member) of a fingerprint in the seen sets; members fit a signed int64."""
+        return fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
+
+    def _link_args(self, links: Iterable[Link]) -> list[Any]:
+        """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member."""
+        args: list[Any] = []
+        for link in links:
+            fp = fingerprint(link.url)
+            origin, rest = split_url(link.url)
+            args += (origin, link.depth, rest, pack(link.score, 0, fp))
+            args += self._seen(fp)
+        return args
+
+    def push_many(self, links: Iterable[Link]) -> int:
+        """Queue the URLs not seen before in this crawl; returns how many were new."""
+        args = self._link_args(links)
+        return int(self._call(self._push, args)) if args else 0
+
+    def pop_ready(self, n: int) -> Pop:
+        """Lease up to ``n`` of the best URLs whose hosts may be hit now."""
+        out = self._call(self._pop, [n, self.lease_s, self.host_delay, self.max_tries])
+        queued, in_flight, wake = int(out[0]), int(out[1]), out[2]
+        leased = []
+        for i in range(3, len(out), 2):
+            lease, parent_url = out[i], out[i + 1]
+            origin, packed, member = lease.split(" ", 2)
+            depth, parent, rest = member.split(" ", 2)
+            tries, score = unpack_score(int(packed))
+            leased.append(
+                Leased(origin + rest, lease, int(depth), int(parent), parent_url, tries, score)
+            )
+        return Pop(leased, queued, in_flight, float(wake) if wake else None)
+
+    def complete(
+        self,
+        lease: str,
+        url: str,
+        kind: str,
+        relevance: float = 0.0,
+        relevant: bool = False,
+        links: Sequence[Link] = (),
+    ) -> tuple[int, int]:
+        """Acknowledge a leased URL and queue its page's out-links, in one call.
+
+        ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable) or
+        ``failed`` (no response). Returns (fetch order, 0 for failed; new URLs queued).
+        """
+        order, new = self._call(
+            self._complete,
+            [lease, url, kind, repr(float(relevance)), int(relevant), *self._link_args(links)],
+        )
+        return int(order), int(new)
+
+    def release(self, leases: Iterable[str]) -> int:
+        """Return leased URLs to the frontier unchanged (a clean shutdown); returns how many."""
+        leases = list(leases)
+        return int(self._call(self._release, leases)) if leases else 0
+
+    def mark_seen(self, url: str) -> bool:
+        """Record a URL as seen (a redirect target); False if it had been seen before."""
+        bucket, member = self._seen(fingerprint(url))
+        key = f"{self.prefix}{keys.SEEN}{bucket}"
+        added = retrying(
+            lambda: self.client.sadd(key, member), retries=self.retries, on_retry=self.on_retry
+        )
+        return bool(added)
+
+    def counts(self) -> dict[str, float]:
+        """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(self.prefix + keys.STATS)
+        pipe.zcard(self.prefix + keys.LEASES)
+        stats, in_flight = retrying(pipe.execute, retries=self.retries, on_retry=self.on_retry)
+        counts = {name: float(value) for name, value in stats.items()}
+        counts["in_flight"] = in_flight
+        return counts
+
+    def __len__(self) -> int:
+        """URLs queued or leased."""
+        counts = self.counts()
+        return int(counts.get("queued", 0) + counts["in_flight"])

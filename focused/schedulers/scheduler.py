@@ -1,0 +1,205 @@
+"""FrontierScheduler: Scrapy's scheduler contract over the shared Redis frontier.
+
+- ``enqueue_request`` pushes new URLs (seeds, requests other components yield) to the
+  frontier, where they are deduplicated for the whole crawl; it returns False for a URL seen
+  before (``request_dropped`` fires). A request that carries a lease (a retry or a redirect
+  of a URL this process popped) stays in the local buffer under that lease; a redirect to a
+  URL seen before is acknowledged as bad (``redirect_seen``, which ends redirect loops).
+  Requests with ``dont_filter`` that carry no lease go to the local buffer unpersisted.
+- ``next_request`` hands out a request from the local buffer, refilled by one lease-pop of up
+  to ``FOCUSED_POP_BATCH`` URLs; it returns None at once when no host is ready and asks the
+  engine to call again when the next host's delay runs out (it never sleeps).
+- ``has_pending_requests`` stays True while any URL of the crawl is queued or leased by any
+  process (refreshed from Redis at most every ``POLL_S`` seconds).
+- ``close`` returns the buffered, unsent leases to the frontier.
+
+Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis``, ``focused/frontier/pops``,
+``focused/frontier/empty_pops``, ``focused/redis/retries``.
+
+``next_request`` and ``has_pending_requests`` are called after every download and on the
+engine's heartbeat, so both cost at most one Redis round trip and usually none.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.core.scheduler import BaseScheduler
+
+from focused.connection import from_settings
+from focused.schedulers.frontier import Link, RedisFrontier
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.spiders import Spider
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+META = "focused"
+POLL_S = 0.5
+_frontiers: weakref.WeakKeyDictionary[Any, RedisFrontier] = weakref.WeakKeyDictionary()
+
+
+def crawl_name(crawler: Crawler) -> str:
+    """The crawl's Redis key prefix name: FOCUSED_CRAWL, else the topic's name."""
+    name = crawler.settings.get("FOCUSED_CRAWL")
+    if name:
+        return name
+    topic = getattr(crawler.spider, "topic", None)
+    if topic is None:
+        raise ValueError("FOCUSED_CRAWL is empty and the spider has no topic to name the crawl")
+    return topic.name
+
+
+def frontier_for(crawler: Crawler) -> RedisFrontier:
+    """The one frontier object of a crawler, shared by the scheduler and the pipelines."""
+    if crawler not in _frontiers:
+        s = crawler.settings
+        stats = crawler.stats
+
+        def on_retry(attempt: int, error: Exception) -> None:
+            stats.inc_value("focused/redis/retries")
+            logger.warning(
+                "Redis connection lost (%(error)s); retry %(attempt)d",
+                {"error": error, "attempt": attempt},
+            )
+
+        _frontiers[crawler] = RedisFrontier(
+            from_settings(s),
+            crawl_name(crawler),
+            host_delay=s.getfloat("FOCUSED_HOST_DELAY"),
+            host_concurrency=s.getint("FOCUSED_HOST_CONCURRENCY"),
+            lease_s=s.getfloat("FOCUSED_LEASE_S"),
+            max_tries=s.getint("FOCUSED_MAX_TRIES"),
+            seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
+            retries=s.getint("FOCUSED_REDIS_RETRIES"),
+            on_retry=on_retry,
+        )
+    return _frontiers[crawler]
+
+
+class FrontierScheduler(BaseScheduler):
+    """A Scrapy scheduler whose queue is the crawl's Redis frontier (see the module doc)."""
+
+    def __init__(
+        self,
+        frontier: RedisFrontier,
+        *,
+        stats: StatsCollector,
+        batch: int,
+        wake: Any = None,
+    ):
+        self.frontier = frontier
+        self.stats = stats
+        self.batch = batch
+        self.wake = wake  # callable(delay): make the engine ask again after delay seconds
+        self.buffer: deque[Request] = deque()
+        self.spider: Spider | None = None
+        self._pending = True
+        self._checked = 0.0
+        self._next_poll = 0.0
+        self._changes = -1
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        def wake(delay: float) -> None:
+            # The engine polls on a 5 s heartbeat; ask it to poll when a host becomes ready.
+            slot = getattr(crawler.engine, "_slot", None)
+            if slot is not None:
+                slot.nextcall.schedule(delay)
+
+        return cls(
+            frontier_for(crawler),
+            stats=crawler.stats,
+            batch=crawler.settings.getint("FOCUSED_POP_BATCH"),
+            wake=wake,
+        )
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+
+    def close(self, reason: str) -> None:
+        leases = [r.meta[META]["lease"] for r in self.buffer if r.meta.get(META, {}).get("lease")]
+        back = self.frontier.release(leases)
+        if back:
+            logger.info("Returned %(n)d unsent leased URLs to the frontier", {"n": back})
+        self.buffer.clear()
+
+    def has_pending_requests(self) -> bool:
+        if self.buffer:
+            return True
+        now = time.monotonic()
+        if now - self._checked > POLL_S:
+            self._pending = len(self.frontier) > 0
+            self._checked = now
+        return self._pending
+
+    def enqueue_request(self, request: Request) -> bool:
+        record = request.meta.get(META) or {}
+        lease = record.get("lease")
+        if lease is None:
+            if request.dont_filter:
+                self.buffer.append(request)
+                return True
+            link = Link(request.url, record.get("score", 1.0), request.meta.get("depth", 0))
+            if not self.frontier.push_many([link]):
+                return False
+        elif request.url != record["url"] and not self.frontier.mark_seen(request.url):
+            self.frontier.complete(lease, request.url, "bad")
+            self.stats.inc_value("focused/bad_page/redirect_seen")
+            return False
+        else:
+            self.buffer.appendleft(request)
+        self.stats.inc_value("scheduler/enqueued/redis")
+        return True
+
+    def next_request(self) -> Request | None:
+        # Poll when the wait is over, or at once when this process changed the frontier
+        # (acknowledged a URL or pushed links), which may have made a host ready.
+        changed = self.frontier.changes != self._changes
+        if not self.buffer and (changed or time.monotonic() >= self._next_poll):
+            self._changes = self.frontier.changes
+            self._refill()
+        if not self.buffer:
+            return None
+        self.stats.inc_value("scheduler/dequeued/redis")
+        return self.buffer.popleft()
+
+    def _refill(self) -> None:
+        pop = self.frontier.pop_ready(self.batch)
+        self.stats.inc_value("focused/frontier/pops")
+        self._pending = bool(pop.leased) or pop.queued + pop.in_flight > 0
+        self._checked = time.monotonic()
+        if not pop.leased:
+            self.stats.inc_value("focused/frontier/empty_pops")
+            delay = min(max(pop.wake_in or POLL_S, 0.01), POLL_S)
+            self._next_poll = time.monotonic() + delay
+            if self.wake is not None and self._pending:
+                self.wake(delay)
+            return
+        assert self.spider is not None
+        for leased in pop.leased:
+            self.buffer.append(
+                Request(
+                    leased.url,
+                    callback=self.spider.parse,
+                    errback=getattr(self.spider, "errback", None),
+                    dont_filter=True,
+                    meta={
+                        "depth": leased.depth,
+                        META: {
+                            "lease": leased.lease,
+                            "url": leased.url,
+                            "parent_url": leased.parent_url,
+                            "score": leased.score,
+                            "tries": leased.tries,
+                        },
+                    },
+                )
+            )

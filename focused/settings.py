@@ -1,0 +1,19 @@
+"""Scrapy settings of the focused project; FOCUSED_* defaults live in focused/defaults.py."""
+
+BOT_NAME = "focused"
+SPIDER_MODULES = ["focused.spiders"]
+NEWSPIDER_MODULE = "focused.spiders"
+ADDONS = {"focused.addon.FocusedAddon": 0}
+
+USER_AGENT = "focused/0.1 (a focused crawler; +https://github.com/focused-crawler)"
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 16
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+RETRY_TIMES = 2
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
+REDIRECT_MAX_TIMES = 5
+LOG_LEVEL = "INFO"
+LOGSTATS_INTERVAL = 60.0
+FEED_EXPORT_ENCODING = "utf-8"

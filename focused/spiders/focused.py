@@ -1,0 +1,123 @@
+"""The one generic spider: reads a topic file, parses pages, yields one PageItem per URL.
+
+It decides nothing about what to crawl (the pipelines score, the frontier orders) and never
+touches Redis. Bad pages are counted in stats under ``focused/bad_page/<reason>`` and yielded
+with ``bad`` set, so the feed has every fetched URL and the frontier acknowledges each one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import HtmlResponse, Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import DNSLookupError, TCPTimedOutError, TimeoutError
+from twisted.python.failure import Failure
+from twisted.web._newclient import ResponseFailed
+from w3lib.url import safe_url_string
+
+from focused.errors import FocusedError
+from focused.items import PageItem
+from focused.relevance.text import page_text
+from focused.topic import Topic, load_topic
+
+META = "focused"  # request.meta key of the frontier's record (lease, parent, score)
+
+
+def extract_links(response: HtmlResponse) -> list[tuple[str, str]]:
+    """Absolute http(s) URLs of the page's ``<a href>`` links with their anchor text."""
+    links = []
+    for anchor in response.selector.root.iter("a"):
+        href = anchor.get("href")
+        if not href or href.startswith(("#", "javascript:", "mailto:")):
+            continue
+        url = safe_url_string(response.urljoin(href.strip()), response.encoding)
+        if url.startswith(("http://", "https://")):
+            links.append((url, " ".join(anchor.text_content().split())))
+    return links
+
+
+def failure_reason(failure: Failure) -> str:
+    """A short stats-friendly name for why a request finally failed."""
+    error = failure.value
+    if isinstance(error, HttpError):
+        return f"http_{error.response.status}"
+    if "robots.txt" in str(error):
+        return "robots_forbidden"
+    if isinstance(error, DNSLookupError):
+        return "dns"
+    if isinstance(error, TimeoutError | TCPTimedOutError):
+        return "timeout"
+    if isinstance(error, ResponseFailed):
+        return "truncated"
+    return type(error).__name__
+
+
+class FocusedSpider(scrapy.Spider):
+    """``scrapy crawl focused -a topic=PATH``: crawl the topic described by a topic file."""
+
+    name = "focused"
+
+    def __init__(self, topic: str | None = None, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if not topic:
+            raise FocusedError("no topic file: run `scrapy crawl focused -a topic=PATH`")
+        self.topic: Topic = load_topic(topic)
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for url in self.topic.seeds:
+            yield scrapy.Request(url, meta={"depth": 0, META: {"score": 1.0}})
+
+    def _item(self, request: scrapy.Request, url: str, status: int | None) -> PageItem:
+        record = request.meta.get(META, {})
+        return PageItem(
+            url=url,
+            order=None,
+            time=round(time.time(), 3),
+            status=status,
+            relevance=None,
+            relevant=False,
+            category=None,
+            depth=request.meta.get("depth", 0),
+            parent=record.get("parent_url") or None,
+            host=urlsplit(url).hostname,
+            title=None,
+            bad=None,
+            text="",
+            links=[],
+            lease=record.get("lease"),
+        )
+
+    def _bad(self, item: PageItem, reason: str) -> PageItem:
+        self.crawler.stats.inc_value(f"focused/bad_page/{reason}")
+        item["bad"] = reason
+        return item
+
+    def parse(self, response: Response) -> Iterator[PageItem]:
+        item = self._item(response.request, response.url, response.status)
+        if not isinstance(response, HtmlResponse):
+            yield self._bad(item, "not_html")
+            return
+        text = page_text(response.selector.root)
+        item["title"], item["text"] = text.title, text.text
+        if not text.text and not text.title:
+            yield self._bad(item, "empty")
+            return
+        body = response.text
+        share = self.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE")
+        if body.count("\ufffd") > share * max(len(body), 1):
+            yield self._bad(item, "encoding")
+            return
+        item["links"] = extract_links(response)
+        yield item
+
+    def errback(self, failure: Failure) -> Iterator[PageItem]:
+        """A request that finally failed (after retries) still yields an item: it is acked."""
+        request = failure.request
+        response = getattr(failure.value, "response", None)
+        item = self._item(request, request.url, response.status if response else None)
+        yield self._bad(item, failure_reason(failure))

@@ -1,0 +1,133 @@
+"""Topic files: what a crawl is about, read from TOML and checked field by field.
+
+Paths inside a topic file are relative to the file. Every problem is one TopicError that names
+the file, the field and what is wrong::
+
+    name = "birds"
+    seeds = ["http://www.example.test/Swan"]   # and/or seeds_file = "seeds.txt"
+    focus = "soft"                               # or "hard"
+    [relevance]
+    method = "taxonomy"
+    taxonomy = "taxonomy"                        # folder tree of example documents
+    good = ["Science/Biology/Birds"]
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from focused.errors import TopicError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+FOCUS_MODES = ("soft", "hard")
+METHODS = ("taxonomy",)
+TOP_FIELDS = {"name", "seeds", "seeds_file", "focus", "relevance"}
+RELEVANCE_FIELDS = {"taxonomy": {"method", "taxonomy", "good"}}
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A checked topic file."""
+
+    path: Path
+    name: str
+    seeds: list[str]
+    focus: str
+    method: str
+    relevance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def base(self) -> Path:
+        """The folder that relative paths of the topic file start from."""
+        return self.path.parent
+
+
+def _check_url(path: Path, fieldname: str, url: Any) -> str:
+    if not isinstance(url, str):
+        raise TopicError(path, fieldname, f"expected a URL string, got {url!r}")
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise TopicError(path, fieldname, f"not an http(s) URL: {url!r}")
+    return url.strip()
+
+
+def _read_seeds(path: Path, data: dict[str, Any]) -> list[str]:
+    seeds: list[str] = []
+    if "seeds" in data:
+        if not isinstance(data["seeds"], list):
+            raise TopicError(path, "seeds", "expected a list of URLs")
+        seeds += [_check_url(path, "seeds", url) for url in data["seeds"]]
+    if "seeds_file" in data:
+        seeds_path = _existing(path, "seeds_file", data["seeds_file"], folder=False)
+        for number, line in enumerate(seeds_path.read_text(errors="replace").splitlines(), 1):
+            line = line.split("#", 1)[0].strip()
+            if line:
+                seeds.append(_check_url(path, f"seeds_file (line {number})", line))
+    if not seeds:
+        raise TopicError(path, "seeds", "no seed URLs (give `seeds` or `seeds_file`)")
+    return list(dict.fromkeys(seeds))
+
+
+def _existing(path: Path, fieldname: str, value: Any, *, folder: bool) -> Path:
+    """A path named in the topic file, resolved against it, that must exist."""
+    if not isinstance(value, str) or not value:
+        raise TopicError(path, fieldname, f"expected a path, got {value!r}")
+    target = (path.parent / value).resolve()
+    kind = "folder" if folder else "file"
+    if not target.exists():
+        raise TopicError(path, fieldname, f"{kind} not found: {target}")
+    if folder != target.is_dir():
+        raise TopicError(path, fieldname, f"not a {kind}: {target}")
+    return target
+
+
+def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise TopicError(path, "relevance", "missing table [relevance] (with method = ...)")
+    method = data.get("method")
+    if method not in METHODS:
+        raise TopicError(
+            path, "relevance.method", f"unknown method {method!r}; known: {', '.join(METHODS)}"
+        )
+    unknown = set(data) - RELEVANCE_FIELDS[method]
+    if unknown:
+        raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
+    options: dict[str, Any] = {}
+    options["taxonomy"] = _existing(path, "relevance.taxonomy", data.get("taxonomy"), folder=True)
+    good = data.get("good")
+    if not isinstance(good, list) or not good or not all(isinstance(g, str) for g in good):
+        raise TopicError(path, "relevance.good", "expected a non-empty list of category paths")
+    options["good"] = [g.strip("/") for g in good]
+    return method, options
+
+
+def load_topic(path: str | Path) -> Topic:
+    """Read and check a topic file; raises TopicError naming the field that is wrong."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise TopicError(path, "", "topic file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TopicError(path, "", f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TopicError(path, "", f"not valid TOML: {exc}") from None
+    unknown = set(data) - TOP_FIELDS
+    if unknown:
+        raise TopicError(path, sorted(unknown)[0], "unknown field")
+    name = data.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise TopicError(
+            path, "name", f"expected a crawl name of letters, digits, '_.-', got {name!r}"
+        )
+    focus = data.get("focus", "soft")
+    if focus not in FOCUS_MODES:
+        raise TopicError(path, "focus", f"expected 'soft' or 'hard', got {focus!r}")
+    seeds = _read_seeds(path, data)
+    method, options = _read_relevance(path, data.get("relevance"))
+    return Topic(path.resolve(), name, seeds, focus, method, options)
