@@ -1,5 +1,12 @@
 """Errors that reach the user as one line, never as a traceback."""
 
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
 
 class FocusedError(Exception):
     """A problem the user can fix; its message is printed as is and the command exits 2."""
@@ -15,3 +22,18 @@ class TopicError(FocusedError):
     def __init__(self, path: object, field: str, problem: str):
         self.path, self.field, self.problem = str(path), field, problem
         super().__init__(f"{self.path}: {field}: {problem}" if field else f"{self.path}: {problem}")
+
+
+def exit_on_user_error(from_crawler: Callable[..., T]) -> Callable[..., T]:
+    """Wrap a component's ``from_crawler``: a FocusedError at start-up (bad topic file, no
+    Redis) is logged as one line and ends the process with exit code 2, not a traceback."""
+
+    @functools.wraps(from_crawler)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return from_crawler(*args, **kwargs)
+        except FocusedError as exc:
+            logging.getLogger("focused").critical("focused: error: %(error)s", {"error": exc})
+            raise SystemExit(2) from None
+
+    return wrapper

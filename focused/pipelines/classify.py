@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from focused.errors import TopicError, exit_on_user_error
 from focused.relevance.store import load_or_train
 from focused.topic import Topic
 
@@ -16,7 +17,12 @@ logger = logging.getLogger(__name__)
 
 def topic_model(topic: Topic, models_dir: str) -> Any:
     """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
-    return load_or_train(topic.relevance["taxonomy"], topic.relevance["good"], models_dir)
+    folder = topic.relevance["taxonomy"]
+    try:
+        return load_or_train(folder, topic.relevance["good"], models_dir)
+    except TopicError as exc:  # the model checks its inputs; name them as the topic file does
+        field = "relevance.good" if exc.field == "good" else "relevance.taxonomy"
+        raise TopicError(topic.path, field, f"{exc.problem} ({folder})") from None
 
 
 class ClassifierPipeline:
@@ -34,6 +40,7 @@ class ClassifierPipeline:
         self.needs_path = needs_path
 
     @classmethod
+    @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
         s = crawler.settings
         topic = crawler.spider.topic

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from focused.errors import exit_on_user_error
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import STRATEGIES, SoftFocus
 
@@ -29,6 +30,7 @@ class FrontierPipeline:
         self.stats = stats
 
     @classmethod
+    @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierPipeline:
         s = crawler.settings
         name = s.get("FOCUSED_STRATEGY") or crawler.spider.topic.focus

@@ -78,6 +78,7 @@ def load_or_train(
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), 0o644)  # mkstemp's 0600 would lock out other users' crawlers
             joblib.dump(model, out)
         os.replace(tmp, path)
     except BaseException:

@@ -3,8 +3,9 @@
 - ``enqueue_request`` pushes new URLs (seeds, requests other components yield) to the
   frontier, where they are deduplicated for the whole crawl; it returns False for a URL seen
   before (``request_dropped`` fires). A request that carries a lease (a retry or a redirect
-  of a URL this process popped) stays in the local buffer under that lease; a redirect to a
-  URL seen before is acknowledged as bad (``redirect_seen``, which ends redirect loops).
+  of a URL this process popped) stays in the local buffer under that lease; a redirect back
+  into its own chain (``redirect_loop``) or to a URL seen before (``redirect_seen``) is
+  acknowledged as bad.
   Requests with ``dont_filter`` that carry no lease go to the local buffer unpersisted.
 - ``next_request`` hands out a request from the local buffer, refilled by one lease-pop of up
   to ``FOCUSED_POP_BATCH`` URLs; it returns None at once when no host is ready and asks the
@@ -32,6 +33,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
 from focused.connection import from_settings
+from focused.errors import exit_on_user_error
 from focused.schedulers.frontier import Link, RedisFrontier
 
 if TYPE_CHECKING:
@@ -107,6 +109,7 @@ class FrontierScheduler(BaseScheduler):
         self._changes = -1
 
     @classmethod
+    @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
         def wake(delay: float) -> None:
             # The engine polls on a 5 s heartbeat; ask it to poll when a host becomes ready.
@@ -150,14 +153,20 @@ class FrontierScheduler(BaseScheduler):
             link = Link(request.url, record.get("score", 1.0), request.meta.get("depth", 0))
             if not self.frontier.push_many([link]):
                 return False
+        elif request.url in request.meta.get("redirect_urls", ()):
+            return self._drop_redirect(lease, request.url, "redirect_loop")
         elif request.url != record["url"] and not self.frontier.mark_seen(request.url):
-            self.frontier.complete(lease, request.url, "bad")
-            self.stats.inc_value("focused/bad_page/redirect_seen")
-            return False
+            return self._drop_redirect(lease, request.url, "redirect_seen")
         else:
             self.buffer.appendleft(request)
         self.stats.inc_value("scheduler/enqueued/redis")
         return True
+
+    def _drop_redirect(self, lease: str, url: str, reason: str) -> bool:
+        """A redirect back into its own chain or to a URL seen before: ack it as bad."""
+        self.frontier.complete(lease, url, "bad")
+        self.stats.inc_value(f"focused/bad_page/{reason}")
+        return False
 
     def next_request(self) -> Request | None:
         # Poll when the wait is over, or at once when this process changed the frontier

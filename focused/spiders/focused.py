@@ -20,7 +20,7 @@ from twisted.python.failure import Failure
 from twisted.web._newclient import ResponseFailed
 from w3lib.url import safe_url_string
 
-from focused.errors import FocusedError
+from focused.errors import FocusedError, exit_on_user_error
 from focused.items import PageItem
 from focused.relevance.text import page_text
 from focused.topic import Topic, load_topic
@@ -61,6 +61,11 @@ class FocusedSpider(scrapy.Spider):
     """``scrapy crawl focused -a topic=PATH``: crawl the topic described by a topic file."""
 
     name = "focused"
+
+    @classmethod
+    @exit_on_user_error
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FocusedSpider:
+        return super().from_crawler(crawler, *args, **kwargs)
 
     def __init__(self, topic: str | None = None, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

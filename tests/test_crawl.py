@@ -1,0 +1,171 @@
+"""Real crawls: `scrapy crawl focused` through a served web on 127.0.0.1, on a real Redis."""
+
+from __future__ import annotations
+
+import signal
+from collections import Counter, defaultdict, deque
+from pathlib import Path
+
+from scrapy.http import HtmlResponse
+
+from focused.connection import connect
+from focused.monitor import crawl_status
+from focused.spiders.focused import extract_links
+from focused.topic import load_topic
+from focused.webs.bundle import Bundle, url_key
+from focused.webs.generate import generate_web
+from focused.webs.server import ServedWeb, read_log
+from tests.conftest import Crawl, wait_for
+
+FEED_FIELDS = {
+    "url",
+    "order",
+    "time",
+    "status",
+    "relevance",
+    "relevant",
+    "category",
+    "depth",
+    "parent",
+    "host",
+    "title",
+    "bad",
+}
+
+
+def reachable(web: Path) -> set[str]:
+    """url_keys of every page reachable from the topic's seeds (links and redirects), leaving
+    out what robots.txt forbids (the generator's /private/ paths)."""
+    bundle = Bundle.load(web)
+    todo = deque(load_topic(web / "topic.toml").seeds)
+    found: set[str] = set()
+    while todo:
+        url = todo.popleft()
+        key = url_key(url)
+        if key in found or "/private/" in url:
+            continue
+        found.add(key)
+        page = bundle.page(url)
+        if page is None:
+            continue
+        headers = dict(page.headers)
+        if 300 <= page.status < 400 and "Location" in headers:
+            todo.append(headers["Location"])
+        elif "html" in headers.get("Content-Type", ""):
+            response = HtmlResponse(page.url, body=page.body, encoding="utf-8")
+            todo.extend(link for link, _ in extract_links(response))
+    return found
+
+
+def served_pages(log: Path) -> list[dict]:
+    return [entry for entry in read_log(log) if not entry["url"].endswith("/robots.txt")]
+
+
+def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client):
+    stats = crawl.run()
+    feed = crawl.feed()
+    assert feed and all(set(item) == FEED_FIELDS for item in feed)
+    # One item per fetched URL, each with its own fetch order.
+    orders = [item["order"] for item in feed if item["order"] is not None]
+    assert len(orders) == len(set(orders))
+    # Everything reachable was fetched (or finally failed), nothing forbidden by robots.txt.
+    served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
+    assert reachable(crawl.topic.parent) <= served_keys
+    assert not any("/private/" in key for key in served_keys)
+    # Bad pages are counted and skipped, and the crawl still finished normally.
+    for reason in ("http_404", "http_500", "not_html", "redirect_loop"):
+        assert stats[f"focused/bad_page/{reason}"] >= 1, reason
+    assert "Spider closed (finished)" in crawl.log()
+    relevant = [item for item in feed if item["relevant"]]
+    assert relevant and all(item["category"] for item in relevant)
+    assert stats["focused/pages/relevant"] == len(relevant)
+    # The harvest rate over the last 1,000 pages covers this whole crawl: mean R of its pages.
+    classified = [item["relevance"] for item in feed if item["relevance"] is not None]
+    assert abs(stats["focused/harvest/1000"] - sum(classified) / len(classified)) < 1e-3
+    status = crawl_status(redis_client, crawl.name)
+    assert (status["queued"], status["in_flight"]) == (0, 0)
+    # Redirects dropped by the scheduler were fetched too, but yield no item.
+    dropped = sum(stats.get(f"focused/bad_page/redirect_{r}", 0) for r in ("loop", "seen"))
+    assert status["fetched"] == len(orders) + dropped
+
+
+def test_focus_beats_breadth_first_on_the_topic(tmp_path, redis_home, crawl_name):
+    web = generate_web(tmp_path / "web", n_pages=2000, n_hosts=50, seed=2)
+    bundle = Bundle.load(web)
+    topic = load_topic(web / "topic.toml")
+    good = topic.relevance["good"][0]
+
+    def harvest(crawl: Crawl, feed: str, k: int = 150) -> float:
+        pages = [i for i in crawl.feed(feed) if i["status"] == 200 and i["url"] not in topic.seeds]
+        assert len(pages) >= k
+        return (
+            sum(any(c.startswith(good) for c in bundle.categories(i["url"])) for i in pages[:k]) / k
+        )
+
+    with ServedWeb(web) as served:
+        focused = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+        focused.run("focused.jsonl", CLOSESPIDER_ITEMCOUNT=180, CONCURRENT_REQUESTS=4)
+        bfs = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name + "-bfs", tmp_path)
+        bfs.run(
+            "bfs.jsonl",
+            CLOSESPIDER_ITEMCOUNT=180,
+            CONCURRENT_REQUESTS=4,
+            FOCUSED_STRATEGY="breadth-first",
+        )
+    assert harvest(focused, "focused.jsonl") > 2 * harvest(bfs, "bfs.jsonl")
+
+
+def test_sigkill_loses_nothing(crawl, served, redis_client):
+    first = crawl.start(
+        "first.jsonl", FOCUSED_LEASE_S=3, CONCURRENT_REQUESTS=4, FOCUSED_HOST_DELAY=0.05
+    )
+    wait_for(lambda: crawl_status(redis_client, crawl.name).get("fetched", 0) >= 60)
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    killed = crawl_status(redis_client, crawl.name)
+    assert killed["queued"] > 0 and killed["in_flight"] > 0  # killed mid-run, URLs leased
+    crawl.run("second.jsonl", FOCUSED_LEASE_S=3)
+    status = crawl_status(redis_client, crawl.name)
+    assert (status["queued"], status["in_flight"]) == (0, 0)
+    served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
+    assert reachable(crawl.topic.parent) <= served_keys
+    # The killed crawl's leases ran out, came back to the frontier and were fetched.
+    counts = redis_client.hgetall(f"focused:{crawl.name}:stats")
+    assert int(counts["lease_expired"]) >= killed["in_flight"]
+    assert "failed/lease_expired" not in counts
+
+
+def test_two_processes_share_one_frontier_politely(crawl, served, redis_client):
+    delay = 0.3
+    settings = {"FOCUSED_HOST_DELAY": delay, "CONCURRENT_REQUESTS": 8}
+    one = crawl.start("one.jsonl", **settings)
+    two = crawl.start("two.jsonl", **settings)
+    assert one.wait(240) == 0 and two.wait(240) == 0
+    assert crawl.feed("one.jsonl") and crawl.feed("two.jsonl")  # both did part of the work
+    pages = served_pages(served.log_path)
+    fetched = Counter(url_key(e["url"]) for e in pages if e["status"] < 500)
+    assert fetched and max(fetched.values()) == 1  # no URL fetched twice (5xx are retried)
+    times = defaultdict(list)
+    for entry in pages:
+        times[url_key(entry["url"]).split("/")[2]].append(entry["time"])
+    gaps = [b - a for t in times.values() for a, b in zip(sorted(t), sorted(t)[1:], strict=False)]
+    assert gaps and min(gaps) >= delay - 0.1  # per-host delay held across both processes
+    status = crawl_status(redis_client, crawl.name)
+    assert (status["queued"], status["in_flight"]) == (0, 0)
+
+
+def test_status_command_reads_the_crawl_from_redis(crawl, redis_home):
+    import subprocess
+    import sys
+
+    crawl.run(CLOSESPIDER_ITEMCOUNT=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "focused.cli", "status", crawl.name, "--home", str(redis_home)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    status = crawl_status(connect(home=redis_home), crawl.name)
+    assert f"fetched                          {status['fetched']}" in result.stdout
+    assert status["fetched"] >= 30

@@ -1,0 +1,184 @@
+"""The Redis frontier on a real Redis: order, politeness, leases and dedup."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
+
+
+@pytest.fixture
+def frontier(redis_client, crawl_name):
+    def make(**options) -> RedisFrontier:
+        options = {"host_delay": 0.0, "host_concurrency": 100, **options}
+        return RedisFrontier(redis_client, crawl_name, **options)
+
+    return make
+
+
+def urls(pop) -> list[str]:
+    return [leased.url for leased in pop.leased]
+
+
+def test_pops_by_relevance_then_host_load(frontier):
+    f = frontier()
+    f.push_many(
+        [
+            Link("http://a.test/low", 0.2),
+            Link("http://b.test/high", 0.9),
+            Link("http://c.test/mid", 0.5),
+        ]
+    )
+    assert urls(f.pop_ready(10)) == ["http://b.test/high", "http://c.test/mid", "http://a.test/low"]
+
+
+def test_equal_relevance_prefers_hosts_crawled_less(frontier):
+    f = frontier()
+    f.push_many([Link(f"http://busy.test/{i}", 0.5) for i in range(3)])
+    for leased in f.pop_ready(3).leased:
+        f.complete(leased.lease, leased.url, "page", 0.5, False)
+    f.push_many([Link("http://busy.test/next", 0.5), Link("http://fresh.test/next", 0.5)])
+    assert urls(f.pop_ready(2)) == ["http://fresh.test/next", "http://busy.test/next"]
+
+
+def test_retried_urls_come_after_fresh_ones(frontier):
+    f = frontier(lease_s=0.2)
+    f.push_many([Link("http://a.test/first", 0.9)])
+    assert urls(f.pop_ready(1)) == ["http://a.test/first"]
+    f.push_many([Link("http://b.test/fresh", 0.1)])
+    time.sleep(0.3)  # the lease of /first runs out: it returns with num_tries 1
+    pop = f.pop_ready(2)
+    assert urls(pop) == ["http://b.test/fresh", "http://a.test/first"]
+    assert [leased.tries for leased in pop.leased] == [0, 1]
+
+
+def test_dedup_is_by_canonical_url(frontier):
+    f = frontier()
+    new = f.push_many(
+        [
+            Link("http://a.test/p?b=2&a=1", 0.5),
+            Link("http://a.test/p?a=1&b=2#x", 0.5),
+            Link("http://A.TEST/p?a=1&b=2", 0.5),
+        ]
+    )
+    assert new == 1
+    assert f.push_many([Link("http://a.test/p?a=1&b=2", 0.9)]) == 0
+    assert f.counts()["seen"] == 1
+
+
+def test_host_delay_holds_a_host_but_not_the_others(frontier):
+    f = frontier(host_delay=0.5)
+    f.push_many(
+        [
+            Link("http://slow.test/1", 0.9),
+            Link("http://slow.test/2", 0.9),
+            Link("http://other.test/1", 0.1),
+        ]
+    )
+    first = f.pop_ready(10)
+    # One URL per host: one of slow.test's, and other.test's although it scores lower.
+    popped = urls(first)
+    assert len(popped) == 2 and popped[1] == "http://other.test/1"
+    assert popped[0].startswith("http://slow.test/")
+    second = f.pop_ready(10)
+    assert second.leased == [] and second.queued == 1
+    assert 0.3 < second.wake_in <= 0.5
+    time.sleep(second.wake_in + 0.05)
+    assert len(f.pop_ready(10).leased) == 1
+
+
+def test_host_concurrency_caps_leases_until_acknowledged(frontier):
+    f = frontier(host_concurrency=2)
+    f.push_many([Link(f"http://a.test/{i}", 0.5) for i in range(5)])
+    pop = f.pop_ready(10)
+    assert len(pop.leased) == 2 and pop.in_flight == 2
+    assert f.pop_ready(10).leased == []
+    f.complete(pop.leased[0].lease, pop.leased[0].url, "page", 0.5, False)
+    assert len(f.pop_ready(10).leased) == 1
+
+
+def test_complete_acknowledges_and_pushes_children(frontier):
+    f = frontier()
+    f.push_many([Link("http://a.test/parent", 1.0)])
+    parent = f.pop_ready(1).leased[0]
+    order, new = f.complete(
+        parent.lease,
+        parent.url,
+        "page",
+        0.8,
+        True,
+        [Link("http://b.test/child", 0.8, depth=1), Link("http://a.test/parent", 0.8, depth=1)],
+    )
+    assert (order, new) == (1, 1)
+    child = f.pop_ready(1).leased[0]
+    assert (child.url, child.depth, child.parent_url) == (
+        "http://b.test/child",
+        1,
+        "http://a.test/parent",
+    )
+    assert child.score == pytest.approx(0.8, abs=1e-4)
+    counts = f.counts()
+    assert (counts["fetched"], counts["relevant"], counts["queued"], counts["in_flight"]) == (
+        1,
+        1,
+        0,
+        1,
+    )
+
+
+def test_expired_lease_returns_and_is_failed_after_max_tries(frontier):
+    f = frontier(lease_s=0.1, max_tries=2)
+    f.push_many([Link("http://a.test/flaky", 0.5)])
+    assert f.pop_ready(1).leased[0].tries == 0
+    time.sleep(0.15)
+    assert f.pop_ready(1).leased[0].tries == 1
+    time.sleep(0.15)
+    pop = f.pop_ready(1)
+    assert pop.leased == [] and pop.queued == 0 and pop.in_flight == 0
+    assert f.counts()["failed"] == 1
+
+
+def test_late_ack_removes_the_requeued_copy(frontier):
+    f = frontier(lease_s=0.1)
+    f.push_many([Link("http://a.test/slow", 0.5), Link("http://b.test/x", 0.1)])
+    slow = f.pop_ready(1).leased[0]
+    time.sleep(0.15)
+    f.push_many([Link("http://c.test/y", 0.1)])  # any write; the next pop requeues /slow
+    f.complete(slow.lease, slow.url, "page", 0.5, False)
+    assert "http://a.test/slow" not in urls(f.pop_ready(10))
+
+
+def test_release_returns_leases_untouched(frontier):
+    f = frontier()
+    f.push_many([Link("http://a.test/1", 0.5)])
+    leased = f.pop_ready(1).leased
+    assert f.release([leased[0].lease]) == 1
+    again = f.pop_ready(1).leased[0]
+    assert (again.url, again.tries) == ("http://a.test/1", 0)
+
+
+def test_failed_and_bad_kinds_are_counted(frontier):
+    f = frontier()
+    f.push_many([Link("http://a.test/gone", 0.5), Link("http://b.test/png", 0.5)])
+    gone, png = f.pop_ready(2).leased
+    assert f.complete(gone.lease, gone.url, "failed") == (0, 0)
+    order, _ = f.complete(png.lease, png.url, "bad")
+    assert order == 1
+    counts = f.counts()
+    assert (counts["failed"], counts["bad"], counts["fetched"]) == (1, 1, 1)
+    assert len(f) == 0
+
+
+def test_split_url_keys_queues_by_origin():
+    origin, rest = split_url("http://Www.A.test:8080/p/q?x=1#frag")
+    assert (origin, rest) == ("http://www.a.test:8080", "/p/q?x=1")
+    assert split_url("https://a.test") == ("https://a.test", "/")
+
+
+def test_packed_score_round_trips():
+    from focused.schedulers.frontier import pack
+
+    tries, score = unpack_score(pack(0.731, 2, 12345))
+    assert tries == 2 and score == pytest.approx(0.731, abs=1e-4)

@@ -1,0 +1,220 @@
+"""Taxonomies made from labelled bundles (focused.webs.labels)."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from focused.errors import FocusedError
+from focused.relevance import page_text, read_taxonomy
+from focused.webs.bundle import Bundle, write_bundle
+from focused.webs.generate import generate_web
+from focused.webs.labels import add_arguments, run, taxonomy_from_labels
+
+TOPIC = "Science"
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate_web(tmp_path_factory.mktemp("web"), n_pages=300, n_hosts=20, seed=1)
+
+
+@pytest.fixture(scope="module")
+def bundle(web: Path) -> Bundle:
+    return Bundle.load(web)
+
+
+@pytest.fixture(scope="module")
+def topic(bundle: Bundle) -> dict:
+    assert bundle.topics is not None
+    return next(t for t in bundle.topics["topics"] if t["category"] == TOPIC)
+
+
+def _within(path: str, category: str) -> bool:
+    return path == category or path.startswith(category + "/")
+
+
+def _tree(bundle: Bundle) -> set[str]:
+    nodes = set()
+    for paths in bundle.labels.values():
+        for path in paths:
+            parts = path.split("/")
+            nodes |= {"/".join(parts[: i + 1]) for i in range(len(parts))}
+    return nodes
+
+
+def _folders(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir()}
+
+
+def _examples(root: Path) -> dict[str, list[str]]:
+    """Category -> sorted file names of its own examples."""
+    return {
+        folder: sorted(p.name for p in (root / folder).glob("*.txt")) for folder in _folders(root)
+    }
+
+
+def _documents(bundle: Bundle, urls: list[str]) -> set[str]:
+    """What an example file of each page holds."""
+    return {page_text(bundle.page(url).body).document for url in urls}
+
+
+def test_folders_are_the_category_tree(bundle: Bundle, tmp_path: Path) -> None:
+    root = taxonomy_from_labels(bundle, tmp_path / "tax", per_category=5)
+    assert root == tmp_path / "tax"
+    assert _folders(root) == _tree(bundle)
+    examples = _examples(root)
+    for category, names in examples.items():
+        filed = [u for u, paths in bundle.labels.items() if category in paths]
+        assert len(names) == min(5, len(filed)), category
+    assert read_taxonomy(root).categories == sorted(_tree(bundle))
+
+
+def test_examples_are_the_pages_text(bundle: Bundle, tmp_path: Path) -> None:
+    root = taxonomy_from_labels(bundle, tmp_path / "tax", per_category=3)
+    leaf = sorted(p for paths in bundle.labels.values() for p in paths)[0]
+    filed = [u for u, paths in bundle.labels.items() if leaf in paths]
+    texts = {p.read_text(encoding="utf-8") for p in root.joinpath(*leaf.split("/")).glob("*.txt")}
+    assert len(texts) == 3
+    assert texts <= _documents(bundle, filed)
+
+
+def test_topic_subtree_holds_exactly_the_topic_examples(
+    bundle: Bundle, topic: dict, tmp_path: Path
+) -> None:
+    root = taxonomy_from_labels(
+        bundle,
+        tmp_path / "tax",
+        per_category=50,
+        topic_category=TOPIC,
+        topic_examples=topic["training"],
+        exclude=topic["seeds"],
+    )
+    inside = {c: n for c, n in _examples(root).items() if _within(c, TOPIC)}
+    assert sum(len(names) for names in inside.values()) == len(topic["training"])
+    for url in topic["training"]:
+        (path,) = bundle.categories(url)  # one leaf per page in a generated web
+        filed = {p.read_text(encoding="utf-8") for p in root.joinpath(*path.split("/")).glob("*")}
+        assert _documents(bundle, [url]) <= filed
+    inside_texts = {p.read_text(encoding="utf-8") for p in root.joinpath(TOPIC).rglob("*.txt")}
+    assert inside_texts == _documents(bundle, topic["training"])
+
+    topic_pages = [u for u, paths in bundle.labels.items() if any(_within(p, TOPIC) for p in paths)]
+    outside_texts = {
+        p.read_text(encoding="utf-8")
+        for p in root.rglob("*.txt")
+        if not _within(p.parent.relative_to(root).as_posix(), TOPIC)
+    }
+    assert outside_texts
+    assert not outside_texts & _documents(bundle, topic_pages)
+
+
+def test_seeds_are_never_examples(bundle: Bundle, topic: dict, tmp_path: Path) -> None:
+    other = next(t for t in bundle.topics["topics"] if not _within(t["category"], TOPIC))
+    root = taxonomy_from_labels(
+        bundle,
+        tmp_path / "tax",
+        per_category=1000,
+        topic_category=TOPIC,
+        topic_examples=topic["training"],
+        exclude=other["seeds"],
+    )
+    texts = {p.read_text(encoding="utf-8") for p in root.rglob("*.txt")}
+    assert not texts & _documents(bundle, other["seeds"])
+
+
+def test_deterministic_and_seeded(bundle: Bundle, topic: dict, tmp_path: Path) -> None:
+    def build(name: str, seed: int) -> dict[str, str]:
+        root = taxonomy_from_labels(
+            bundle,
+            tmp_path / name,
+            per_category=4,
+            topic_category=TOPIC,
+            topic_examples=topic["training"],
+            seed=seed,
+        )
+        return {
+            p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+            for p in root.rglob("*.txt")
+        }
+
+    first = build("a", 0)
+    assert build("b", 0) == first
+    assert build("c", 1) != first
+
+
+def test_internal_nodes_and_several_labels(tmp_path: Path) -> None:
+    urls = [f"http://www.h.web.test/P{i}" for i in range(8)]
+    labels = {
+        urls[0]: ["A"],
+        urls[1]: ["A"],
+        urls[2]: ["A/B"],
+        urls[3]: ["A/B", "C"],
+        urls[4]: ["A/B/D"],
+        urls[5]: ["C"],
+        urls[6]: ["C", "A/B/D"],
+        urls[7]: [],
+    }
+    pages = [
+        {
+            "url": url,
+            "status": 200,
+            "headers": {"Content-Type": "text/html; charset=utf-8"},
+            "body": f"<html><title>Page {i}</title><body><p>words {i}</p></body></html>",
+        }
+        for i, url in enumerate(urls)
+    ]
+    bundle = Bundle.load(write_bundle(tmp_path / "web", pages, labels=labels))
+
+    root = taxonomy_from_labels(bundle, tmp_path / "all", per_category=2)
+    examples = _examples(root)
+    assert set(examples) == {"A", "A/B", "A/B/D", "C"}
+    assert len(examples["A"]) == 2  # an internal node keeps the pages filed at it
+    assert sum(len(names) for names in examples.values()) == 7  # each page filed once
+
+    root = taxonomy_from_labels(
+        bundle, tmp_path / "topic", topic_category="A/B", topic_examples=[urls[6], urls[2]]
+    )
+    examples = _examples(root)
+    assert len(examples["A/B"]) == 1 and len(examples["A/B/D"]) == 1
+    texts = {p.read_text(encoding="utf-8") for p in root.rglob("*.txt")}
+    # P3 and P6 are also labelled C, but they are topic pages: C keeps only P5.
+    assert examples["C"] and len(examples["C"]) == 1
+    assert (root / "C" / examples["C"][0]).read_text(encoding="utf-8") == "Page 5\nwords 5"
+    assert "Page 3\nwords 3" not in texts
+
+
+def test_refusals(bundle: Bundle, tmp_path: Path) -> None:
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "old.txt").write_text("stale")
+    with pytest.raises(FocusedError, match="not an empty folder"):
+        taxonomy_from_labels(bundle, tmp_path / "full")
+    with pytest.raises(FocusedError, match="not in the labels"):
+        taxonomy_from_labels(bundle, tmp_path / "a", topic_category="No/Such")
+    with pytest.raises(FocusedError, match="no page"):
+        taxonomy_from_labels(
+            bundle, tmp_path / "b", topic_category=TOPIC, topic_examples=["http://nowhere.test/"]
+        )
+
+
+def test_command(web: Path, bundle: Bundle, topic: dict, tmp_path: Path, capsys) -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out = tmp_path / "tax"
+    args = parser.parse_args([str(web), "-o", str(out), "--per-category", "3", "--topic", TOPIC])
+    assert run(args) == 0
+    assert "examples to" in capsys.readouterr().out
+    inside = {p.read_text(encoding="utf-8") for p in out.joinpath(TOPIC).rglob("*.txt")}
+    assert inside == _documents(bundle, topic["training"])
+    with pytest.raises(FocusedError, match="no topic"):
+        run(parser.parse_args([str(web), "-o", str(tmp_path / "x"), "--topic", "Nope"]))
+
+
+def test_imports_no_crawler() -> None:
+    code = "import sys, focused.webs.labels; print('scrapy' in sys.modules, 'redis' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

@@ -1,0 +1,118 @@
+"""Topic files: good ones load, bad ones name the file, the field and the problem."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from focused.errors import TopicError
+from focused.topic import load_topic
+
+GOOD = """
+name = "birds"
+seeds = ["http://www.a.test/Swan"]
+seeds_file = "seeds.txt"
+focus = "hard"
+[relevance]
+method = "taxonomy"
+taxonomy = "tax"
+good = ["Science/Birds"]
+"""
+
+
+@pytest.fixture
+def topic_dir(tmp_path: Path) -> Path:
+    (tmp_path / "tax" / "Science" / "Birds").mkdir(parents=True)
+    (tmp_path / "tax" / "Science" / "Birds" / "swan.txt").write_text("swan goose duck")
+    (tmp_path / "seeds.txt").write_text(
+        "# seeds\nhttp://www.b.test/Goose\n\nhttp://www.a.test/Swan\n"
+    )
+    return tmp_path
+
+
+def write(folder: Path, text: str) -> Path:
+    path = folder / "topic.toml"
+    path.write_text(text)
+    return path
+
+
+def test_good_topic_loads_with_paths_relative_to_the_file(topic_dir):
+    topic = load_topic(write(topic_dir, GOOD))
+    assert topic.name == "birds" and topic.focus == "hard" and topic.method == "taxonomy"
+    assert topic.seeds == ["http://www.a.test/Swan", "http://www.b.test/Goose"]
+    assert topic.relevance["taxonomy"] == (topic_dir / "tax").resolve()
+    assert topic.relevance["good"] == ["Science/Birds"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "problem"),
+    [
+        (('name = "birds"', 'name = "no spaces allowed"'), "name", "crawl name"),
+        (('focus = "hard"', 'focus = "medium"'), "focus", "'soft' or 'hard'"),
+        (('method = "taxonomy"', 'method = "magic"'), "relevance.method", "unknown method"),
+        (('taxonomy = "tax"', 'taxonomy = "missing"'), "relevance.taxonomy", "folder not found"),
+        (('good = ["Science/Birds"]', "good = []"), "relevance.good", "non-empty list"),
+        (('seeds = ["http://www.a.test/Swan"]', 'seeds = ["ftp://x"]'), "seeds", "not an http"),
+        (('seeds_file = "seeds.txt"', 'seeds_file = "nope.txt"'), "seeds_file", "not found"),
+        (('focus = "hard"', 'focus = "hard"\ncolour = "red"'), "colour", "unknown field"),
+        (("[relevance]", "[relevance]\ngood_ones = 1"), "relevance.good_ones", "not a field"),
+        (('name = "birds"', 'name = "birds'), "", "not valid TOML"),
+    ],
+)
+def test_bad_topic_names_field_and_problem(topic_dir, change, field, problem):
+    path = write(topic_dir, GOOD.replace(*change))
+    with pytest.raises(TopicError) as error:
+        load_topic(path)
+    message = str(error.value)
+    assert message.startswith(str(path))
+    assert f": {field}: " in message if field else True
+    assert problem in message
+
+
+def test_missing_topic_file(tmp_path):
+    with pytest.raises(TopicError, match="topic file not found"):
+        load_topic(tmp_path / "none.toml")
+
+
+def test_no_seeds_at_all(topic_dir):
+    text = GOOD.replace('seeds = ["http://www.a.test/Swan"]\n', "").replace(
+        'seeds_file = "seeds.txt"\n', ""
+    )
+    with pytest.raises(TopicError, match=": seeds: no seed URLs"):
+        load_topic(write(topic_dir, text))
+
+
+def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
+    path = write(topic_dir, GOOD.replace('focus = "hard"', 'focus = "sideways"'))
+    result = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={path}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=topic_dir,
+        env={
+            "SCRAPY_SETTINGS_MODULE": "focused.settings",
+            "FOCUSED_HOME": str(redis_home),
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
+    assert len(errors) == 1 and f"{path}: focus: expected 'soft' or 'hard'" in errors[0]
+
+
+def test_focused_train_reports_an_unknown_category_as_a_topic_error(topic_dir, tmp_path):
+    path = write(topic_dir, GOOD.replace('good = ["Science/Birds"]', 'good = ["Science/Bird"]'))
+    result = subprocess.run(
+        [sys.executable, "-m", "focused.cli", "train", str(path), "--models", str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"focused: error: {path}: relevance.good: ")
+    assert "Science/Bird" in result.stderr and "Traceback" not in result.stderr
