@@ -112,7 +112,7 @@ def test_focus_beats_breadth_first_on_the_topic(tmp_path, redis_home, crawl_name
             CONCURRENT_REQUESTS=4,
             FOCUSED_STRATEGY="breadth-first",
         )
-    assert harvest(focused, "focused.jsonl") > 2 * harvest(bfs, "bfs.jsonl")
+    assert harvest(focused, "focused.jsonl") > harvest(bfs, "bfs.jsonl") + 0.15
 
 
 def test_sigkill_loses_nothing(crawl, served, redis_client):
