@@ -17,6 +17,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
@@ -73,7 +74,10 @@ class HarvestMonitor:
         self.log()
 
     def log(self) -> None:
-        counts = frontier_for(self.crawler).counts()
+        try:
+            counts = frontier_for(self.crawler).counts()
+        except FocusedError:  # Redis is lost (reported by the frontier): no frontier figures
+            counts = {"queued": -1, "in_flight": -1}
         logger.info(
             "Harvest: %(fetched)d pages, %(relevant)d relevant, harvest %(h100)s (last 100) "
             "%(h1000)s (last 1000); frontier %(queued)d queued, %(flight)d in flight",

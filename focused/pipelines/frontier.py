@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from focused.errors import exit_on_user_error
+from scrapy.exceptions import DropItem
+
+from focused.errors import FocusedError, exit_on_user_error
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import STRATEGIES, SoftFocus
 
@@ -51,9 +53,12 @@ class FrontierPipeline:
         if item["lease"] is None:  # not from the frontier (a dont_filter request): no lease
             self.stats.inc_value("focused/links/new", self.frontier.push_many(links))
             return item
-        order, new = self.frontier.complete(
-            item["lease"], item["url"], kind, item["relevance"] or 0.0, item["relevant"], links
-        )
+        try:
+            order, new = self.frontier.complete(
+                item["lease"], item["url"], kind, item["relevance"] or 0.0, item["relevant"], links
+            )
+        except FocusedError as exc:  # Redis is gone: the lease will bring the URL back
+            raise DropItem(f"not acknowledged: {exc}", log_level="DEBUG") from None
         item["order"] = order or None
         self.stats.inc_value("focused/links/new", new)
         if kind == "failed":

@@ -15,7 +15,8 @@ set holds the hosts that may be hit now, scored by their best URL plus their hos
 takes the best ready host's best URL, so it is the best URL overall among hosts that are
 ready, and it never waits while any host is ready.
 
-Politeness: after a pop a host waits ``host_delay`` seconds (in ``wait``) and never has more
+Politeness: a host waits ``host_delay`` seconds (in ``wait``) after each pop and after each
+acknowledgement, so the delay separates fetches however long they take, and it never has more
 than ``host_concurrency`` URLs leased. Time is Redis's own clock, so it holds across machines.
 
 Leases: a popped URL moves to ``leases`` with a deadline. ``complete`` acknowledges it (and
@@ -44,6 +45,7 @@ from w3lib.url import canonicalize_url
 
 from focused import keys
 from focused.connection import retrying
+from focused.errors import FocusedError
 
 TRY_UNIT = 1 << 48
 SCORE_UNIT = 1 << 32
@@ -106,7 +108,7 @@ class FrontierProtocol(Protocol):
         links: Sequence[Link],
     ) -> tuple[int, int]: ...
 
-    def release(self, leases: Iterable[str]) -> int: ...
+    def release(self, leases: Iterable[str], *, retry: bool = False) -> int: ...
 
     def __len__(self) -> int: ...
 
@@ -146,6 +148,7 @@ def unpack_score(packed: int) -> tuple[int, float]:
 _LUA_COMMON = """
 local P = ARGV[1]
 local CONC = tonumber(ARGV[2])
+local DELAY = tonumber(ARGV[3])
 local HOST_UNIT = %(host_unit)d
 local HOST_CAP = %(host_cap)d
 local function k(name) return P .. name end
@@ -156,6 +159,17 @@ local function now_s()
 end
 local function int(x) return string.format('%%.0f', x) end
 local function secs(x) return string.format('%%.6f', x) end
+
+-- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
+-- and after it ends (an ack), so the delay holds however long fetches take.
+local function hold(o, now)
+  if DELAY > 0 then
+    local nxt = now + DELAY
+    if nxt > tonumber(redis.call('HGET', k('%(next)s'), o) or '0') then
+      redis.call('HSET', k('%(next)s'), o, secs(nxt))
+    end
+  end
+end
 
 -- Put host o in 'ready' or 'wait' (or neither) from its queue, slots and delay.
 local function schedule(o, now)
@@ -196,37 +210,45 @@ local function push_links(first, parent, touched)
   end
   return new
 end
+
+-- Take lease lm off 'leases' and put its URL back in its host queue, one try later when bump
+-- is 1 (a failed attempt); a URL that has had max_tries tries is counted as failed instead.
+-- Returns 1 if the URL was queued again.
+local function unlease(lm, bump, max_tries, touched, now)
+  if redis.call('ZREM', k('%(leases)s'), lm) == 0 then return 0 end
+  local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
+  redis.call('HINCRBY', k('%(inflight)s'), o, -1)
+  if bump == 1 then hold(o, now) end
+  touched[o] = true
+  local score = tonumber(s) + bump * %(try_unit)d
+  if math.floor(score / %(try_unit)d) >= max_tries then
+    redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
+    redis.call('HINCRBY', k('%(stats)s'), 'failed/tries', 1)
+    return 0
+  end
+  redis.call('ZADD', qkey(o), int(score), m)
+  redis.call('HINCRBY', k('%(stats)s'), 'queued', 1)
+  return 1
+end
 """
 
 _LUA_PUSH = """
 local touched = {}
-local new = push_links(3, 0, touched)
+local new = push_links(4, 0, touched)
 local now = now_s()
 for o in pairs(touched) do schedule(o, now) end
 return new
 """
 
-# ARGV: prefix, conc, n, lease_s, delay, max_tries
+# ARGV: prefix, conc, delay, n, lease_s, max_tries
 _LUA_POP = """
-local n, lease_s, delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local max_tries = tonumber(ARGV[6])
+local n, lease_s, max_tries = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_s()
 local touched = {}
 for _, lm in ipairs(redis.call('ZRANGEBYSCORE', k('%(leases)s'), '-inf', secs(now),
                                 'LIMIT', 0, 200)) do
-  redis.call('ZREM', k('%(leases)s'), lm)
-  local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
-  redis.call('HINCRBY', k('%(inflight)s'), o, -1)
-  local retry = tonumber(s) + %(try_unit)d
-  if math.floor(retry / %(try_unit)d) >= max_tries then
-    redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
-    redis.call('HINCRBY', k('%(stats)s'), 'failed/lease_expired', 1)
-  else
-    redis.call('ZADD', qkey(o), int(retry), m)
-    redis.call('HINCRBY', k('%(stats)s'), 'queued', 1)
-    redis.call('HINCRBY', k('%(stats)s'), 'lease_expired', 1)
-  end
-  touched[o] = true
+  unlease(lm, 1, max_tries, touched, now)
+  redis.call('HINCRBY', k('%(stats)s'), 'lease_expired', 1)
 end
 for o in pairs(touched) do schedule(o, now) end
 for _, o in ipairs(redis.call('ZRANGEBYSCORE', k('%(wait)s'), '-inf', secs(now),
@@ -245,7 +267,7 @@ while popped < n do
     local lm = o .. ' ' .. s .. ' ' .. m
     redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
     redis.call('HINCRBY', k('%(inflight)s'), o, 1)
-    if delay > 0 then redis.call('HSET', k('%(next)s'), o, secs(now + delay)) end
+    hold(o, now)
     local parent = string.match(m, '^%%d+ (%%d+) ')
     local purl = ''
     if parent ~= '0' then
@@ -270,13 +292,15 @@ table.insert(out, 1, tonumber(redis.call('HGET', k('%(stats)s'), 'queued') or '0
 return out
 """
 
-# ARGV: prefix, conc, lease, url, kind (page|bad|failed), relevance, relevant, links...
+# ARGV: prefix, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
+# links...
 _LUA_COMPLETE = """
-local lm, url, kind = ARGV[3], ARGV[4], ARGV[5]
+local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
 local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
 if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
   redis.call('HINCRBY', k('%(inflight)s'), o, -1)
+  hold(o, now)
 else
   -- The lease ran out first: the URL went back to its queue (take it out again) or was
   -- already counted as failed.
@@ -294,36 +318,27 @@ else
   redis.call('HSET', k('%(urls)s') .. math.floor(order / %(url_bucket)d), order, url)
   if kind == 'page' then
     redis.call('HINCRBY', k('%(stats)s'), 'classified', 1)
-    if ARGV[7] == '1' then redis.call('HINCRBY', k('%(stats)s'), 'relevant', 1) end
-    redis.call('HINCRBYFLOAT', k('%(stats)s'), 'relevance_sum', ARGV[6])
-    redis.call('LPUSH', k('%(recent)s'), ARGV[6])
+    if ARGV[8] == '1' then redis.call('HINCRBY', k('%(stats)s'), 'relevant', 1) end
+    redis.call('HINCRBYFLOAT', k('%(stats)s'), 'relevance_sum', ARGV[7])
+    redis.call('LPUSH', k('%(recent)s'), ARGV[7])
     redis.call('LTRIM', k('%(recent)s'), 0, %(recent_len)d - 1)
   else
-    redis.call('HINCRBY', k('%(stats)s'), 'bad', 1)
+    redis.call('HINCRBY', k('%(stats)s'), kind, 1)
   end
 end
 local touched = {[o] = true}
-local new = push_links(8, order, touched)
+local new = push_links(9, order, touched)
 for h in pairs(touched) do schedule(h, now) end
 return {order, new}
 """
 
-# ARGV: prefix, conc, leases...
+# ARGV: prefix, conc, delay, bump (1: one more try), max_tries, leases...
 _LUA_RELEASE = """
+local bump, max_tries = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_s()
 local touched = {}
 local back = 0
-for i = 3, #ARGV do
-  local lm = ARGV[i]
-  if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
-    local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
-    redis.call('HINCRBY', k('%(inflight)s'), o, -1)
-    redis.call('ZADD', qkey(o), s, m)
-    touched[o] = true
-    back = back + 1
-  end
-end
-if back > 0 then redis.call('HINCRBY', k('%(stats)s'), 'queued', back) end
+for i = 6, #ARGV do back = back + unlease(ARGV[i], bump, max_tries, touched, now) end
 for o in pairs(touched) do schedule(o, now) end
 return back
 """
@@ -371,6 +386,7 @@ class RedisFrontier:
         seen_buckets: int = 4096,
         retries: int = 8,
         on_retry: Callable[[int, Exception], None] | None = None,
+        on_lost: Callable[[FocusedError], None] | None = None,
     ):
         if not 1 <= max_tries <= MAX_TRIES_PACKABLE:
             raise ValueError(f"max_tries must be 1..{MAX_TRIES_PACKABLE}, got {max_tries}")
@@ -386,6 +402,8 @@ class RedisFrontier:
         self.seen_buckets = seen_buckets
         self.retries = retries
         self.on_retry = on_retry
+        self.on_lost = on_lost
+        self.lost = False  # the connection stayed lost through all retries
         self.changes = 0  # writes by this object that may have made a host ready
         self._push = client.register_script(_lua(_LUA_PUSH))
         self._pop = client.register_script(_lua(_LUA_POP))
@@ -395,15 +413,19 @@ class RedisFrontier:
     def _call(self, script: Any, args: list[Any]) -> Any:
         if script is not self._pop:
             self.changes += 1
-        return retrying(
-            lambda: script(args=[self.prefix, self.host_concurrency, *args]),
-            retries=self.retries,
-            on_retry=self.on_retry,
-        )
+        fixed = [self.prefix, self.host_concurrency, self.host_delay]
+        return self._retrying(lambda: script(args=[*fixed, *args]))
 
-    def _seen(self, fp: int) -> tuple[int, int]:
-        """(bucket, member) of a fingerprint in the seen sets; members fit a signed int64."""
-        return fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
+    def _retrying(self, call: Callable[[], Any]) -> Any:
+        """Run a Redis call with retries; a connection that stays lost is reported, then raised."""
+        retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
+        try:
+            return retrying(call, retries=retries, on_retry=self.on_retry)
+        except FocusedError as exc:
+            if not self.lost and self.on_lost is not None:
+                self.on_lost(exc)
+            self.lost = True
+            raise
 
     def _link_args(self, links: Iterable[Link]) -> list[Any]:
         """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member."""
@@ -411,8 +433,9 @@ class RedisFrontier:
         for link in links:
             fp = fingerprint(link.url)
             origin, rest = split_url(link.url)
-            args += (origin, link.depth, rest, pack(link.score, 0, fp))
-            args += self._seen(fp)
+            # The seen set: a bucket, and a member that fits a signed 64-bit integer.
+            bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
+            args += (origin, link.depth, rest, pack(link.score, 0, fp), bucket, member)
         return args
 
     def push_many(self, links: Iterable[Link]) -> int:
@@ -422,7 +445,7 @@ class RedisFrontier:
 
     def pop_ready(self, n: int) -> Pop:
         """Lease up to ``n`` of the best URLs whose hosts may be hit now."""
-        out = self._call(self._pop, [n, self.lease_s, self.host_delay, self.max_tries])
+        out = self._call(self._pop, [n, self.lease_s, self.max_tries])
         queued, in_flight, wake = int(out[0]), int(out[1]), out[2]
         leased = []
         for i in range(3, len(out), 2):
@@ -446,8 +469,9 @@ class RedisFrontier:
     ) -> tuple[int, int]:
         """Acknowledge a leased URL and queue its page's out-links, in one call.
 
-        ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable) or
-        ``failed`` (no response). Returns (fetch order, 0 for failed; new URLs queued).
+        ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
+        ``redirect`` (a redirect, whose target is among ``links``) or ``failed`` (no response).
+        Returns (fetch order, 0 for failed; new URLs queued).
         """
         order, new = self._call(
             self._complete,
@@ -455,26 +479,23 @@ class RedisFrontier:
         )
         return int(order), int(new)
 
-    def release(self, leases: Iterable[str]) -> int:
-        """Return leased URLs to the frontier unchanged (a clean shutdown); returns how many."""
-        leases = list(leases)
-        return int(self._call(self._release, leases)) if leases else 0
+    def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
+        """Return leased URLs to the frontier; returns how many were queued again.
 
-    def mark_seen(self, url: str) -> bool:
-        """Record a URL as seen (a redirect target); False if it had been seen before."""
-        bucket, member = self._seen(fingerprint(url))
-        key = f"{self.prefix}{keys.SEEN}{bucket}"
-        added = retrying(
-            lambda: self.client.sadd(key, member), retries=self.retries, on_retry=self.on_retry
-        )
-        return bool(added)
+        Unchanged on a clean shutdown; with ``retry`` (a failed attempt to fetch them) one try
+        later, behind the URLs not tried yet, and counted as failed after ``max_tries``.
+        """
+        leases = list(leases)
+        if not leases:
+            return 0
+        return int(self._call(self._release, [int(retry), self.max_tries, *leases]))
 
     def counts(self) -> dict[str, float]:
         """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight."""
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(self.prefix + keys.STATS)
         pipe.zcard(self.prefix + keys.LEASES)
-        stats, in_flight = retrying(pipe.execute, retries=self.retries, on_retry=self.on_retry)
+        stats, in_flight = self._retrying(pipe.execute)
         counts = {name: float(value) for name, value in stats.items()}
         counts["in_flight"] = in_flight
         return counts

@@ -2,11 +2,11 @@
 
 - ``enqueue_request`` pushes new URLs (seeds, requests other components yield) to the
   frontier, where they are deduplicated for the whole crawl; it returns False for a URL seen
-  before (``request_dropped`` fires). A request that carries a lease (a retry or a redirect
-  of a URL this process popped) stays in the local buffer under that lease; a redirect back
-  into its own chain (``redirect_loop``) or to a URL seen before (``redirect_seen``) is
-  acknowledged as bad.
-  Requests with ``dont_filter`` that carry no lease go to the local buffer unpersisted.
+  before (``request_dropped`` fires). A retry of a leased URL goes back to the frontier with
+  num_tries + 1 (so it waits for its host's delay, and ``retry_times`` follows num_tries); a
+  redirect acknowledges the leased URL and pushes its target as a new link, so a redirect
+  loop ends at the first URL seen before. Requests with ``dont_filter`` that carry no lease
+  go to the local buffer unpersisted.
 - ``next_request`` hands out a request from the local buffer, refilled by one lease-pop of up
   to ``FOCUSED_POP_BATCH`` URLs; it returns None at once when no host is ready and asks the
   engine to call again when the next host's delay runs out (it never sleeps).
@@ -15,7 +15,8 @@
 - ``close`` returns the buffered, unsent leases to the frontier.
 
 Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis``, ``focused/frontier/pops``,
-``focused/frontier/empty_pops``, ``focused/redis/retries``.
+``focused/frontier/empty_pops``, ``focused/frontier/retries``, ``focused/redirects/queued``,
+``focused/redirects/seen``, ``focused/redis/retries``.
 
 ``next_request`` and ``has_pending_requests`` are called after every download and on the
 engine's heartbeat, so both cost at most one Redis round trip and usually none.
@@ -31,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.defer import deferred_from_coro
 
 from focused.connection import from_settings
-from focused.errors import exit_on_user_error
+from focused.errors import FocusedError, exit_on_user_error
 from focused.schedulers.frontier import Link, RedisFrontier
 
 if TYPE_CHECKING:
@@ -72,6 +74,11 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
                 {"error": error, "attempt": attempt},
             )
 
+        def on_lost(error: FocusedError) -> None:
+            logger.error("%(error)s; stopping the crawl", {"error": error})
+            stats.set_value("focused/redis/lost", 1)
+            deferred_from_coro(crawler.engine.close_spider_async(reason="focused_redis_lost"))
+
         _frontiers[crawler] = RedisFrontier(
             from_settings(s),
             crawl_name(crawler),
@@ -82,6 +89,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
             retries=s.getint("FOCUSED_REDIS_RETRIES"),
             on_retry=on_retry,
+            on_lost=on_lost,
         )
     return _frontiers[crawler]
 
@@ -129,7 +137,15 @@ class FrontierScheduler(BaseScheduler):
 
     def close(self, reason: str) -> None:
         leases = [r.meta[META]["lease"] for r in self.buffer if r.meta.get(META, {}).get("lease")]
-        back = self.frontier.release(leases)
+        try:
+            back = self.frontier.release(leases)
+        except FocusedError:
+            logger.warning(
+                "Could not return %(n)d unsent leased URLs; they come back when their leases "
+                "run out",
+                {"n": len(leases)},
+            )
+            return
         if back:
             logger.info("Returned %(n)d unsent leased URLs to the frontier", {"n": back})
         self.buffer.clear()
@@ -139,11 +155,20 @@ class FrontierScheduler(BaseScheduler):
             return True
         now = time.monotonic()
         if now - self._checked > POLL_S:
-            self._pending = len(self.frontier) > 0
+            try:
+                self._pending = len(self.frontier) > 0
+            except FocusedError:  # reported by the frontier, and the crawl is stopping
+                self._pending = False
             self._checked = now
         return self._pending
 
     def enqueue_request(self, request: Request) -> bool:
+        try:
+            return self._enqueue(request)
+        except FocusedError:  # reported by the frontier, and the crawl is stopping
+            return False
+
+    def _enqueue(self, request: Request) -> bool:
         record = request.meta.get(META) or {}
         lease = record.get("lease")
         if lease is None:
@@ -153,20 +178,21 @@ class FrontierScheduler(BaseScheduler):
             link = Link(request.url, record.get("score", 1.0), request.meta.get("depth", 0))
             if not self.frontier.push_many([link]):
                 return False
-        elif request.url in request.meta.get("redirect_urls", ()):
-            return self._drop_redirect(lease, request.url, "redirect_loop")
-        elif request.url != record["url"] and not self.frontier.mark_seen(request.url):
-            return self._drop_redirect(lease, request.url, "redirect_seen")
+        elif request.url == record["url"]:
+            # A retry: back to the frontier one try later, behind the URLs not tried yet, and
+            # under the host's politeness like any other fetch.
+            self.frontier.release([lease], retry=True)
+            self.stats.inc_value("focused/frontier/retries")
         else:
-            self.buffer.appendleft(request)
+            # A redirect: the target is a new link of the redirecting URL (deduplicated, so a
+            # redirect loop ends at the first URL seen before).
+            link = Link(request.url, record["score"], request.meta.get("depth", 0))
+            _, new = self.frontier.complete(lease, record["url"], "redirect", links=[link])
+            self.stats.inc_value(f"focused/redirects/{'queued' if new else 'seen'}")
+            if not new:
+                return False
         self.stats.inc_value("scheduler/enqueued/redis")
         return True
-
-    def _drop_redirect(self, lease: str, url: str, reason: str) -> bool:
-        """A redirect back into its own chain or to a URL seen before: ack it as bad."""
-        self.frontier.complete(lease, url, "bad")
-        self.stats.inc_value(f"focused/bad_page/{reason}")
-        return False
 
     def next_request(self) -> Request | None:
         # Poll when the wait is over, or at once when this process changed the frontier
@@ -174,7 +200,10 @@ class FrontierScheduler(BaseScheduler):
         changed = self.frontier.changes != self._changes
         if not self.buffer and (changed or time.monotonic() >= self._next_poll):
             self._changes = self.frontier.changes
-            self._refill()
+            try:
+                self._refill()
+            except FocusedError:  # reported by the frontier, and the crawl is stopping
+                return None
         if not self.buffer:
             return None
         self.stats.inc_value("scheduler/dequeued/redis")
@@ -202,6 +231,7 @@ class FrontierScheduler(BaseScheduler):
                     dont_filter=True,
                     meta={
                         "depth": leased.depth,
+                        "retry_times": leased.tries,
                         META: {
                             "lease": leased.lease,
                             "url": leased.url,

@@ -115,7 +115,7 @@ def taxonomy_from_labels(
             continue
         skip = excluded | used
         candidates = [key for key in filed.get(node, []) if key not in skip]
-        # One generator per node, so a node's sample does not depend on the other nodes.
+        # One generator per node: a node's draw does not shift with the draws made before it.
         rng = random.Random(f"{seed}:{node}")
         for key in rng.sample(candidates, min(per_category, len(candidates))):
             _write_example(bundle, folder, node, key)
