@@ -78,6 +78,12 @@ def cmd_web_generate(args: argparse.Namespace) -> int:
     return generate.run(args)
 
 
+def cmd_taxonomy_from_labels(args: argparse.Namespace) -> int:
+    from focused.webs import labels
+
+    return labels.run(args)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from focused.demo import run_demo
 
@@ -85,7 +91,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from focused.webs import generate, server
+    from focused.webs import generate, labels, server
 
     parser = argparse.ArgumentParser(
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
@@ -138,6 +144,19 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_arguments(
         command(
             "generate", cmd_web_generate, "generate a synthetic topical web bundle", web_commands
+        )
+    )
+
+    taxonomy = command("taxonomy", lambda args: 2, "taxonomy folders of example documents")
+    taxonomy_commands = taxonomy.add_subparsers(
+        dest="taxonomy_command", required=True, metavar="COMMAND"
+    )
+    labels.add_arguments(
+        command(
+            "from-labels",
+            cmd_taxonomy_from_labels,
+            "build a taxonomy folder from a labelled bundle (labels.tsv)",
+            taxonomy_commands,
         )
     )
 

@@ -22,6 +22,7 @@ import pytest
 import redis
 
 from focused.connection import connect
+from focused.webs.bundle import Bundle
 from focused.webs.generate import generate_web
 from focused.webs.server import ServedWeb
 
@@ -44,15 +45,20 @@ def crawl_name() -> str:
 
 
 @pytest.fixture(scope="session")
-def small_web(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def web(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic topical web of 300 pages on 20 hosts, with its taxonomy and topic file."""
     return generate_web(tmp_path_factory.mktemp("web") / "web", n_pages=300, n_hosts=20, seed=1)
 
 
+@pytest.fixture(scope="session")
+def bundle(web: Path) -> Bundle:
+    return Bundle.load(web)
+
+
 @pytest.fixture
-def served(small_web: Path, tmp_path: Path) -> Iterator[ServedWeb]:
+def served(web: Path, tmp_path: Path) -> Iterator[ServedWeb]:
     """The small web served on 127.0.0.1, with its own log per test."""
-    with ServedWeb(small_web, log_path=tmp_path / "served.jsonl") as web:
+    with ServedWeb(web, log_path=tmp_path / "served.jsonl") as web:
         yield web
 
 
@@ -133,10 +139,8 @@ STAT_LINE = re.compile(r"^[ {]'([^']+)': (-?[0-9.]+),?}?$", re.MULTILINE)
 
 
 @pytest.fixture
-def crawl(
-    small_web: Path, served: ServedWeb, redis_home: Path, crawl_name: str, tmp_path: Path
-) -> Crawl:
-    return Crawl(small_web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+def crawl(web: Path, served: ServedWeb, redis_home: Path, crawl_name: str, tmp_path: Path) -> Crawl:
+    return Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> None:

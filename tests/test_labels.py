@@ -12,20 +12,9 @@ import pytest
 from focused.errors import FocusedError
 from focused.relevance import page_text, read_taxonomy
 from focused.webs.bundle import Bundle, write_bundle
-from focused.webs.generate import generate_web
 from focused.webs.labels import add_arguments, run, taxonomy_from_labels
 
 TOPIC = "Science"
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate_web(tmp_path_factory.mktemp("web"), n_pages=300, n_hosts=20, seed=1)
-
-
-@pytest.fixture(scope="module")
-def bundle(web: Path) -> Bundle:
-    return Bundle.load(web)
 
 
 @pytest.fixture(scope="module")

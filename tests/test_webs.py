@@ -24,19 +24,10 @@ from focused.webs.bundle import Bundle, url_key, write_bundle
 from focused.webs.generate import DEMO_CATEGORY, generate_web
 from focused.webs.server import ServedWeb, WebServer, read_log, serve
 
-WIKISPEEDIA = Path("/work/shared/webs/wikispeedia")
+# ../shared/webs/wikispeedia beside the checkout, where there is one.
+WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
 HTML_TYPE = "text/html; charset=utf-8"
 HREF = re.compile(rb'href="([^"]+)"')
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate_web(tmp_path_factory.mktemp("web"), n_pages=300, n_hosts=20, seed=1)
-
-
-@pytest.fixture(scope="module")
-def bundle(web: Path) -> Bundle:
-    return Bundle.load(web)
 
 
 @pytest.fixture(scope="module")

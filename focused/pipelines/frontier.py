@@ -8,7 +8,7 @@ from scrapy.exceptions import DropItem
 
 from focused.errors import FocusedError, exit_on_user_error
 from focused.schedulers.scheduler import frontier_for
-from focused.strategies import STRATEGIES, SoftFocus
+from focused.strategies import LINK_SCORES, STRATEGIES, SoftFocus
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -37,8 +37,15 @@ class FrontierPipeline:
         s = crawler.settings
         name = s.get("FOCUSED_STRATEGY") or crawler.spider.topic.focus
         if name not in STRATEGIES:
-            raise ValueError(f"FOCUSED_STRATEGY must be one of {sorted(STRATEGIES)}, got {name!r}")
-        strategy = STRATEGIES[name](s.get("FOCUSED_LINK_SCORE"), s.getint("DEPTH_LIMIT"))
+            raise FocusedError(
+                f"FOCUSED_STRATEGY: expected one of {sorted(STRATEGIES)}, got {name!r}"
+            )
+        link_score = s.get("FOCUSED_LINK_SCORE")
+        if link_score not in LINK_SCORES:
+            raise FocusedError(
+                f"FOCUSED_LINK_SCORE: expected one of {LINK_SCORES}, got {link_score!r}"
+            )
+        strategy = STRATEGIES[name](link_score, s.getint("DEPTH_LIMIT"))
         return cls(frontier_for(crawler), strategy, crawler.stats)
 
     def process_item(self, item: Any) -> Any:

@@ -27,7 +27,6 @@ import argparse
 import base64
 import json
 import shutil
-import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -572,21 +571,3 @@ def run(args: argparse.Namespace) -> int:
         f" (demo topic: {folder / 'topic.toml'})"
     )
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m focused.webs.generate FOLDER [--pages N] [--hosts N] [--seed S]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m focused.webs.generate",
-        description="Generate a synthetic topical web bundle.",
-    )
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except FocusedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The `focused` command: subcommands run library code; errors are one line and exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def focused(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "focused.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+def test_generate_then_build_a_taxonomy_from_its_labels(tmp_path):
+    web = tmp_path / "web"
+    result = focused("web", "generate", str(web), "--pages", "300", "--hosts", "10")
+    assert result.returncode == 0, result.stderr
+    assert (web / "pages.jsonl.gz").exists() and (web / "topic.toml").exists()
+    result = focused(
+        "taxonomy", "from-labels", str(web), "-o", str(tmp_path / "tax"), "--per-category", "3"
+    )
+    assert result.returncode == 0, result.stderr
+    examples = list((tmp_path / "tax").rglob("*.txt"))
+    assert examples and all(len(list(f.parent.glob("*.txt"))) <= 3 for f in examples)
+
+
+def test_train_saves_the_model_under_models(web, tmp_path):
+    result = focused("train", str(web / "topic.toml"), "--models", str(tmp_path / "m"))
+    assert result.returncode == 0, result.stderr
+    assert "model of" in result.stdout and list((tmp_path / "m").glob("*.joblib"))
+
+
+def test_errors_are_one_line_without_traceback(tmp_path):
+    for args in (
+        ("web", "serve", str(tmp_path / "missing")),
+        ("train", str(tmp_path / "missing.toml")),
+        ("status", "nothing-here", "--home", str(tmp_path / "home")),
+    ):
+        result = focused(*args)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("focused: error: ") and result.stderr.count("\n") == 1
