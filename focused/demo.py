@@ -91,7 +91,8 @@ def crawl(
 
 
 def harvest_curve(feed: Path, bundle: Bundle, category: str, skip: set[str]) -> list[bool]:
-    """Whether each fetched page (seeds left out) is on the topic by the web's labels."""
+    """Whether each fetched page (seeds and bad pages left out) is on the topic by the web's
+    labels."""
     on_topic = []
     for line in feed.read_text().splitlines():
         page = json.loads(line)
@@ -146,9 +147,9 @@ def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()
     table.add_column("pages fetched", justify="right")
     for label in curves:
         table.add_column(label, justify="right")
-    for k in CHECKPOINTS:
-        if all(len(curve) >= k for curve in curves.values()):
-            table.add_row(str(k), *(f"{sum(c[:k]) / k:.2f}" for c in curves.values()))
+    shortest = min(len(curve) for curve in curves.values())
+    for k in [k for k in CHECKPOINTS if k < shortest] + [shortest]:
+        table.add_row(str(k), *(f"{sum(c[:k]) / k:.2f}" for c in curves.values()))
     console.print(table)
     console.print(
         f"Feeds and logs in {out}; `focused status demo` shows the crawl's state in Redis."
