@@ -100,12 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(
         name: str,
-        run: Callable[[argparse.Namespace], int],
+        run: Callable[[argparse.Namespace], int] | None,
         help: str,
         parent: argparse._SubParsersAction = commands,
     ) -> argparse.ArgumentParser:
         sub = parent.add_parser(name, help=help, description=help)
-        sub.set_defaults(run=run)
+        if run is not None:  # None: a group whose subcommands set their own
+            sub.set_defaults(run=run)
         return sub
 
     def redis_options(sub: argparse.ArgumentParser) -> None:
@@ -131,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("name", help="crawl name")
     redis_options(sub)
 
-    web = command("web", lambda args: 2, "offline webs: serve or generate a bundle")
+    web = command("web", None, "offline webs: serve or generate a bundle")
     web_commands = web.add_subparsers(dest="web_command", required=True, metavar="COMMAND")
     server.add_arguments(
         command(
@@ -147,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
     )
 
-    taxonomy = command("taxonomy", lambda args: 2, "taxonomy folders of example documents")
+    taxonomy = command("taxonomy", None, "taxonomy folders of example documents")
     taxonomy_commands = taxonomy.add_subparsers(
         dest="taxonomy_command", required=True, metavar="COMMAND"
     )

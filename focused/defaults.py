@@ -48,5 +48,6 @@ FOCUSED_LINK_SCORE = "anchor"
 # Where trained relevance models are saved (relative to the working directory).
 FOCUSED_MODELS_DIR = "models"
 
-# Pages whose text is more than this share of U+FFFD after decoding are bad pages.
-FOCUSED_MAX_REPLACEMENT_SHARE = 0.05
+# Pages with bytes that are not in their encoding are counted (focused/pages/decode_errors);
+# those where such bytes are more than this share of the decoded page are bad pages, skipped.
+FOCUSED_MAX_REPLACEMENT_SHARE = 0.01

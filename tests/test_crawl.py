@@ -75,6 +75,7 @@ def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client)
     # Bad pages are counted and skipped, and the crawl still finished normally.
     for reason in ("http_404", "http_500", "not_html"):
         assert stats[f"focused/bad_page/{reason}"] >= 1, reason
+    assert stats["focused/pages/decode_errors"] >= 1  # the page with bytes that are not UTF-8
     # Redirect targets went through the frontier; the loop ended at a URL seen before.
     assert stats["focused/redirects/queued"] >= 1 and stats["focused/redirects/seen"] >= 1
     # The 500 page was retried through the frontier, then failed for good.
@@ -213,3 +214,18 @@ def test_lost_redis_is_retried_reported_and_stops_the_crawl(crawl, tmp_path):
     assert "Redis connection lost" in log and "retry 1" in log
     assert "stopping the crawl" in log and "focused_redis_lost" in log
     assert "Traceback" not in log
+
+
+def test_hard_focus_expands_only_pages_on_a_good_path(crawl, web, tmp_path):
+    hard = tmp_path / "hard.toml"
+    text = (web / "topic.toml").read_text().replace('focus = "soft"', 'focus = "hard"')
+    hard.write_text(text.replace('taxonomy = "taxonomy"', f'taxonomy = "{web / "taxonomy"}"'))
+    crawl.topic = hard
+    crawl.run(CLOSESPIDER_ITEMCOUNT=80)
+    feed = crawl.feed()
+    good = load_topic(hard).relevance["good"][0]
+    by_url = {item["url"]: item for item in feed}
+    parents = {item["parent"] for item in feed if item["parent"] in by_url}
+    assert parents  # the crawl went beyond its seeds
+    for parent in parents:
+        assert by_url[parent]["category"].startswith(good)

@@ -112,11 +112,13 @@ class FocusedSpider(scrapy.Spider):
         if not text.text and not text.title:
             yield self._bad(item, "empty")
             return
-        body = response.text
-        share = self.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE")
-        if body.count("\ufffd") > share * max(len(body), 1):
-            yield self._bad(item, "encoding")
-            return
+        replaced = response.text.count("\ufffd")
+        if replaced:  # bytes that are not in the page's encoding
+            self.crawler.stats.inc_value("focused/pages/decode_errors")
+            share = self.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE")
+            if replaced > share * len(response.text):
+                yield self._bad(item, "encoding")
+                return
         item["links"] = extract_links(response)
         yield item
 

@@ -1,0 +1,56 @@
+"""Crawl strategies turn a classified page into scored links (the frontier is not involved)."""
+
+from __future__ import annotations
+
+import pytest
+
+from focused.strategies import BreadthFirst, HardFocus, SoftFocus
+
+PAGE = {
+    "depth": 2,
+    "relevance": 0.8,
+    "path_good": False,
+    "links": [("http://a.test/1", "cycling"), ("http://b.test/2", "football")],
+    "link_scores": [0.9, 0.1],
+}
+
+
+def scores(links):
+    return [(link.url, round(link.score, 3), link.depth) for link in links]
+
+
+def test_soft_focus_scores_every_link():
+    assert scores(SoftFocus("parent").links(PAGE)) == [
+        ("http://a.test/1", 0.8, 3),
+        ("http://b.test/2", 0.8, 3),
+    ]
+    assert scores(SoftFocus("anchor").links(PAGE)) == [
+        ("http://a.test/1", 0.9, 3),
+        ("http://b.test/2", 0.1, 3),
+    ]
+    assert scores(SoftFocus("both").links(PAGE)) == [
+        ("http://a.test/1", 0.85, 3),
+        ("http://b.test/2", 0.45, 3),
+    ]
+
+
+def test_hard_focus_follows_only_pages_on_a_good_path():
+    assert HardFocus("parent").links(PAGE) == []
+    assert len(HardFocus("parent").links({**PAGE, "path_good": True})) == 2
+
+
+def test_breadth_first_prefers_shallow_links_and_ignores_relevance():
+    shallow = BreadthFirst().links({**PAGE, "depth": 0})
+    deep = BreadthFirst().links(PAGE)
+    assert all(s.score > d.score for s, d in zip(shallow, deep, strict=True))
+    assert len({link.score for link in deep}) == 1
+
+
+def test_depth_limit_stops_expansion():
+    assert SoftFocus("parent", depth_limit=2).links(PAGE) == []
+    assert SoftFocus("parent", depth_limit=3).links(PAGE)
+
+
+def test_unknown_link_score_is_refused():
+    with pytest.raises(ValueError, match="link_score"):
+        SoftFocus("sideways")
