@@ -30,7 +30,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = topic_model(topic, args.models)
     print(
-        f"{topic.name}: model of {len(model.classes_)} categories ready in "
+        f"{topic.name}: {topic.method} model {type(model).__name__} ready in "
         f"{time.perf_counter() - started:.1f} s (saved under {args.models}/)"
     )
     return 0
@@ -59,11 +59,48 @@ def cmd_status(args: argparse.Namespace) -> int:
         time.sleep(args.watch)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from focused import defaults
+    from focused.monitor import alarms, crawl_report, format_report, plot_harvest
+
+    report = crawl_report(_client(args), args.name)
+    if not report:
+        raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+    report["alarms"] = [
+        {"name": alarm.name, "message": alarm.message}
+        for alarm in alarms(
+            report["focus"],
+            report["harvest_100"],
+            report["harvest_1000"],
+            report["classified"],
+            report["queued"] == 0 and report["in_flight"] == 0,
+            min_pages=defaults.FOCUSED_ALARM_MIN_PAGES,
+            diffusion_ratio=defaults.FOCUSED_DIFFUSION_RATIO,
+            stagnation_harvest=defaults.FOCUSED_STAGNATION_HARVEST,
+        )
+    ]
+    png = args.png or f"{args.name}-harvest.png"
+    points = [(p["pages"], p["harvest"]) for p in report["curve"]]
+    if points:
+        plot_harvest(
+            {args.name: points}, png, f"Harvest rate of {args.name} (mean R per 100 pages)"
+        )
+        report["plot"] = png
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
 def cmd_reset(args: argparse.Namespace) -> int:
     from focused.monitor import reset_crawl
 
     print(f"deleted {reset_crawl(_client(args), args.name)} keys of crawl {args.name!r}")
     return 0
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from focused import scrapyd
+
+    return scrapyd.run(args)
 
 
 def cmd_web_serve(args: argparse.Namespace) -> int:
@@ -78,6 +115,18 @@ def cmd_web_generate(args: argparse.Namespace) -> int:
     return generate.run(args)
 
 
+def cmd_web_from_warc(args: argparse.Namespace) -> int:
+    from focused.webs import capture
+
+    return capture.run_from_warc(args)
+
+
+def cmd_web_from_pages(args: argparse.Namespace) -> int:
+    from focused.webs import capture
+
+    return capture.run_from_pages(args)
+
+
 def cmd_taxonomy_from_labels(args: argparse.Namespace) -> int:
     from focused.webs import labels
 
@@ -90,8 +139,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.pages, args.home, args.set)
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from focused import evaluation
+
+    return evaluation.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from focused.webs import generate, labels, server
+    from focused import evaluation, scrapyd
+    from focused.webs import capture, generate, labels, server
 
     parser = argparse.ArgumentParser(
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
@@ -128,11 +184,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--watch", type=float, metavar="SECONDS", help="refresh every SECONDS")
     redis_options(sub)
 
+    sub = command("report", cmd_report, "census, num_tries, harvest curve and alarms of a crawl")
+    sub.add_argument("name", help="crawl name")
+    sub.add_argument("--png", help="where to write the harvest curve (default NAME-harvest.png)")
+    sub.add_argument("--json", action="store_true", help="the report as one JSON object")
+    redis_options(sub)
+
     sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
     sub.add_argument("name", help="crawl name")
     redis_options(sub)
 
-    web = command("web", None, "offline webs: serve or generate a bundle")
+    scrapyd.add_arguments(
+        command("schedule", cmd_schedule, "schedule one crawl per topic file on scrapyd")
+    )
+
+    web = command("web", None, "offline webs: serve, generate or capture a bundle")
     web_commands = web.add_subparsers(dest="web_command", required=True, metavar="COMMAND")
     server.add_arguments(
         command(
@@ -145,6 +211,22 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_arguments(
         command(
             "generate", cmd_web_generate, "generate a synthetic topical web bundle", web_commands
+        )
+    )
+    capture.add_from_warc_arguments(
+        command(
+            "from-warc",
+            cmd_web_from_warc,
+            "make a bundle of the HTTP responses in WARC files",
+            web_commands,
+        )
+    )
+    capture.add_from_pages_arguments(
+        command(
+            "from-pages",
+            cmd_web_from_pages,
+            "make a bundle of a folder of saved pages (e.g. wget -r)",
+            web_commands,
         )
     )
 
@@ -172,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a Scrapy setting for both crawls (repeatable)",
     )
+
+    sub = command("evaluate", cmd_evaluate, "compare crawlers on a labelled offline web (seed 003)")
+    evaluation.add_arguments(sub)
     return parser
 
 

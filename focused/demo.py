@@ -21,10 +21,11 @@ from rich.table import Table
 
 from focused.connection import connect
 from focused.errors import FocusedError
-from focused.monitor import crawl_status, reset_crawl
+from focused.monitor import crawl_status, plot_harvest, reset_crawl
 from focused.topic import load_topic
 from focused.webs.bundle import Bundle
 from focused.webs.generate import generate_web
+from focused.webs.labels import within
 from focused.webs.server import ServedWeb
 
 CRAWLERS = (("focused (soft focus)", "demo", ""), ("breadth-first", "demo-bfs", "breadth-first"))
@@ -99,7 +100,7 @@ def harvest_curve(feed: Path, bundle: Bundle, category: str, skip: set[str]) -> 
         if page["url"] in skip or page["status"] != 200:
             continue
         labels = bundle.categories(page["url"])
-        on_topic.append(any(c == category or c.startswith(category + "/") for c in labels))
+        on_topic.append(any(within(c, category) for c in labels))
     return on_topic
 
 
@@ -151,6 +152,15 @@ def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()
     for k in [k for k in CHECKPOINTS if k < shortest] + [shortest]:
         table.add_row(str(k), *(f"{sum(c[:k]) / k:.2f}" for c in curves.values()))
     console.print(table)
+    plot = plot_harvest(
+        {
+            label: [(k, sum(c[:k]) / k) for k in range(10, len(c) + 1, 10)]
+            for label, c in curves.items()
+        },
+        out / "harvest.png",
+        f"Share of fetched pages on '{category}' (by the web's labels)",
+    )
+    console.print(f"Harvest curves plotted in {plot}")
     console.print(
         f"Feeds and logs in {out}; `focused status demo` shows the crawl's state in Redis."
     )

@@ -1,10 +1,16 @@
-"""HarvestMonitor: the harvest rate of seed 000 §4 in Scrapy's stats and log.
+"""HarvestMonitor: seed 000 §4's monitoring in Scrapy's stats and log.
 
-The harvest rate is the moving average of R over the last 100 and 1,000 classified pages
-(``focused/harvest/100``, ``focused/harvest/1000``), next to the share of relevant pages
-among them (``focused/harvest/relevant_100``, ``..._1000``). Every LOGSTATS_INTERVAL seconds
-one log line gives pages, relevant pages, the harvest rates and the frontier's queue depth.
-These are this process's figures; ``focused status`` shows the whole crawl's from Redis.
+- The harvest rate: the moving average of R over the last 100 and 1,000 classified pages
+  (``focused/harvest/100``, ``focused/harvest/1000``), next to the share of relevant pages
+  among them (``focused/harvest/relevant_100``, ``..._1000``).
+- Alarms (:func:`focused.monitor.alarms`): *stagnation* (the frontier runs dry, or the harvest
+  collapses under hard focus) and *diffusion* (soft focus drifting into less relevant pages),
+  each logged once as a warning with its figures and counted as ``focused/alarm/<name>``.
+- Every LOGSTATS_INTERVAL seconds one log line gives pages, relevant pages, the harvest rates
+  and the frontier's queue depth.
+
+The windows are this process's pages; ``focused status`` and ``focused report`` show the whole
+crawl's from Redis. The crawl's focus is written to Redis (``meta``) for the report.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from focused import keys
 from focused.errors import FocusedError
+from focused.monitor import alarms
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
@@ -31,9 +39,12 @@ class HarvestMonitor:
     def __init__(self, crawler: Crawler, interval: float):
         self.crawler = crawler
         self.stats = crawler.stats
+        self.settings = crawler.settings
         self.interval = interval
-        self.windows = {w: deque(maxlen=w) for w in WINDOWS}
+        self.windows: dict[int, deque[tuple[float, int]]] = {w: deque(maxlen=w) for w in WINDOWS}
         self.sums = {w: [0.0, 0] for w in WINDOWS}  # sum of R, relevant pages in the window
+        self.pages = 0
+        self.raised: set[str] = set()
         self.task: task.LoopingCall | None = None
 
     @classmethod
@@ -47,10 +58,19 @@ class HarvestMonitor:
         crawler.signals.connect(monitor.spider_closed, signal=signals.spider_closed)
         return monitor
 
+    @property
+    def focus(self) -> str:
+        return self.settings.get("FOCUSED_STRATEGY") or self.crawler.spider.topic.focus
+
+    def harvest(self, window: int) -> float | None:
+        last = self.windows[window]
+        return self.sums[window][0] / len(last) if last else None
+
     def item_scraped(self, item: Any) -> None:
         if item.get("relevance") is None:
             return
         page = (float(item["relevance"]), int(bool(item["relevant"])))
+        self.pages += 1
         for window, last in self.windows.items():
             sums = self.sums[window]
             if len(last) == window:
@@ -63,8 +83,34 @@ class HarvestMonitor:
             self.stats.set_value(
                 f"focused/harvest/relevant_{window}", round(sums[1] / len(last), 4)
             )
+        self.check(frontier_empty=False)
+
+    def check(self, frontier_empty: bool) -> None:
+        """Raise each alarm once: a warning with its figures, and a stats counter."""
+        s = self.settings
+        for alarm in alarms(
+            self.focus,
+            self.harvest(100),
+            self.harvest(1000),
+            self.pages,
+            frontier_empty,
+            min_pages=s.getint("FOCUSED_ALARM_MIN_PAGES"),
+            diffusion_ratio=s.getfloat("FOCUSED_DIFFUSION_RATIO"),
+            stagnation_harvest=s.getfloat("FOCUSED_STAGNATION_HARVEST"),
+        ):
+            if alarm.name not in self.raised:
+                self.raised.add(alarm.name)
+                self.stats.inc_value(f"focused/alarm/{alarm.name}")
+                logger.warning(
+                    "Alarm, %(name)s: %(message)s", {"name": alarm.name, "message": alarm.message}
+                )
 
     def spider_opened(self) -> None:
+        frontier = frontier_for(self.crawler)
+        frontier.client.hset(
+            frontier.prefix + keys.META,
+            mapping={"focus": self.focus, "topic": str(self.crawler.spider.topic.path)},
+        )
         self.task = task.LoopingCall(self.log)
         self.task.start(self.interval, now=False)
 
@@ -78,6 +124,7 @@ class HarvestMonitor:
             counts = frontier_for(self.crawler).counts()
         except FocusedError:  # Redis is lost (reported by the frontier): no frontier figures
             counts = {"queued": -1, "in_flight": -1}
+        self.check(frontier_empty=counts.get("queued", 0) == 0 and counts["in_flight"] == 0)
         logger.info(
             "Harvest: %(fetched)d pages, %(relevant)d relevant, harvest %(h100)s (last 100) "
             "%(h1000)s (last 1000); frontier %(queued)d queued, %(flight)d in flight",

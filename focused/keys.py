@@ -22,6 +22,11 @@ key (after prefix)     type    what it holds
 ``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed)
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
 ``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
+``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
+                               ``relevant:b`` relevant pages (the harvest curve)
+``census``             hash    category -> classified pages whose best category it is
+``tries``              hash    num_tries -> URLs acknowledged after that many failed tries
+``meta``               hash    the crawl's description: focus, topic file
 =====================  ======  ============================================================
 """
 
@@ -37,9 +42,14 @@ SEEN = "seen:"
 URLS = "url:"
 STATS = "stats"
 RECENT = "recent"
+CURVE = "curve"
+CENSUS = "census"
+TRIES = "tries"
+META = "meta"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000
+CURVE_BUCKET = 100
 
 
 def prefix(crawl: str) -> str:

@@ -5,6 +5,8 @@ Any number of crawler processes may be running; the monitor only reads (``reset`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -12,6 +14,57 @@ import redis
 from focused import keys
 
 WINDOWS = (100, 1000)
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """A monitoring alarm of seed 000 §4: ``stagnation`` or ``diffusion``, and why."""
+
+    name: str
+    message: str
+
+
+def alarms(
+    focus: str,
+    harvest_100: float | None,
+    harvest_1000: float | None,
+    pages: int,
+    frontier_empty: bool,
+    *,
+    min_pages: int,
+    diffusion_ratio: float,
+    stagnation_harvest: float,
+) -> list[Alarm]:
+    """The alarms a crawl's figures raise (the crawl's extension and ``focused report`` agree).
+
+    Stagnation: the frontier ran dry, or under hard focus the harvest rate of the last 100
+    pages fell below ``stagnation_harvest``. Diffusion: under soft focus the last 100 pages'
+    harvest rate fell below ``diffusion_ratio`` times the last 1,000's, the crawl drifting
+    into less relevant pages. Neither is raised before ``min_pages`` pages.
+    """
+    raised = []
+    if frontier_empty and pages:
+        raised.append(Alarm("stagnation", f"the frontier ran dry after {pages} pages"))
+    if pages < min_pages or harvest_100 is None or harvest_1000 is None:
+        return raised
+    if focus == "hard" and harvest_100 < stagnation_harvest:
+        raised.append(
+            Alarm(
+                "stagnation",
+                f"harvest rate {harvest_100:.3f} over the last 100 pages is below "
+                f"{stagnation_harvest} after {pages} pages (hard focus)",
+            )
+        )
+    if focus != "hard" and harvest_100 < diffusion_ratio * harvest_1000:
+        raised.append(
+            Alarm(
+                "diffusion",
+                f"harvest rate {harvest_100:.3f} over the last 100 pages is below "
+                f"{diffusion_ratio} x {harvest_1000:.3f} over the last 1000 after {pages} pages "
+                "(soft focus drifting)",
+            )
+        )
+    return raised
 
 
 def crawl_names(client: redis.Redis) -> list[str]:
@@ -61,6 +114,57 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
     return status
 
 
+def crawl_report(client: redis.Redis, crawl: str) -> dict[str, Any]:
+    """Status plus the census per category, the num_tries histogram and the harvest curve."""
+    prefix = keys.prefix(crawl)
+    status = crawl_status(client, crawl)
+    if not status:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    pipe.hgetall(prefix + keys.CENSUS)
+    pipe.hgetall(prefix + keys.TRIES)
+    pipe.hgetall(prefix + keys.CURVE)
+    pipe.hgetall(prefix + keys.META)
+    census, tries, curve, meta = pipe.execute()
+    classified = status["classified"]
+    points = []
+    for bucket in range((classified + keys.CURVE_BUCKET - 1) // keys.CURVE_BUCKET):
+        pages = min(classified - bucket * keys.CURVE_BUCKET, keys.CURVE_BUCKET)
+        points.append(
+            {
+                "pages": bucket * keys.CURVE_BUCKET + pages,
+                "harvest": round(float(curve.get(f"relevance:{bucket}", 0)) / pages, 4),
+                "relevant_share": round(int(curve.get(f"relevant:{bucket}", 0)) / pages, 4),
+            }
+        )
+    return {
+        **status,
+        "focus": meta.get("focus", "soft"),
+        "census": dict(sorted(((c, int(n)) for c, n in census.items()), key=lambda x: -x[1])),
+        "tries": {int(t): int(n) for t, n in sorted(tries.items(), key=lambda x: int(x[0]))},
+        "curve": points,
+    }
+
+
+def plot_harvest(curves: dict[str, list[tuple[int, float]]], path: str | Path, title: str) -> Path:
+    """A PNG of harvest curves: for each crawl, (pages fetched, harvest rate) points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(7, 4), dpi=100)
+    for label, points in curves.items():
+        axes.plot([x for x, _ in points], [y for _, y in points], label=label, marker=".")
+    axes.set(xlabel="pages fetched", ylabel="harvest rate", ylim=(0, 1.02), title=title)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)
+    return Path(path)
+
+
 def format_status(status: dict[str, Any]) -> str:
     """The status as aligned lines for people."""
 
@@ -85,6 +189,25 @@ def format_status(status: dict[str, Any]) -> str:
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {show(value)}" for name, value in rows)
+
+
+def format_report(report: dict[str, Any], top: int = 15) -> str:
+    """The report as text for people: status, alarms, census, num_tries, harvest curve."""
+    lines = [format_status(report), "", "alarms:"]
+    lines += [f"  {a['name']}: {a['message']}" for a in report["alarms"]] or ["  none"]
+    lines += ["", f"census of classified pages by best category (top {top}):"]
+    for category, count in list(report["census"].items())[:top]:
+        lines.append(f"  {count:>8}  {category}")
+    lines += ["", "num_tries of acknowledged URLs:"]
+    lines += [f"  {tries} tries: {count}" for tries, count in report["tries"].items()]
+    lines += ["", "harvest curve (per 100 pages):  pages  mean R  relevant share"]
+    lines += [
+        f"  {p['pages']:>28}  {p['harvest']:.3f}   {p['relevant_share']:.3f}"
+        for p in report["curve"]
+    ]
+    if report.get("plot"):
+        lines += ["", f"harvest curve plotted in {report['plot']}"]
+    return "\n".join(lines)
 
 
 def reset_crawl(client: redis.Redis, crawl: str) -> int:

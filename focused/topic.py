@@ -10,6 +10,13 @@ the file, the field and what is wrong::
     method = "taxonomy"
     taxonomy = "taxonomy"                        # folder tree of example documents
     good = ["Science/Biology/Birds"]
+
+or, for best-first (tf-idf cosine to the centroid of example pages, seed 002)::
+
+    [relevance]
+    method = "centroid"
+    examples = "examples"                        # folder of .txt/.html example pages
+    threshold = 0.2                              # R at which hard focus expands a page
 """
 
 from __future__ import annotations
@@ -25,9 +32,12 @@ from focused.errors import TopicError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 FOCUS_MODES = ("soft", "hard")
-METHODS = ("taxonomy",)
+METHODS = ("taxonomy", "centroid")
 TOP_FIELDS = {"name", "seeds", "seeds_file", "focus", "relevance"}
-RELEVANCE_FIELDS = {"taxonomy": {"method", "taxonomy", "good"}}
+RELEVANCE_FIELDS = {
+    "taxonomy": {"method", "taxonomy", "good"},
+    "centroid": {"method", "examples", "threshold"},
+}
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,17 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
     if unknown:
         raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
     options: dict[str, Any] = {}
+    if method == "centroid":
+        options["examples"] = _existing(
+            path, "relevance.examples", data.get("examples"), folder=True
+        )
+        threshold = data.get("threshold", 0.2)
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise TopicError(path, "relevance.threshold", f"expected a number, got {threshold!r}")
+        if not 0 <= threshold <= 1:
+            raise TopicError(path, "relevance.threshold", f"expected 0 to 1, got {threshold!r}")
+        options["threshold"] = float(threshold)
+        return method, options
     options["taxonomy"] = _existing(path, "relevance.taxonomy", data.get("taxonomy"), folder=True)
     good = data.get("good")
     if not isinstance(good, list) or not good or not all(isinstance(g, str) for g in good):
@@ -110,11 +131,24 @@ def load_topic(path: str | Path) -> Topic:
     """Read and check a topic file; raises TopicError naming the field that is wrong."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise TopicError(path, "", "topic file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TopicError(path, "", f"cannot read: {exc}") from None
+    return load_topic_text(text, path)
+
+
+def load_topic_text(text: str, path: str | Path) -> Topic:
+    """Check the text of the topic file at ``path`` without reading that file.
+
+    A scrapyd node gets its topic this way (spider argument ``topic_toml``): the job runs the
+    topic as it was when scheduled, and only the files the topic names must exist on the node.
+    Relative paths resolve against ``path``'s folder and errors name ``path``.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise TopicError(path, "", f"not valid TOML: {exc}") from None
     unknown = set(data) - TOP_FIELDS

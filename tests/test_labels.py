@@ -12,7 +12,7 @@ import pytest
 from focused.errors import FocusedError
 from focused.relevance import page_text, read_taxonomy
 from focused.webs.bundle import Bundle, write_bundle
-from focused.webs.labels import add_arguments, run, taxonomy_from_labels
+from focused.webs.labels import add_arguments, run, taxonomy_from_labels, within
 
 TOPIC = "Science"
 
@@ -21,10 +21,6 @@ TOPIC = "Science"
 def topic(bundle: Bundle) -> dict:
     assert bundle.topics is not None
     return next(t for t in bundle.topics["topics"] if t["category"] == TOPIC)
-
-
-def _within(path: str, category: str) -> bool:
-    return path == category or path.startswith(category + "/")
 
 
 def _tree(bundle: Bundle) -> set[str]:
@@ -83,7 +79,7 @@ def test_topic_subtree_holds_exactly_the_topic_examples(
         topic_examples=topic["training"],
         exclude=topic["seeds"],
     )
-    inside = {c: n for c, n in _examples(root).items() if _within(c, TOPIC)}
+    inside = {c: n for c, n in _examples(root).items() if within(c, TOPIC)}
     assert sum(len(names) for names in inside.values()) == len(topic["training"])
     for url in topic["training"]:
         (path,) = bundle.categories(url)  # one leaf per page in a generated web
@@ -92,18 +88,18 @@ def test_topic_subtree_holds_exactly_the_topic_examples(
     inside_texts = {p.read_text(encoding="utf-8") for p in root.joinpath(TOPIC).rglob("*.txt")}
     assert inside_texts == _documents(bundle, topic["training"])
 
-    topic_pages = [u for u, paths in bundle.labels.items() if any(_within(p, TOPIC) for p in paths)]
+    topic_pages = [u for u, paths in bundle.labels.items() if any(within(p, TOPIC) for p in paths)]
     outside_texts = {
         p.read_text(encoding="utf-8")
         for p in root.rglob("*.txt")
-        if not _within(p.parent.relative_to(root).as_posix(), TOPIC)
+        if not within(p.parent.relative_to(root).as_posix(), TOPIC)
     }
     assert outside_texts
     assert not outside_texts & _documents(bundle, topic_pages)
 
 
 def test_seeds_are_never_examples(bundle: Bundle, topic: dict, tmp_path: Path) -> None:
-    other = next(t for t in bundle.topics["topics"] if not _within(t["category"], TOPIC))
+    other = next(t for t in bundle.topics["topics"] if not within(t["category"], TOPIC))
     root = taxonomy_from_labels(
         bundle,
         tmp_path / "tax",

@@ -6,7 +6,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import TopicError, exit_on_user_error
-from focused.relevance.store import load_or_train
+from focused.relevance.store import load_or_fit_centroid, load_or_train
 from focused.topic import Topic
 
 if TYPE_CHECKING:
@@ -17,6 +17,16 @@ logger = logging.getLogger(__name__)
 
 def topic_model(topic: Topic, models_dir: str) -> Any:
     """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
+    if topic.method == "centroid":
+        examples = topic.relevance["examples"]
+        try:
+            return load_or_fit_centroid(
+                examples, models_dir, threshold=topic.relevance["threshold"]
+            )
+        except TopicError as exc:
+            raise TopicError(
+                topic.path, "relevance.examples", f"{exc.problem} ({examples})"
+            ) from None
     folder = topic.relevance["taxonomy"]
     try:
         return load_or_train(folder, topic.relevance["good"], models_dir)

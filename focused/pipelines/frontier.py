@@ -62,7 +62,13 @@ class FrontierPipeline:
             return item
         try:
             order, new = self.frontier.complete(
-                item["lease"], item["url"], kind, item["relevance"] or 0.0, item["relevant"], links
+                item["lease"],
+                item["url"],
+                kind,
+                item["relevance"] or 0.0,
+                item["relevant"],
+                links,
+                item["category"] or "",
             )
         except FocusedError as exc:  # Redis is gone: the lease will bring the URL back
             raise DropItem(f"not acknowledged: {exc}", log_level="DEBUG") from None

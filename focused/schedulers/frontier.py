@@ -106,6 +106,7 @@ class FrontierProtocol(Protocol):
         relevance: float,
         relevant: bool,
         links: Sequence[Link],
+        category: str,
     ) -> tuple[int, int]: ...
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int: ...
@@ -293,7 +294,7 @@ return out
 """
 
 # ARGV: prefix, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
-# links...
+# category, links...
 _LUA_COMPLETE = """
 local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
@@ -317,17 +318,24 @@ else
   order = redis.call('HINCRBY', k('%(stats)s'), 'fetched', 1)
   redis.call('HSET', k('%(urls)s') .. math.floor(order / %(url_bucket)d), order, url)
   if kind == 'page' then
-    redis.call('HINCRBY', k('%(stats)s'), 'classified', 1)
-    if ARGV[8] == '1' then redis.call('HINCRBY', k('%(stats)s'), 'relevant', 1) end
+    local n = redis.call('HINCRBY', k('%(stats)s'), 'classified', 1)
+    local bucket = math.floor((n - 1) / %(curve_bucket)d)
+    if ARGV[8] == '1' then
+      redis.call('HINCRBY', k('%(stats)s'), 'relevant', 1)
+      redis.call('HINCRBY', k('%(curve)s'), 'relevant:' .. bucket, 1)
+    end
     redis.call('HINCRBYFLOAT', k('%(stats)s'), 'relevance_sum', ARGV[7])
+    redis.call('HINCRBYFLOAT', k('%(curve)s'), 'relevance:' .. bucket, ARGV[7])
     redis.call('LPUSH', k('%(recent)s'), ARGV[7])
     redis.call('LTRIM', k('%(recent)s'), 0, %(recent_len)d - 1)
+    redis.call('HINCRBY', k('%(census)s'), ARGV[9], 1)
   else
     redis.call('HINCRBY', k('%(stats)s'), kind, 1)
   end
 end
+redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
 local touched = {[o] = true}
-local new = push_links(9, order, touched)
+local new = push_links(10, order, touched)
 for h in pairs(touched) do schedule(h, now) end
 return {order, new}
 """
@@ -355,6 +363,10 @@ _LUA_NAMES = {
     "urls": keys.URLS,
     "stats": keys.STATS,
     "recent": keys.RECENT,
+    "curve": keys.CURVE,
+    "census": keys.CENSUS,
+    "tries": keys.TRIES,
+    "curve_bucket": keys.CURVE_BUCKET,
     "url_bucket": keys.URL_BUCKET,
     "recent_len": keys.RECENT_LEN,
     "host_unit": HOST_UNIT,
@@ -466,17 +478,17 @@ class RedisFrontier:
         relevance: float = 0.0,
         relevant: bool = False,
         links: Sequence[Link] = (),
+        category: str = "",
     ) -> tuple[int, int]:
         """Acknowledge a leased URL and queue its page's out-links, in one call.
 
         ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
         ``redirect`` (a redirect, whose target is among ``links``) or ``failed`` (no response).
-        Returns (fetch order, 0 for failed; new URLs queued).
+        A page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
+        into the census. Returns (fetch order, 0 for failed; new URLs queued).
         """
-        order, new = self._call(
-            self._complete,
-            [lease, url, kind, repr(float(relevance)), int(relevant), *self._link_args(links)],
-        )
+        args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
+        order, new = self._call(self._complete, [*args, *self._link_args(links)])
         return int(order), int(new)
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:

@@ -23,7 +23,7 @@ from w3lib.url import safe_url_string
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import PageItem
 from focused.relevance.text import page_text
-from focused.topic import Topic, load_topic
+from focused.topic import Topic, load_topic, load_topic_text
 
 META = "focused"  # request.meta key of the frontier's record (lease, parent, score)
 
@@ -67,11 +67,15 @@ class FocusedSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FocusedSpider:
         return super().from_crawler(crawler, *args, **kwargs)
 
-    def __init__(self, topic: str | None = None, *args: Any, **kwargs: Any):
+    def __init__(
+        self, topic: str | None = None, *args: Any, topic_toml: str | None = None, **kwargs: Any
+    ):
+        """``topic_toml``, the topic file's text, is how ``focused schedule`` sends a topic to a
+        scrapyd node; ``topic`` then only names the file and anchors its relative paths."""
         super().__init__(*args, **kwargs)
         if not topic:
             raise FocusedError("no topic file: run `scrapy crawl focused -a topic=PATH`")
-        self.topic: Topic = load_topic(topic)
+        self.topic: Topic = load_topic_text(topic_toml, topic) if topic_toml else load_topic(topic)
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.topic.seeds:

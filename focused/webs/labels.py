@@ -37,7 +37,8 @@ def _nodes(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _within(path: str, category: str) -> bool:
+def within(path: str, category: str) -> bool:
+    """Whether a category path is the category or lies below it (the bundles' relevance rule)."""
     return path == category or path.startswith(category + "/")
 
 
@@ -98,11 +99,11 @@ def taxonomy_from_labels(
             key = url_key(url)
             if key in excluded or key in used:
                 continue
-            inside = sorted(p for p in bundle.categories(url) if _within(p, topic))
+            inside = sorted(p for p in bundle.categories(url) if within(p, topic))
             _write_example(bundle, folder, inside[0] if inside else topic, url)
             used.add(key)
         excluded |= {
-            key for key, paths in bundle.labels.items() if any(_within(p, topic) for p in paths)
+            key for key, paths in bundle.labels.items() if any(within(p, topic) for p in paths)
         }
 
     filed: dict[str, list[str]] = defaultdict(list)
@@ -111,7 +112,7 @@ def taxonomy_from_labels(
             filed[path].append(key)
     for node in nodes:
         folder.joinpath(*node.split("/")).mkdir(parents=True, exist_ok=True)
-        if topic is not None and _within(node, topic):
+        if topic is not None and within(node, topic):
             continue
         skip = excluded | used
         candidates = [key for key in filed.get(node, []) if key not in skip]
