@@ -33,7 +33,8 @@ def test_generate_then_build_a_taxonomy_from_its_labels(tmp_path):
 def test_train_saves_the_model_under_models(web, tmp_path):
     result = focused("train", str(web / "topic.toml"), "--models", str(tmp_path / "m"))
     assert result.returncode == 0, result.stderr
-    assert "taxonomy model HierarchicalClassifier ready" in result.stdout and list((tmp_path / "m").glob("*.joblib"))
+    assert "taxonomy model HierarchicalClassifier ready" in result.stdout
+    assert list((tmp_path / "m").glob("*.joblib"))
 
 
 def test_errors_are_one_line_without_traceback(tmp_path):

@@ -65,13 +65,14 @@ class ClassifierPipeline:
         if item["bad"]:
             return item
         doc = f"{item['title']}\n{item['text']}"
-        relevance, category = self.model.score_pages([doc])
+        anchors = [anchor for _, anchor in item["links"]] if self.score_anchors else []
+        # The page and its anchor texts in one batch: one vectorizer pass, one matrix product.
+        relevance, category = self.model.score_pages([doc, *anchors])
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]
         if self.needs_path:
             item["path_good"] = bool(self.model.best_path_good([doc])[0])
-        if self.score_anchors and item["links"]:
-            anchors = [anchor for _, anchor in item["links"]]
-            item["link_scores"] = self.model.relevance(anchors).tolist()
+        if anchors:
+            item["link_scores"] = relevance[1:].tolist()
         return item

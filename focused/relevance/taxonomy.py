@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.naive_bayes import ComplementNB, MultinomialNB
@@ -266,9 +265,11 @@ class HierarchicalClassifier(BaseEstimator):
         """Cap each document's weight at ``pseudo_length`` words (see the class docstring)."""
         if self.pseudo_length is None:
             return counts
+        counts = sp.csr_matrix(counts, dtype=np.float32)
         lengths = np.asarray(counts.sum(axis=1)).ravel()
         scale = np.minimum(1.0, self.pseudo_length / np.maximum(lengths, 1.0))
-        return sp.diags(scale.astype(np.float32)) @ counts
+        counts.data *= np.repeat(scale, np.diff(counts.indptr)).astype(np.float32)
+        return counts
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -303,7 +304,10 @@ class HierarchicalClassifier(BaseEstimator):
     def _relevance(self, log_proba: np.ndarray) -> np.ndarray:
         if not len(self.good_columns_):
             return np.zeros(len(log_proba))
-        return np.exp(logsumexp(log_proba[:, self.good_columns_], axis=1))
+        good = log_proba[:, self.good_columns_]
+        top = good.max(axis=1, keepdims=True)
+        top[~np.isfinite(top)] = 0.0
+        return np.exp(top[:, 0]) * np.exp(good - top).sum(axis=1)
 
     def predict(self, X: Sequence[str]) -> np.ndarray:
         """Best-matching category of each document (see ``score_pages``)."""
