@@ -43,8 +43,22 @@ def test_report_after_a_crawl(crawl, redis_home, tmp_path):
     assert crawl.log().count("Alarm, stagnation: the frontier ran dry") == 1
     png = tmp_path / "curve.png"
     result = subprocess.run(
-        [sys.executable, "-m", "focused.cli", "report", crawl.name, "--home", str(redis_home),
-         "--png", str(png), "--json"], capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "focused.cli",
+            "report",
+            crawl.name,
+            "--home",
+            str(redis_home),
+            "--png",
+            str(png),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert sum(report["census"].values()) == report["classified"] > 0
