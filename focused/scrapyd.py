@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
 from focused.errors import FocusedError
+from focused.options import parse_settings
 from focused.topic import Topic, load_topic
 
 DEFAULT_URL = "http://127.0.0.1:6800"
@@ -87,17 +88,6 @@ def schedule_topics(
         ]
         jobs.append(_post(endpoint, fields)["jobid"])
     return jobs
-
-
-def parse_settings(pairs: Iterable[str]) -> dict[str, str]:
-    """``KEY=VALUE`` strings (from ``-s``) as a dict."""
-    settings = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise FocusedError(f"-s {pair!r}: expected KEY=VALUE")
-        settings[key] = value
-    return settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ from focused.evaluation.report import averages, tables, write_json
 from focused.evaluation.run import CRAWLERS, DEFAULT_SETTINGS, CrawlRun, crawl, prepare, slug
 from focused.evaluation.score import counted_pages, measure, served_order, steps
 from focused.evaluation.tasks import Task, difficulty, load_tasks, parse_seeds_option
+from focused.options import parse_settings
 from focused.relevance.centroid import CentroidModel
 from focused.webs.bundle import Bundle, url_key
 
@@ -220,16 +221,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="crawls run at the same time")
 
 
-def _settings(pairs: Sequence[str]) -> dict[str, str]:
-    settings = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise FocusedError(f"-s expects KEY=VALUE, got {pair!r}")
-        settings[key] = value
-    return settings
-
-
 def run(args: argparse.Namespace) -> int:
     """Evaluate as ``args`` say, print the tables; 1 if a crawl failed, else 0."""
     # Wide enough for the tables when the output goes to a file.
@@ -241,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
         crawlers=[name.strip() for name in args.crawlers.split(",") if name.strip()],
         pages=args.pages,
         seeds=args.seeds,
-        settings=_settings(args.set),
+        settings=parse_settings(args.set),
         jobs=args.jobs,
         console=console,
     )
