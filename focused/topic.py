@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,7 @@ from focused.errors import TopicError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 FOCUS_MODES = ("soft", "hard")
-METHODS = ("taxonomy", "centroid")
 TOP_FIELDS = {"name", "seeds", "seeds_file", "focus", "relevance"}
-RELEVANCE_FIELDS = {
-    "taxonomy": {"method", "taxonomy", "good"},
-    "centroid": {"method", "examples", "threshold"},
-}
 
 
 @dataclass(frozen=True)
@@ -96,6 +92,39 @@ def _existing(path: Path, fieldname: str, value: Any, *, folder: bool) -> Path:
     return target
 
 
+def _number(path: Path, fieldname: str, value: Any, low: float, high: float) -> float:
+    """A number of the topic file in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TopicError(path, fieldname, f"expected a number, got {value!r}")
+    if not low <= value <= high:
+        raise TopicError(path, fieldname, f"expected {low} to {high}, got {value!r}")
+    return float(value)
+
+
+def _taxonomy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    good = data.get("good")
+    if not isinstance(good, list) or not good or not all(isinstance(g, str) for g in good):
+        raise TopicError(path, "relevance.good", "expected a non-empty list of category paths")
+    return {
+        "taxonomy": _existing(path, "relevance.taxonomy", data.get("taxonomy"), folder=True),
+        "good": [g.strip("/") for g in good],
+    }
+
+
+def _centroid_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "examples": _existing(path, "relevance.examples", data.get("examples"), folder=True),
+        "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.2), 0, 1),
+    }
+
+
+# method -> (its fields besides `method`, the function that checks them into options)
+METHODS: dict[str, tuple[set[str], Callable[[Path, dict[str, Any]], dict[str, Any]]]] = {
+    "taxonomy": ({"taxonomy", "good"}, _taxonomy_options),
+    "centroid": ({"examples", "threshold"}, _centroid_options),
+}
+
+
 def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(data, dict):
         raise TopicError(path, "relevance", "missing table [relevance] (with method = ...)")
@@ -104,27 +133,11 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
         raise TopicError(
             path, "relevance.method", f"unknown method {method!r}; known: {', '.join(METHODS)}"
         )
-    unknown = set(data) - RELEVANCE_FIELDS[method]
+    fields, check = METHODS[method]
+    unknown = set(data) - fields - {"method"}
     if unknown:
         raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
-    options: dict[str, Any] = {}
-    if method == "centroid":
-        options["examples"] = _existing(
-            path, "relevance.examples", data.get("examples"), folder=True
-        )
-        threshold = data.get("threshold", 0.2)
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise TopicError(path, "relevance.threshold", f"expected a number, got {threshold!r}")
-        if not 0 <= threshold <= 1:
-            raise TopicError(path, "relevance.threshold", f"expected 0 to 1, got {threshold!r}")
-        options["threshold"] = float(threshold)
-        return method, options
-    options["taxonomy"] = _existing(path, "relevance.taxonomy", data.get("taxonomy"), folder=True)
-    good = data.get("good")
-    if not isinstance(good, list) or not good or not all(isinstance(g, str) for g in good):
-        raise TopicError(path, "relevance.good", "expected a non-empty list of category paths")
-    options["good"] = [g.strip("/") for g in good]
-    return method, options
+    return method, check(path, data)
 
 
 def load_topic(path: str | Path) -> Topic:

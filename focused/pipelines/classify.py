@@ -15,24 +15,30 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def topic_model(topic: Topic, models_dir: str) -> Any:
-    """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
-    if topic.method == "centroid":
-        examples = topic.relevance["examples"]
-        try:
-            return load_or_fit_centroid(
-                examples, models_dir, threshold=topic.relevance["threshold"]
-            )
-        except TopicError as exc:
-            raise TopicError(
-                topic.path, "relevance.examples", f"{exc.problem} ({examples})"
-            ) from None
+def _taxonomy_model(topic: Topic, models_dir: str) -> Any:
     folder = topic.relevance["taxonomy"]
     try:
         return load_or_train(folder, topic.relevance["good"], models_dir)
     except TopicError as exc:  # the model checks its inputs; name them as the topic file does
         field = "relevance.good" if exc.field == "good" else "relevance.taxonomy"
         raise TopicError(topic.path, field, f"{exc.problem} ({folder})") from None
+
+
+def _centroid_model(topic: Topic, models_dir: str) -> Any:
+    examples = topic.relevance["examples"]
+    try:
+        return load_or_fit_centroid(examples, models_dir, threshold=topic.relevance["threshold"])
+    except TopicError as exc:
+        raise TopicError(topic.path, "relevance.examples", f"{exc.problem} ({examples})") from None
+
+
+# topic method -> the function that fits (or loads) its model; topic.METHODS checks the fields.
+MODELS = {"taxonomy": _taxonomy_model, "centroid": _centroid_model}
+
+
+def topic_model(topic: Topic, models_dir: str) -> Any:
+    """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
+    return MODELS[topic.method](topic, models_dir)
 
 
 class ClassifierPipeline:
