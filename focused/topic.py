@@ -17,6 +17,11 @@ or, for best-first (tf-idf cosine to the centroid of example pages, seed 002)::
     method = "centroid"
     examples = "examples"                        # folder of .txt/.html example pages
     threshold = 0.2                              # R at which hard focus expands a page
+
+or ``method = "examples"`` (``examples``, optional ``negatives`` folders, ``threshold``),
+``method = "keywords"`` (``keywords`` list or table of weights, ``description``, ``r0``) and
+``method = "thesaurus"`` (``thesaurus`` file, ``threshold``, ``depth_weight``, ``url_weight``,
+``anchor_weight``); see the README.
 """
 
 from __future__ import annotations
@@ -118,10 +123,69 @@ def _centroid_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _examples_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    negatives = data.get("negatives")
+    return {
+        "examples": _existing(path, "relevance.examples", data.get("examples"), folder=True),
+        "negatives": None
+        if negatives is None
+        else _existing(path, "relevance.negatives", negatives, folder=True),
+        "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.5), 0, 1),
+    }
+
+
+def _keywords_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    from focused.relevance.keywords import KeywordModel  # scikit-learn: only when needed
+
+    keywords = data.get("keywords", [])
+    if isinstance(keywords, dict):
+        for word, weight in keywords.items():
+            _number(path, f"relevance.keywords.{word}", weight, 0, float("inf"))
+    elif not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+        raise TopicError(
+            path, "relevance.keywords", "expected a list of words or a table of weights"
+        )
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise TopicError(path, "relevance.description", f"expected a sentence, got {description!r}")
+    options = {
+        "keywords": keywords,
+        "description": description,
+        "r0": _number(path, "relevance.r0", data.get("r0", 0.3), 0, 1),
+    }
+    try:  # fitting is instant and checks what is left (e.g. keywords that are all stopwords)
+        KeywordModel(**options).fit()
+    except ValueError as exc:
+        raise TopicError(path, "relevance.keywords", str(exc)) from None
+    return options
+
+
+def _thesaurus_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    from focused.relevance.thesaurus import read_thesaurus
+
+    thesaurus = _existing(path, "relevance.thesaurus", data.get("thesaurus"), folder=False)
+    read_thesaurus(thesaurus)  # its errors name the thesaurus file and the field in it
+    options: dict[str, Any] = {"thesaurus": thesaurus}
+    for name, default, high in (
+        ("threshold", 0.3, 1),
+        ("depth_weight", 0.5, float("inf")),
+        ("url_weight", 0.5, float("inf")),
+        ("anchor_weight", 0.5, float("inf")),
+    ):
+        options[name] = _number(path, f"relevance.{name}", data.get(name, default), 0, high)
+    return options
+
+
 # method -> (its fields besides `method`, the function that checks them into options)
 METHODS: dict[str, tuple[set[str], Callable[[Path, dict[str, Any]], dict[str, Any]]]] = {
     "taxonomy": ({"taxonomy", "good"}, _taxonomy_options),
     "centroid": ({"examples", "threshold"}, _centroid_options),
+    "examples": ({"examples", "negatives", "threshold"}, _examples_options),
+    "keywords": ({"keywords", "description", "r0"}, _keywords_options),
+    "thesaurus": (
+        {"thesaurus", "threshold", "depth_weight", "url_weight", "anchor_weight"},
+        _thesaurus_options,
+    ),
 }
 
 

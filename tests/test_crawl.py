@@ -229,3 +229,18 @@ def test_hard_focus_expands_only_pages_on_a_good_path(crawl, web, tmp_path):
     assert parents  # the crawl went beyond its seeds
     for parent in parents:
         assert by_url[parent]["category"].startswith(good)
+
+
+def test_a_keywords_topic_crawls_through_the_same_pipeline(crawl, web, tmp_path):
+    topic = tmp_path / "keywords.toml"
+    text = (web / "topic.toml").read_text()
+    topic.write_text(
+        text[: text.index("[relevance]")]
+        + '[relevance]\nmethod = "keywords"\n'
+        + 'keywords = ["bicycle", "peloton", "saddle", "cyclist", "sprint", "pedal"]\nr0 = 0.3\n'
+    )
+    crawl.topic = topic
+    stats = crawl.run(CLOSESPIDER_ITEMCOUNT=40)
+    feed = [item for item in crawl.feed() if item["relevance"] is not None]
+    assert len(feed) >= 30 and stats["focused/pages/relevant"] >= 1
+    assert all(0 <= item["relevance"] <= 1 and item["category"] is None for item in feed)

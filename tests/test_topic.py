@@ -116,3 +116,54 @@ def test_focused_train_reports_an_unknown_category_as_a_topic_error(topic_dir, t
     assert result.returncode == 2
     assert result.stderr.startswith(f"focused: error: {path}: relevance.good: ")
     assert "Science/Bird" in result.stderr and "Traceback" not in result.stderr
+
+
+METHOD_TABLES = {
+    "keywords": 'method = "keywords"\nkeywords = ["swan", "goose"]\ndescription = "water birds"\n',
+    "keywords-weights": 'method = "keywords"\nkeywords = {swan = 2.0, "mute swan" = 1}\n',
+    "examples": 'method = "examples"\nexamples = "tax/Science/Birds"\nthreshold = 0.4\n',
+    "thesaurus": 'method = "thesaurus"\nthesaurus = "birds.thesaurus.toml"\n',
+}
+
+
+def with_relevance(table: str) -> str:
+    return GOOD[: GOOD.index("[relevance]")] + "[relevance]\n" + table
+
+
+@pytest.mark.parametrize("kind", sorted(METHOD_TABLES))
+def test_every_method_loads_and_fits(topic_dir, tmp_path, kind):
+    from focused.pipelines.classify import topic_model
+
+    (topic_dir / "birds.thesaurus.toml").write_text(
+        '[facets.birds]\nterms = ["swan", {term = "duck", narrower = ["teal"]}]\n'
+    )
+    topic = load_topic(write(topic_dir, with_relevance(METHOD_TABLES[kind])))
+    model = topic_model(topic, str(tmp_path / "models"))
+    swan, other = model.relevance(["a swan and a goose on the lake", "stock market report"])
+    assert swan > other
+
+
+@pytest.mark.parametrize(
+    ("table", "field", "problem"),
+    [
+        ('method = "keywords"\nkeywords = "swan"\n', "relevance.keywords", "expected a list"),
+        ('method = "keywords"\nkeywords = ["the", "and"]\n', "relevance.keywords", ""),
+        ('method = "keywords"\nkeywords = ["swan"]\nr0 = 2\n', "relevance.r0", "0 to 1"),
+        ('method = "examples"\nexamples = "none"\n', "relevance.examples", "not found"),
+        ('method = "thesaurus"\nthesaurus = "none.toml"\n', "relevance.thesaurus", "not found"),
+    ],
+)
+def test_bad_method_fields_are_named(topic_dir, table, field, problem):
+    with pytest.raises(TopicError, match=f": {field}: .*{problem}"):
+        load_topic(write(topic_dir, with_relevance(table)))
+
+
+def test_thesaurus_syntax_errors_name_the_thesaurus_file(topic_dir):
+    (topic_dir / "bad.thesaurus.toml").write_text('[facets.birds]\nterms = [{narrower = ["x"]}]\n')
+    with pytest.raises(TopicError, match=r"bad\.thesaurus\.toml: facets\.birds\.terms\[0\]"):
+        load_topic(
+            write(
+                topic_dir,
+                with_relevance('method = "thesaurus"\nthesaurus = "bad.thesaurus.toml"\n'),
+            )
+        )

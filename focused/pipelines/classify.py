@@ -6,7 +6,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import TopicError, exit_on_user_error
-from focused.relevance.store import load_or_fit_centroid, load_or_train
+from focused.relevance.keywords import KeywordModel
+from focused.relevance.store import load_or_fit_centroid, load_or_fit_examples, load_or_train
+from focused.relevance.thesaurus import ThesaurusModel
 from focused.topic import Topic
 
 if TYPE_CHECKING:
@@ -32,8 +34,29 @@ def _centroid_model(topic: Topic, models_dir: str) -> Any:
         raise TopicError(topic.path, "relevance.examples", f"{exc.problem} ({examples})") from None
 
 
+def _examples_model(topic: Topic, models_dir: str) -> Any:
+    options = topic.relevance
+    return load_or_fit_examples(
+        options["examples"], options["negatives"], models_dir, threshold=options["threshold"]
+    )
+
+
+def _keywords_model(topic: Topic, models_dir: str) -> Any:
+    return KeywordModel(**topic.relevance).fit()  # instant, and checked when the topic was read
+
+
+def _thesaurus_model(topic: Topic, models_dir: str) -> Any:
+    return ThesaurusModel(**topic.relevance).fit()
+
+
 # topic method -> the function that fits (or loads) its model; topic.METHODS checks the fields.
-MODELS = {"taxonomy": _taxonomy_model, "centroid": _centroid_model}
+MODELS = {
+    "taxonomy": _taxonomy_model,
+    "centroid": _centroid_model,
+    "examples": _examples_model,
+    "keywords": _keywords_model,
+    "thesaurus": _thesaurus_model,
+}
 
 
 def topic_model(topic: Topic, models_dir: str) -> Any:

@@ -18,6 +18,8 @@ import sklearn
 
 from focused.errors import TopicError
 from focused.relevance.centroid import CentroidModel, example_pages, read_examples
+from focused.relevance.examples import ExamplesModel
+from focused.relevance.examples import read_examples as read_labelled_examples
 from focused.relevance.taxonomy import HierarchicalClassifier, example_files, read_taxonomy
 
 __all__ = ["load_or_fit_centroid", "load_or_train", "model_path"]
@@ -119,6 +121,28 @@ def load_or_fit_centroid(
     if path.exists():
         return joblib.load(path)
     model = CentroidModel(**hyperparams).fit(read_examples(folder))
+    _save(model, path)
+    logger.info("fitted %s on %d examples", path.name, len(files))
+    return model
+
+
+def load_or_fit_examples(
+    positive_folder: str | os.PathLike,
+    negative_folder: str | os.PathLike | None,
+    models_dir: str | os.PathLike,
+    **hyperparams: object,
+) -> ExamplesModel:
+    """The examples model of a positive (and an optional negative) folder of pages, fitted only
+    if none for exactly these examples and hyper-parameters is saved in ``models_dir``."""
+    folder = Path(positive_folder)
+    files = [(path, "1") for path in example_pages(folder)]
+    if negative_folder is not None:
+        files += [(path, "0") for path in example_pages(negative_folder)]
+    path = _cache_path("examples", folder, files, {"params": hyperparams}, models_dir)
+    if path.exists():
+        return joblib.load(path)
+    texts, labels = read_labelled_examples(positive_folder, negative_folder)
+    model = ExamplesModel(**hyperparams).fit(texts, labels)
     _save(model, path)
     logger.info("fitted %s on %d examples", path.name, len(files))
     return model
