@@ -147,6 +147,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from focused import evaluation, scrapyd
+    from focused.options import add_settings_argument
     from focused.webs import capture, generate, labels, server
 
     parser = argparse.ArgumentParser(
@@ -246,14 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("demo", cmd_demo, "crawl a synthetic web: soft focus against breadth-first")
     sub.add_argument("--pages", type=int, default=500, help="pages per crawler (default 500)")
     sub.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
-    sub.add_argument(
-        "-s",
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Scrapy setting for both crawls (repeatable)",
-    )
+    add_settings_argument(sub, "a Scrapy setting for both crawls (repeatable)")
 
     sub = command("evaluate", cmd_evaluate, "compare crawlers on a labelled offline web (seed 003)")
     evaluation.add_arguments(sub)

@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
 from focused.errors import FocusedError
-from focused.options import parse_settings
+from focused.options import add_settings_argument, parse_settings
 from focused.topic import Topic, load_topic
 
 DEFAULT_URL = "http://127.0.0.1:6800"
@@ -98,14 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project", default="focused", help="scrapyd project deployed by scrapyd-deploy"
     )
-    parser.add_argument(
-        "-s",
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Scrapy setting for every job (repeatable)",
-    )
+    add_settings_argument(parser, "a Scrapy setting for every job (repeatable)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,8 +3,6 @@ cycling and football."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import joblib
@@ -260,22 +258,3 @@ def test_examples_model_is_an_estimator(folders):
 def test_examples_model_checks_its_labels(labels, error):
     with pytest.raises(ValueError, match=error):
         ExamplesModel().fit(["a bicycle", "a goal"], labels)
-
-
-def test_importing_the_models_loads_no_crawler_code():
-    code = (
-        "import sys, focused.relevance.keywords, focused.relevance.examples\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "{'scrapy', 'redis', 'twisted', 'scrapy_redis'}"
-        " or m.startswith('focused.') and not m.startswith(('focused.relevance', "
-        "'focused.errors')))\n"
-        "print(bad)\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert result.stdout.strip() == "[]"

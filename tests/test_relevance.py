@@ -278,6 +278,8 @@ def test_load_or_train_unknown_good_category(taxonomy, tmp_path):
 
 
 def test_importing_the_package_loads_no_crawler_code():
+    """focused.relevance imports every model (taxonomy, centroid, keywords, examples,
+    thesaurus), so this covers them all."""
     code = (
         "import sys, focused.relevance\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "

@@ -27,7 +27,7 @@ from focused.evaluation.report import averages, tables, write_json
 from focused.evaluation.run import CRAWLERS, DEFAULT_SETTINGS, CrawlRun, crawl, prepare, slug
 from focused.evaluation.score import counted_pages, measure, served_order, steps
 from focused.evaluation.tasks import Task, difficulty, load_tasks, parse_seeds_option
-from focused.options import parse_settings
+from focused.options import add_settings_argument, parse_settings
 from focused.relevance.centroid import CentroidModel
 from focused.webs.bundle import Bundle, url_key
 
@@ -209,13 +209,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="'topics' (topics.json's seeds) or 'dist:N' (pages N links back from the targets)",
     )
     parser.add_argument("--out", type=Path, default=Path("evaluation"), help="output folder")
-    parser.add_argument(
-        "-s",
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Scrapy setting for every crawl (repeatable); the baselines keep their own"
+    add_settings_argument(
+        parser,
+        "a Scrapy setting for every crawl (repeatable); the baselines keep their own"
         " FOCUSED_STRATEGY and FOCUSED_LINK_SCORE",
     )
     parser.add_argument("--jobs", type=int, default=1, help="crawls run at the same time")
