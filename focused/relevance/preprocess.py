@@ -18,7 +18,7 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"^[a-z][a-z0-9+.-]*://(?:[^/?#@]*@)?(?:[^/?#]*\.)?(?:forums?|blogs?|boards?|community)\.",
     r"^[a-z][a-z0-9+.-]*://(?:[^/?#@]*@)?[^/?#]*\."
     r"(?:blogspot|wordpress|tumblr|livejournal|typepad)\.",
-    r"/(?:forums?|blogs?|weblogs?|boards?|discussions?)(?:[/?#._-]|$)",
+    r"/(?:forums?|blogs?|weblogs?|boards?|discussions?)(?:[/?#]|\.php|$)",
     r"/(?:viewtopic|viewforum|showthread|forumdisplay|showtopic|memberlist)\.php",
     r"/threads?/",
     r"/(?:19|20)\d\d/(?:0[1-9]|1[0-2])/(?:(?:0[1-9]|[12]\d|3[01])/)?[^/?#]+",
