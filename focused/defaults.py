@@ -52,6 +52,10 @@ FOCUSED_LINK_SCORE = "anchor"
 # (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.
 FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
 
+# Characters of a page's text that are scored (0: all). Scoring time grows with the text;
+# the models weigh word proportions, which the start of a page already shows.
+FOCUSED_MAX_TEXT_CHARS = 0
+
 # Where trained relevance models are saved (relative to the working directory).
 FOCUSED_MODELS_DIR = "models"
 

@@ -69,14 +69,24 @@ class ClassifierPipeline:
 
     Sets ``relevance``, ``relevant`` (R >= FOCUSED_RELEVANT_THRESHOLD), ``category`` and
     ``path_good``; with FOCUSED_LINK_SCORE ``anchor`` or ``both`` also ``link_scores``, the R
-    of each out-link's anchor text, scored in one batch. Bad pages pass through untouched.
+    of each out-link's anchor text, scored in one batch. Only the first
+    FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass through untouched.
     """
 
-    def __init__(self, model: Any, *, threshold: float, score_anchors: bool, needs_path: bool):
+    def __init__(
+        self,
+        model: Any,
+        *,
+        threshold: float,
+        score_anchors: bool,
+        needs_path: bool,
+        max_chars: int = 0,
+    ):
         self.model = model
         self.threshold = threshold
         self.score_anchors = score_anchors
         self.needs_path = needs_path
+        self.max_chars = max_chars
 
     @classmethod
     @exit_on_user_error
@@ -88,12 +98,14 @@ class ClassifierPipeline:
             threshold=s.getfloat("FOCUSED_RELEVANT_THRESHOLD"),
             score_anchors=s.get("FOCUSED_LINK_SCORE") != "parent",
             needs_path=topic.focus == "hard",
+            max_chars=s.getint("FOCUSED_MAX_TEXT_CHARS"),
         )
 
     def process_item(self, item: Any) -> Any:
         if item["bad"]:
             return item
-        doc = f"{item['title']}\n{item['text']}"
+        text = item["text"][: self.max_chars] if self.max_chars else item["text"]
+        doc = f"{item['title']}\n{text}"
         anchors = [anchor for _, anchor in item["links"]] if self.score_anchors else []
         # The page and its anchor texts in one batch: one vectorizer pass, one matrix product.
         relevance, category = self.model.score_pages([doc, *anchors])
