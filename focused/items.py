@@ -2,6 +2,10 @@
 
 import scrapy
 
+# The request.meta key of a URL's frontier record (lease, parent URL, score, num_tries), set by
+# the scheduler and read back by the spider.
+META = "focused"
+
 # What the feed exports (FEED_EXPORT_FIELDS); the other fields are for the pipelines.
 FEED_FIELDS = [
     "url",

@@ -28,6 +28,7 @@ import logging
 import time
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -36,6 +37,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from focused.connection import from_settings
 from focused.errors import FocusedError, exit_on_user_error
+from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
 
 if TYPE_CHECKING:
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-META = "focused"
 POLL_S = 0.5
 _frontiers: weakref.WeakKeyDictionary[Any, RedisFrontier] = weakref.WeakKeyDictionary()
 
@@ -103,12 +104,12 @@ class FrontierScheduler(BaseScheduler):
         *,
         stats: StatsCollector,
         batch: int,
-        wake: Any = None,
+        wake: Callable[[float], None] | None = None,
     ):
         self.frontier = frontier
         self.stats = stats
         self.batch = batch
-        self.wake = wake  # callable(delay): make the engine ask again after delay seconds
+        self.wake = wake  # make the engine ask again after that many seconds
         self.buffer: deque[Request] = deque()
         self.spider: Spider | None = None
         self._pending = True

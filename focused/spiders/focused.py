@@ -21,11 +21,9 @@ from twisted.web._newclient import ResponseFailed
 from w3lib.url import safe_url_string
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.items import PageItem
+from focused.items import META, PageItem
 from focused.relevance.text import page_text
 from focused.topic import Topic, load_topic, load_topic_text
-
-META = "focused"  # request.meta key of the frontier's record (lease, parent, score)
 
 
 def extract_links(response: HtmlResponse) -> list[tuple[str, str]]:
