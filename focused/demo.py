@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,8 +19,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from focused.connection import connect
+from focused.crawlproc import crawl_command, crawl_env
 from focused.errors import FocusedError
 from focused.monitor import crawl_status, plot_harvest, reset_crawl
+from focused.options import parse_settings
 from focused.topic import load_topic
 from focused.webs.bundle import Bundle
 from focused.webs.generate import generate_web
@@ -46,40 +47,22 @@ def crawl(
     """One ``scrapy crawl focused`` subprocess; returns its feed (JSON lines)."""
     feed = out / f"{crawl_name}.jsonl"
     feed.unlink(missing_ok=True)
-    env = {
-        **os.environ,
-        "http_proxy": proxy,
-        "FOCUSED_HOME": str(home),
-        "SCRAPY_SETTINGS_MODULE": "focused.settings",
+    options = {
+        "FOCUSED_CRAWL": crawl_name,
+        "FOCUSED_STRATEGY": strategy,
+        "CLOSESPIDER_ITEMCOUNT": pages,
+        "LOG_LEVEL": "WARNING",
+        **parse_settings(settings),
     }
-    env.pop("FOCUSED_REDIS_URL", None)
-    command = [
-        sys.executable,
-        "-m",
-        "scrapy",
-        "crawl",
-        "focused",
-        "-a",
-        f"topic={topic}",
-        "-s",
-        f"FOCUSED_CRAWL={crawl_name}",
-        "-s",
-        f"FOCUSED_STRATEGY={strategy}",
-        "-s",
-        f"CLOSESPIDER_ITEMCOUNT={pages}",
-        "-s",
-        "LOG_LEVEL=WARNING",
-        "-o",
-        f"{feed}:jsonlines",
-    ]
-    for setting in settings:
-        command += ["-s", setting]
+    command = crawl_command(topic, options, feed)
     client = connect(home=home)
     reset_crawl(client, crawl_name)
     task = progress.add_task(crawl_name, total=pages)
     log = out / f"{crawl_name}.log"
     with log.open("w") as stderr:
-        process = subprocess.Popen(command, env=env, stderr=stderr, stdout=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            command, env=crawl_env(proxy, home), stderr=stderr, stdout=subprocess.DEVNULL
+        )
         while process.poll() is None:
             status = crawl_status(client, crawl_name)
             progress.update(task, completed=status.get("fetched", 0) + status.get("failed", 0))

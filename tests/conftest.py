@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import pytest
 import redis
 
 from focused.connection import connect
+from focused.crawlproc import crawl_command
 from focused.webs.bundle import Bundle
 from focused.webs.generate import generate_web
 from focused.webs.server import ServedWeb
@@ -75,22 +75,8 @@ class Crawl:
         )
 
     def command(self, feed: str, settings: dict[str, object]) -> list[str]:
-        cmd = [
-            sys.executable,
-            "-m",
-            "scrapy",
-            "crawl",
-            "focused",
-            "-a",
-            f"topic={self.topic}",
-            "-s",
-            f"FOCUSED_CRAWL={self.name}",
-            "-o",
-            f"{feed}:jsonlines",
-        ]
-        for key, value in {"LOG_LEVEL": "INFO", "FOCUSED_HOST_DELAY": 0, **settings}.items():
-            cmd += ["-s", f"{key}={value}"]
-        return cmd
+        options = {"FOCUSED_CRAWL": self.name, "LOG_LEVEL": "INFO", "FOCUSED_HOST_DELAY": 0}
+        return crawl_command(self.topic, {**options, **settings}, Path(feed))
 
     def env(self) -> dict[str, str]:
         return {

@@ -8,13 +8,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from focused.crawlproc import crawl_command, crawl_env
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.tasks import Task
 from focused.pipelines.classify import topic_model
@@ -124,22 +124,18 @@ def crawl(
     log = run_dir / "served.jsonl"
     options = {**settings, **own, "CLOSESPIDER_ITEMCOUNT": str(items)}
     options["FOCUSED_MODELS_DIR"] = str(folder / "models")
-    command = [sys.executable, "-m", "scrapy", "crawl", "focused"]
-    command += ["-a", f"topic={folder / topic_file}", "-o", f"{run_dir / 'feed.jsonl'}:jsonlines"]
-    command += [arg for key, value in options.items() for arg in ("-s", f"{key}={value}")]
+    command = crawl_command(folder / topic_file, options, run_dir / "feed.jsonl")
     started = time.perf_counter()
     with (
         ServedWeb(bundle_path, log_path=log) as web,
         (run_dir / "crawl.log").open("w", encoding="utf-8") as stderr,
     ):
-        env = {
-            **os.environ,
-            "http_proxy": web.proxy,
-            "SCRAPY_SETTINGS_MODULE": "focused.settings",
-            "FOCUSED_HOME": str(run_dir / ".focused"),
-        }
         process = subprocess.Popen(
-            command, env=env, cwd=run_dir, stdout=subprocess.DEVNULL, stderr=stderr
+            command,
+            env=crawl_env(web.proxy, run_dir / ".focused"),
+            cwd=run_dir,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
         )
         try:
             while True:

@@ -1,0 +1,36 @@
+"""``scrapy crawl focused`` as a subprocess: one command line and one environment for every
+tool that runs crawls (the demo, ``focused evaluate``, the tests)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def crawl_command(
+    topic: Path, settings: Mapping[str, object], feed: Path | None = None
+) -> list[str]:
+    """The command that crawls ``topic`` with ``-s KEY=VALUE`` settings, writing ``feed``."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={topic}"]
+    if feed is not None:
+        command += ["-o", f"{feed}:jsonlines"]
+    for key, value in settings.items():
+        command += ["-s", f"{key}={value}"]
+    return command
+
+
+def crawl_env(proxy: str, home: Path) -> dict[str, str]:
+    """The environment of a crawl through ``proxy`` on the embedded Redis in ``home``.
+
+    FOCUSED_REDIS_URL is dropped: these crawls count on a Redis of their own.
+    """
+    env = {
+        **os.environ,
+        "http_proxy": proxy,
+        "FOCUSED_HOME": str(home),
+        "SCRAPY_SETTINGS_MODULE": "focused.settings",
+    }
+    env.pop("FOCUSED_REDIS_URL", None)
+    return env
