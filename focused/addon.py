@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 PIPELINES = {
+    "focused.pipelines.duplicates.DuplicatesPipeline": 50,
     "focused.pipelines.classify.ClassifierPipeline": 100,
     "focused.pipelines.frontier.FrontierPipeline": 200,
 }

@@ -35,22 +35,40 @@ FOCUSED_POP_BATCH = 8
 # million URLs in the compact intset encoding (512 per bucket).
 FOCUSED_SEEN_BUCKETS = 4096
 
-# A page is relevant when R(d) >= this.
-FOCUSED_RELEVANT_THRESHOLD = 0.5
+# A page is relevant when R(d) >= this. None: the topic's own threshold (relevance.threshold,
+# or r0 for keywords), else 0.5. Methods' R scales differ: semantic's is a share of words.
+FOCUSED_RELEVANT_THRESHOLD = None
 
 # Crawl strategy: "" follows the topic file's `focus` ("soft" or "hard"); "breadth-first" is
 # the unfocused baseline (pages are still classified, so its harvest can be compared).
 FOCUSED_STRATEGY = ""
 
-# How an out-link's priority is estimated under soft focus:
-#   "parent": R(parent), as in seed 000;  "anchor": R(anchor text);  "both": their mean.
-# "anchor" harvests best on Wikispeedia (README, "Harvest on Wikispeedia").
-FOCUSED_LINK_SCORE = "anchor"
+# How an out-link's priority is estimated under soft focus (seed 002's best-first variants):
+#   "content": R(parent page), as in seed 000;  "anchor": R(anchor text);  "both": their mean.
+# "" follows the topic file's `link_score` ([relevance] table), whose default is "anchor",
+# the best on Wikispeedia (README, "Harvest on Wikispeedia").
+FOCUSED_LINK_SCORE = ""
+
+# The online link model (focused.learning): learns during the crawl which out-links lead to
+# relevant pages and blends that with the estimate above, trusting it as much as
+# n / (n + FOCUSED_LINK_MODEL_WARMUP) after n fetched pages. Its training log is shared by all
+# processes of a crawl through Redis; each process reads it every FOCUSED_LINK_MODEL_SYNC pages.
+# Off by default: on Wikispeedia it lowered harvest (README, "The online link model").
+FOCUSED_LINK_MODEL = False
+FOCUSED_LINK_MODEL_WARMUP = 100
+FOCUSED_LINK_MODEL_SYNC = 10
 
 # Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
 # the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
 # (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.
 FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
+
+# Seed 004's pre-processing: a fetched page whose text (title and body) is that of a page
+# already fetched in this crawl, or whose URL comes back with the Last-Modified it had before
+# (a lease that ran out, a repeated run), is a duplicate: not classified, its links not queued,
+# counted as focused/pages/duplicate. Copies add nothing to the harvest and cost a scoring
+# pass; False classifies every page again.
+FOCUSED_SKIP_DUPLICATES = True
 
 # Characters of a page's text that are scored (0: all). Scoring time grows with the text;
 # the models weigh word proportions, which the start of a page already shows.

@@ -31,7 +31,7 @@ class PageItem(scrapy.Item):
     time = scrapy.Field()  # unix time the response arrived
     status = scrapy.Field()  # HTTP status; None when no response came
     relevance = scrapy.Field()  # R(d) in [0, 1]
-    relevant = scrapy.Field()  # R(d) >= FOCUSED_RELEVANT_THRESHOLD
+    relevant = scrapy.Field()  # R(d) >= the topic's threshold (FOCUSED_RELEVANT_THRESHOLD)
     category = scrapy.Field()  # best-matching leaf category
     depth = scrapy.Field()
     parent = scrapy.Field()  # URL of the page the link was found on
@@ -42,5 +42,11 @@ class PageItem(scrapy.Item):
     text = scrapy.Field()
     links = scrapy.Field()  # [(absolute url, anchor text), ...]
     lease = scrapy.Field()  # the frontier lease to acknowledge
+    last_modified = scrapy.Field()  # the response's Last-Modified header, if any (duplicates)
     path_good = scrapy.Field()  # some node on the best category path is good (hard focus)
     link_scores = scrapy.Field()  # per-link relevance estimates (anchor text), if computed
+    # How the page was reached, for the online link model (focused.learning):
+    anchor = scrapy.Field()  # anchor text of the link it was queued from ("" if unknown)
+    anchor_relevance = scrapy.Field()  # R of that anchor text, if scored
+    parent_relevance = scrapy.Field()  # R of the page that link was on (None for seeds)
+    parent_category = scrapy.Field()

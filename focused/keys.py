@@ -7,7 +7,8 @@ build the per-host keys from the same templates (they are formatted into the Lua
 =====================  ======  ============================================================
 key (after prefix)     type    what it holds
 =====================  ======  ============================================================
-``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"``,
+``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"``
+                               (then TAB and the anchor text, when the link model is on),
                                score = packed (num_tries, 1-R, hash); see ``frontier.py``
 ``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
                                plus the host's crawled count
@@ -19,14 +20,20 @@ key (after prefix)     type    what it holds
 ``crawled``            hash    origin -> URLs fetched (the seed-000 server priority)
 ``next``               hash    origin -> unix time the host may be hit again
 ``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
-``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed)
+``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed),
+                               for classified pages ``"<url> TAB <R> TAB <category>"``
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
 ``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
 ``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
                                ``relevant:b`` relevant pages (the harvest curve)
 ``census``             hash    category -> classified pages whose best category it is
 ``tries``              hash    num_tries -> URLs acknowledged after that many failed tries
+``linklog``            list    the online link model's training log, one entry per classified
+                               page: label, estimate, parent R and category, URL, anchor
 ``meta``               hash    the crawl's description: focus, topic file
+``checksums``          hash    text checksum -> fingerprint of the first URL fetched with that
+                               text (seed 004's duplicates; ``pipelines/duplicates.py``)
+``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)
 =====================  ======  ============================================================
 """
 
@@ -46,6 +53,9 @@ CURVE = "curve"
 CENSUS = "census"
 TRIES = "tries"
 META = "meta"
+LINK_LOG = "linklog"
+CHECKSUMS = "checksums"
+MODIFIED = "modified"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000

@@ -7,10 +7,13 @@ and knows nothing of topics (Frontera keeps the same seam). Seed 000's two modes
   when a page is fetched, its own R replaces the estimate (its out-links carry its R).
 - hard focus: out-links enter only when some node on the page's best category path is good.
 
-``link_score`` says how an out-link's estimate is made: ``parent`` (R of the page, seed 000),
-``anchor`` (R of the anchor text) or ``both`` (their mean). Links whose URL matches
-``drop_urls`` (seed 004: forums and blogs) never enter, whatever the strategy; they are
-filtered here, before the frontier's round trip, and counted in ``dropped``.
+``link_score`` says how an out-link's estimate is made (seed 002's best-first variants):
+``content`` (R of the page, seed 000), ``anchor`` (R of the anchor text) or ``both`` (their
+mean). With a ``learner`` (the crawl's online link model, :mod:`focused.learning`) the estimate
+is one feature of the link's priority, which the learner blends with what it has learned from
+the pages fetched so far; the strategy feeds it each fetched page through ``learn``. Links
+whose URL matches ``drop_urls`` (seed 004: forums and blogs) never enter, whatever the
+strategy; they are filtered here, before the frontier's round trip, and counted in ``dropped``.
 """
 
 from __future__ import annotations
@@ -19,21 +22,28 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from focused.errors import FocusedError
+from focused.learning import SharedLinkModel
+from focused.relevance.linkmodel import LinkContext
 from focused.schedulers.frontier import Link
-
-LINK_SCORES = ("parent", "anchor", "both")
+from focused.topic import LINK_SCORES
 
 
 class SoftFocus:
     """Every out-link enters the frontier."""
 
     def __init__(
-        self, link_score: str = "parent", depth_limit: int = 0, drop_urls: Sequence[str] = ()
+        self,
+        link_score: str = "content",
+        depth_limit: int = 0,
+        drop_urls: Sequence[str] = (),
+        learner: SharedLinkModel | None = None,
     ):
         if link_score not in LINK_SCORES:
             raise ValueError(f"link_score must be one of {LINK_SCORES}, got {link_score!r}")
         self.link_score = link_score
         self.depth_limit = depth_limit
+        self.learner = learner
         self.drop = re.compile("|".join(f"(?:{p})" for p in drop_urls), re.I) if drop_urls else None
         self.dropped = 0
 
@@ -49,6 +59,26 @@ class SoftFocus:
         """Whether the page's out-links enter the frontier at all."""
         return True
 
+    def estimate(self, parent: float, anchor: float | None) -> float:
+        """The topic model's estimate of a link's target, from its parent's and anchor's R."""
+        if self.link_score == "content" or anchor is None:
+            return parent
+        return anchor if self.link_score == "anchor" else (parent + anchor) / 2
+
+    def learn(self, page: Mapping[str, Any]) -> None:
+        """Tell the learner what a fetched page reached through a link turned out to be."""
+        if self.learner is None or page.get("parent_relevance") is None:
+            return  # a seed, or a URL pushed without a parent: no link to learn from
+        parent = float(page["parent_relevance"])
+        link = LinkContext(
+            page["url"],
+            page.get("anchor") or "",
+            self.estimate(parent, page.get("anchor_relevance")),
+            parent,
+            page.get("parent_category") or "",
+        )
+        self.learner.observe(link, bool(page["relevant"]))
+
     def links(self, page: Mapping[str, Any]) -> list[Link]:
         """The page's out-links, scored, or none."""
         depth = page["depth"] + 1
@@ -56,16 +86,22 @@ class SoftFocus:
             return []
         links: Sequence[tuple[str, str]] = page["links"]
         parent = float(page["relevance"])
-        anchors = page.get("link_scores") or [parent] * len(links)
-        if self.link_score == "parent":
-            scores = [parent] * len(links)
-        elif self.link_score == "anchor":
-            scores = list(anchors)
-        else:
-            scores = [(parent + a) / 2 for a in anchors]
-        return self.kept(
-            [Link(url, score, depth) for (url, _), score in zip(links, scores, strict=True)]
+        anchors = page.get("link_scores") or [None] * len(links)
+        scores = [self.estimate(parent, a) for a in anchors]
+        learning = self.learner is not None  # the learner needs the anchors back later
+        kept = self.kept(
+            [
+                Link(url, score, depth, anchor if learning else "")
+                for (url, anchor), score in zip(links, scores, strict=True)
+            ]
         )
+        if self.learner is None or not kept:
+            return kept
+        category = page.get("category") or ""
+        priorities = self.learner.predict(
+            [LinkContext(k.url, k.anchor, k.score, parent, category) for k in kept]
+        )
+        return [Link(k.url, p, depth, k.anchor) for k, p in zip(kept, priorities, strict=True)]
 
 
 class HardFocus(SoftFocus):
@@ -83,6 +119,14 @@ class BreadthFirst(SoftFocus):
         if self.depth_limit and depth > self.depth_limit:
             return []
         return self.kept([Link(url, 1.0 / (1 + depth), depth) for url, _ in page["links"]])
+
+
+def link_score_for(setting: str, topic_link_score: str) -> str:
+    """FOCUSED_LINK_SCORE when set, else the topic file's ``link_score``."""
+    value = setting or topic_link_score
+    if value not in LINK_SCORES:
+        raise FocusedError(f"FOCUSED_LINK_SCORE: expected one of {LINK_SCORES}, got {value!r}")
+    return value
 
 
 STRATEGIES = {"soft": SoftFocus, "hard": HardFocus, "breadth-first": BreadthFirst}

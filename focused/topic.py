@@ -22,6 +22,7 @@ or ``method = "examples"`` (``examples``, optional ``negatives`` folders, ``thre
 ``method = "keywords"`` (``keywords`` list or table of weights, ``description``, ``r0``) and
 ``method = "thesaurus"`` (``thesaurus`` file, ``threshold``, ``depth_weight``, ``url_weight``,
 ``anchor_weight``); see the README.
+Seed 002's WordNet expansion is ``method = "semantic"`` (``terms``, ``description``, ``wordnet``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Topic:
     focus: str
     method: str
     relevance: dict[str, Any] = field(default_factory=dict)
+    link_score: str = "anchor"
 
     @property
     def base(self) -> Path:
@@ -176,6 +178,36 @@ def _thesaurus_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def _semantic_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    from focused.errors import FocusedError
+    from focused.relevance.semantic import SemanticModel  # nltk's WordNet: only when needed
+
+    terms = data.get("terms", [])
+    if not isinstance(terms, list) or not all(isinstance(t, str) and t.strip() for t in terms):
+        raise TopicError(
+            path, "relevance.terms", f"expected a list of words or phrases, got {terms!r}"
+        )
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise TopicError(path, "relevance.description", f"expected a sentence, got {description!r}")
+    wordnet = data.get("wordnet")
+    options = {
+        "terms": terms,
+        "description": description,
+        "wordnet": None
+        if wordnet is None
+        else _existing(path, "relevance.wordnet", wordnet, folder=True),
+        "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.01), 0, 1),
+    }
+    try:  # reads WordNet (once per process) and checks that it knows every term
+        SemanticModel(**options).fit()
+    except ValueError as exc:
+        raise TopicError(path, "relevance.terms", str(exc)) from None
+    except FocusedError as exc:  # no WordNet where it looked
+        raise TopicError(path, "relevance.wordnet", str(exc)) from None
+    return options
+
+
 # method -> (its fields besides `method`, the function that checks them into options)
 METHODS: dict[str, tuple[set[str], Callable[[Path, dict[str, Any]], dict[str, Any]]]] = {
     "taxonomy": ({"taxonomy", "good"}, _taxonomy_options),
@@ -186,7 +218,13 @@ METHODS: dict[str, tuple[set[str], Callable[[Path, dict[str, Any]], dict[str, An
         {"thesaurus", "threshold", "depth_weight", "url_weight", "anchor_weight"},
         _thesaurus_options,
     ),
+    "semantic": ({"terms", "description", "wordnet", "threshold"}, _semantic_options),
 }
+
+
+# Fields of [relevance] that every method has: how out-links are estimated (seed 002's
+# best-first variants; see focused.strategies).
+LINK_SCORES = ("content", "anchor", "both")
 
 
 def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
@@ -198,7 +236,7 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
             path, "relevance.method", f"unknown method {method!r}; known: {', '.join(METHODS)}"
         )
     fields, check = METHODS[method]
-    unknown = set(data) - fields - {"method"}
+    unknown = set(data) - fields - {"method", "link_score"}
     if unknown:
         raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
     return method, check(path, data)
@@ -241,4 +279,9 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
         raise TopicError(path, "focus", f"expected 'soft' or 'hard', got {focus!r}")
     seeds = _read_seeds(path, data)
     method, options = _read_relevance(path, data.get("relevance"))
-    return Topic(path.resolve(), name, seeds, focus, method, options)
+    link_score = data["relevance"].get("link_score", "anchor")
+    if link_score not in LINK_SCORES:
+        raise TopicError(
+            path, "relevance.link_score", f"expected one of {LINK_SCORES}, got {link_score!r}"
+        )
+    return Topic(path.resolve(), name, seeds, focus, method, options, link_score)

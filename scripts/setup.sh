@@ -13,3 +13,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet -e ".[test]"
     touch "$stamp"
 fi
+# WordNet 3.0 for the "semantic" relevance method: Debian's wordnet-base (/usr/share/wordnet).
+wordnet=${FOCUSED_WORDNET:-/usr/share/wordnet}
+if [ ! -f "$wordnet/index.noun" ]; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo -n"; fi
+    apt() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get "$@" >/dev/null 2>&1; }
+    if [ -n "${FOCUSED_WORDNET:-}" ] || ! command -v apt-get >/dev/null \
+        || ! { apt install -y --no-install-recommends wordnet-base \
+            || { apt update -qq && apt install -y --no-install-recommends wordnet-base; }; }; then
+        echo "setup: no WordNet in $wordnet; the semantic method needs it:" \
+            "apt-get install wordnet-base, or set FOCUSED_WORDNET to a WordNet 3.0 dict folder" >&2
+    fi
+fi

@@ -1,5 +1,6 @@
 """focused evaluate (seed 003): scoring from served logs, the oracle, seed selection, topic
-difficulty, the centroid model, and one small real evaluation."""
+difficulty, the centroid model, every crawler's topic file, validation tasks, and one small
+real evaluation."""
 
 from __future__ import annotations
 
@@ -14,11 +15,28 @@ from sklearn.exceptions import NotFittedError
 
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.oracle import oracle_order
+from focused.evaluation.report import shown_ks
+from focused.evaluation.run import CRAWLERS, name_words, prepare, thesaurus_from_examples
 from focused.evaluation.score import counted_pages, measure, served_order, steps
-from focused.evaluation.tasks import Task, difficulty, dist_seeds, parse_seeds_option
+from focused.evaluation.tasks import (
+    VALIDATION_CATEGORIES,
+    Task,
+    difficulty,
+    dist_seeds,
+    load_tasks,
+    overlaps,
+    parse_seeds_option,
+)
+from focused.pipelines.classify import topic_model
 from focused.relevance.centroid import CentroidModel
+from focused.relevance.text import page_text
+from focused.topic import load_topic
+from focused.webs.bundle import Bundle, url_key
+from focused.webs.labels import within
 
 H = "http://www.a.test/"
+# ../shared/webs/wikispeedia beside the checkout, where there is one.
+WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
 
 
 def _log(*paths: str) -> list[dict]:
@@ -158,3 +176,201 @@ def test_centroid_topic_file_trains_once(tmp_path: Path):
     topic_file.write_text(head + 'examples = "examples"\nthreshold = 2\n')
     with pytest.raises(TopicError, match="relevance.threshold"):
         load_topic(topic_file)
+
+
+# -- every crawler's topic file, and validation tasks --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def graph(bundle: Bundle) -> WebGraph:
+    return WebGraph.from_bundle(bundle)
+
+
+@pytest.fixture(scope="module")
+def prepared(bundle: Bundle, graph: WebGraph, tmp_path_factory: pytest.TempPathFactory):
+    """The synthetic web's topic "Science" (30 training pages), prepared for every crawler."""
+    (task,) = load_tasks(bundle, graph, "Science", None)
+    folder = tmp_path_factory.mktemp("prepared") / "science"
+    return task, folder, prepare(bundle, graph, task, folder, list(CRAWLERS))
+
+
+METHOD_OF = {
+    "taxonomy": "taxonomy",
+    "taxonomy-learning": "taxonomy",
+    "breadth-first": "taxonomy",
+    "best-first": "centroid",
+    "best-first-anchor": "centroid",
+    "best-first-both": "centroid",
+    "examples": "examples",
+    "keywords": "keywords",
+    "semantic": "semantic",
+    "thesaurus": "thesaurus",
+}
+
+
+@pytest.mark.parametrize("name", list(CRAWLERS))
+def test_prepare_writes_a_loadable_topic_file_for_every_crawler(prepared, name: str):
+    task, folder, problems = prepared
+    assert name not in problems, problems.get(name)
+    topic = load_topic(folder / CRAWLERS[name][0])
+    assert topic.method == METHOD_OF[name] and topic.seeds == task.seeds
+    assert topic_model(topic, str(folder / "models")) is not None
+
+
+def test_crawlers_are_their_method_and_link_score(prepared):
+    import tomllib
+
+    task, folder, _ = prepared
+    relevance = tomllib.loads((folder / "taxonomy.toml").read_text())["relevance"]
+    assert relevance == {"method": "taxonomy", "taxonomy": "taxonomy", "good": [task.category]}
+    assert CRAWLERS["best-first"][1]["FOCUSED_LINK_SCORE"] == "content"
+    assert CRAWLERS["best-first-anchor"][1]["FOCUSED_LINK_SCORE"] == "anchor"
+    assert CRAWLERS["best-first-both"][1]["FOCUSED_LINK_SCORE"] == "both"
+    assert load_topic(folder / "keywords.toml").relevance["keywords"] == ["science"]
+    assert name_words("Science/Physics/Space_Astronomy") == ["space", "astronomy"]
+    assert name_words("Citizenship/Politics_and_government") == ["politics", "government"]
+    assert name_words("History/British_History_15001750") == ["british", "history"]
+
+
+def test_prepare_fits_only_the_crawlers_asked_for(bundle: Bundle, graph: WebGraph, tmp_path):
+    (task,) = load_tasks(bundle, graph, "Arts/Music", None)
+    assert prepare(bundle, graph, task, tmp_path / "t", ["breadth-first"]) == {}
+    assert sorted(p.name for p in (tmp_path / "t").glob("*.toml")) == ["taxonomy.toml"]
+    assert not (tmp_path / "t" / "negatives").exists()
+    with pytest.raises(Exception, match="unknown crawler"):
+        prepare(bundle, graph, task, tmp_path / "u", ["depth-first"])
+
+
+def test_negatives_are_the_taxonomy_of_the_other_categories(bundle: Bundle, prepared):
+    task, folder, _ = prepared
+    taxonomy = {p.relative_to(folder / "taxonomy") for p in (folder / "taxonomy").rglob("*.txt")}
+    negatives = {p.relative_to(folder / "negatives") for p in (folder / "negatives").rglob("*.txt")}
+    assert negatives and negatives < taxonomy
+    assert {
+        p for p in taxonomy - negatives if not within("/".join(p.parts[:-1]), task.category)
+    } == set()
+    assert all(not within("/".join(p.parts[:-1]), task.category) for p in negatives)
+
+
+def test_generated_thesaurus_ranks_a_training_page_above_an_off_topic_page(
+    bundle: Bundle, graph: WebGraph, prepared
+):
+    task, folder, _ = prepared
+    text = (folder / "topic.thesaurus.toml").read_text()
+    assert "stands in for a thesaurus a person would write" in text
+    model = topic_model(load_topic(folder / "thesaurus.toml"), str(folder / "models"))
+    assert list(model.facets_) == ["science"] and model.thesaurus_.negative == ()
+    assert 20 <= len(model.thesaurus_.facets[0].terms) <= 40
+    off_topic = next(k for k, paths in sorted(bundle.labels.items()) if "Sports" in paths[0])
+    training = [graph.texts[url_key(url)] for url in task.training]
+    on, off = model.relevance([training[0], graph.texts[off_topic]])
+    assert on > off
+    assert model.relevance(training).mean() > model.relevance([graph.texts[off_topic]])[0]
+
+
+def test_thesaurus_from_examples_picks_words_of_the_positives():
+    positives = ["the eagles nest in tall trees", "an eagle and its nest", "eagle feathers nest"]
+    negatives = ["engines and gearboxes", "an engine nest of wires", "the gearbox of a car"]
+    text = thesaurus_from_examples(positives, negatives, "birds", n_terms=2, min_df=2)
+    import tomllib
+
+    terms = tomllib.loads(text)["facets"]["birds"]["terms"]
+    assert terms[0] == "eagle" and "engine" not in terms and len(terms) <= 2
+    with pytest.raises(Exception, match="no word"):
+        thesaurus_from_examples(["car"], ["car"], "x")
+
+
+def test_validation_tasks_know_only_their_seeds_and_training_pages(
+    bundle: Bundle, graph: WebGraph, tmp_path: Path
+):
+    (task,) = load_tasks(bundle, graph, "all", None, task_set="categories", categories=["Sports"])
+    pages = {k for k, paths in bundle.labels.items() if any(within(p, "Sports") for p in paths)}
+    seeds, training = {url_key(u) for u in task.seeds}, {url_key(u) for u in task.training}
+    assert len(seeds) == 8 and len(training) == 30 and not seeds & training
+    assert seeds | training <= pages and all(graph.links.get(k) for k in seeds)
+    assert task.relevant == pages and task.targets == pages - seeds - training
+    again = load_tasks(bundle, graph, "Sports", None, task_set="categories", categories=["Sports"])
+    assert again == [task]
+    other = load_tasks(bundle, graph, "all", None, 1, task_set="categories", categories=["Sports"])
+    assert other[0].training != task.training
+
+    # What the crawlers are given holds no page of the topic but the training pages.
+    assert prepare(bundle, graph, task, tmp_path / "t", list(CRAWLERS)).keys() <= {"semantic"}
+    page_of = {graph.texts[k]: k for k in pages}
+    page_of |= {page_text(bundle.pages[k].body).document: k for k in pages}
+    given = {page_of.get(p.read_text()) for p in (tmp_path / "t").rglob("*.txt")} - {None}
+    assert given == training
+    thesaurus = (tmp_path / "t" / "topic.thesaurus.toml").read_text()
+    assert '[facets."sports"]' in thesaurus
+    for name in ("taxonomy.toml", "examples.toml"):
+        assert load_topic(tmp_path / "t" / name).seeds == task.seeds
+
+
+def test_task_sets_refuse_what_they_cannot_draw(bundle: Bundle, graph: WebGraph):
+    with pytest.raises(Exception, match="too few"):
+        load_tasks(bundle, graph, "all", None, task_set="categories", categories=["Arts/Cinema"])
+    with pytest.raises(Exception, match="no page is labelled"):
+        load_tasks(bundle, graph, "all", None, task_set="categories", categories=["Nope"])
+    with pytest.raises(Exception, match="Wikispeedia"):
+        load_tasks(bundle, graph, "all", None, task_set="validation")
+    with pytest.raises(Exception, match="no topic"):
+        load_tasks(bundle, graph, "Sports", None, task_set="categories", categories=["Arts"])
+    assert overlaps("Science", "Science/Astronomy") and overlaps("Science/Astronomy", "Science")
+    assert not overlaps("Science", "Sciences") and not overlaps("Arts/Music", "Arts/Cinema")
+
+
+def test_shown_ks():
+    assert shown_ks([100, 250, 300]) == (["100", "250", "300"], ["100", "250"])
+    assert shown_ks([100, 250, 500, 1000]) == (["100", "250", "1000"], ["100", "250"])
+    assert shown_ks([60]) == (["60"], ["60"])
+
+
+def test_evaluate_on_categories_reports_the_task_set_and_what_did_not_run(
+    web: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from focused.evaluation import evaluate
+    from focused.evaluation.report import not_run_lines, tables
+
+    # No WordNet where FOCUSED_WORDNET points: semantic cannot load, in one line, and no crawl.
+    (tmp_path / "no-wordnet").mkdir()
+    monkeypatch.setenv("FOCUSED_WORDNET", str(tmp_path / "no-wordnet"))
+    report = evaluate(
+        web,
+        tmp_path / "out",
+        crawlers=["semantic", "oracle"],
+        pages=40,
+        task_set="categories",
+        categories=["Sports"],
+    )
+    assert report["task_set"] == "categories" and "drawn" in report["task_set_description"]
+    (topic,) = report["topics"]
+    assert topic["category"] == "Sports" and topic["crawlers"]["oracle"]["pages"] == 40
+    assert "validation" not in tables(report)[0].title and "categories" in tables(report)[0].title
+    assert set(topic["crawlers"]["semantic"]) == {"error"}
+    (line,) = not_run_lines(report)
+    assert line.startswith("semantic: not run on any topic: ") and "\n" not in line
+    assert "wordnet" in line.lower()
+    assert [c.header for c in tables(report)[1].columns][:1] == ["crawler"]
+    assert report["average"]["semantic"]["topics"] == 0
+
+
+@pytest.mark.skipif(not (WIKISPEEDIA / "labels.tsv").exists(), reason="no Wikispeedia bundle")
+def test_validation_categories_do_not_overlap_the_development_topics():
+    import json
+
+    labels = (WIKISPEEDIA / "labels.tsv").read_text().splitlines()
+    paths = [p for line in labels for p in line.partition("\t")[2].split("|") if p]
+    topics = json.loads((WIKISPEEDIA / "topics.json").read_text())["topics"]
+    dev = [t["category"] for t in topics]
+    for category in VALIDATION_CATEGORIES:
+        assert not any(overlaps(category, d) for d in dev), category
+        size = sum(
+            1
+            for line in labels
+            if any(within(p, category) for p in line.partition("\t")[2].split("|"))
+        )
+        assert 80 <= size <= 700, (category, size)
+        assert any(within(p, category) for p in paths)
+    assert not any(
+        overlaps(a, b) for a in VALIDATION_CATEGORIES for b in VALIDATION_CATEGORIES if a != b
+    )

@@ -20,7 +20,7 @@ def scores(links):
 
 
 def test_soft_focus_scores_every_link():
-    assert scores(SoftFocus("parent").links(PAGE)) == [
+    assert scores(SoftFocus("content").links(PAGE)) == [
         ("http://a.test/1", 0.8, 3),
         ("http://b.test/2", 0.8, 3),
     ]
@@ -35,8 +35,8 @@ def test_soft_focus_scores_every_link():
 
 
 def test_hard_focus_follows_only_pages_on_a_good_path():
-    assert HardFocus("parent").links(PAGE) == []
-    assert len(HardFocus("parent").links({**PAGE, "path_good": True})) == 2
+    assert HardFocus("content").links(PAGE) == []
+    assert len(HardFocus("content").links({**PAGE, "path_good": True})) == 2
 
 
 def test_breadth_first_prefers_shallow_links_and_ignores_relevance():
@@ -47,8 +47,8 @@ def test_breadth_first_prefers_shallow_links_and_ignores_relevance():
 
 
 def test_depth_limit_stops_expansion():
-    assert SoftFocus("parent", depth_limit=2).links(PAGE) == []
-    assert SoftFocus("parent", depth_limit=3).links(PAGE)
+    assert SoftFocus("content", depth_limit=2).links(PAGE) == []
+    assert SoftFocus("content", depth_limit=3).links(PAGE)
 
 
 def test_unknown_link_score_is_refused():
@@ -68,7 +68,7 @@ def test_forum_and_blog_links_are_dropped_before_the_frontier():
         ],
         "link_scores": [0.5] * 3,
     }
-    strategy = SoftFocus("parent", drop_urls=defaults.FOCUSED_DROP_URL_PATTERNS)
+    strategy = SoftFocus("content", drop_urls=defaults.FOCUSED_DROP_URL_PATTERNS)
     assert [link.url for link in strategy.links(page)] == ["http://a.test/cycling"]
     assert strategy.dropped == 2
-    assert len(SoftFocus("parent", drop_urls=[]).links(page)) == 3
+    assert len(SoftFocus("content", drop_urls=[]).links(page)) == 3

@@ -3,7 +3,10 @@
 Every crawler but the oracle is a real ``scrapy crawl focused`` through the served bundle, and
 every figure comes from what the server served (its log). Per topic: the crawlers' harvest,
 target recall, share of the oracle's finds, similarity to the topic's examples, CPU per page
-and pages per second; the topic's difficulty; averages over the topics; PNG curves.
+and pages per second; the topic's difficulty; averages over the topics; PNG curves. The topics
+are a task set (:data:`focused.evaluation.tasks.TASK_SETS`): the development topics, the
+validation categories, or categories given. A crawler whose topic file or model cannot load
+for a topic is not run there, and the report says why in one line.
 """
 
 from __future__ import annotations
@@ -23,10 +26,25 @@ from focused.errors import FocusedError
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.oracle import oracle_order
 from focused.evaluation.plots import plot_curves
-from focused.evaluation.report import averages, tables, write_json
-from focused.evaluation.run import CRAWLERS, DEFAULT_SETTINGS, CrawlRun, crawl, prepare, slug
+from focused.evaluation.report import averages, not_run_lines, tables, write_json
+from focused.evaluation.run import (
+    CRAWLERS,
+    DEFAULT_CRAWLERS,
+    DEFAULT_SETTINGS,
+    CrawlRun,
+    crawl,
+    prepare,
+    slug,
+)
 from focused.evaluation.score import counted_pages, measure, served_order, steps
-from focused.evaluation.tasks import Task, difficulty, load_tasks, parse_seeds_option
+from focused.evaluation.tasks import (
+    TASK_SETS,
+    VALIDATION_CATEGORIES,
+    Task,
+    difficulty,
+    load_tasks,
+    parse_seeds_option,
+)
 from focused.options import add_settings_argument, parse_settings
 from focused.relevance.centroid import CentroidModel
 from focused.webs.bundle import Bundle, url_key
@@ -35,6 +53,7 @@ __all__ = ["add_arguments", "evaluate", "run"]
 
 ORACLE = "oracle"
 ALL_CRAWLERS = (*CRAWLERS, ORACLE)
+DEFAULT = (*DEFAULT_CRAWLERS, ORACLE)
 
 
 def _similarity(graph: WebGraph, task: Task) -> Any:
@@ -72,14 +91,22 @@ def evaluate(
     out: Path,
     *,
     topics: str = "all",
-    crawlers: Sequence[str] = ALL_CRAWLERS,
+    crawlers: Sequence[str] = DEFAULT,
     pages: int = 300,
     seeds: str = "topics",
     settings: dict[str, str] | None = None,
     jobs: int = 1,
     console: Console | None = None,
+    task_set: str = "development",
+    categories: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Run the evaluation; write ``out/results.json`` and PNGs; return the results."""
+    """Run the evaluation on a task set (``load_tasks``: ``topics`` of it); write
+    ``out/results.json`` and PNGs; return the results.
+
+    A crawler that cannot be prepared for a topic (``prepare``'s reason) gets
+    ``{"error": reason}`` there instead of figures, is left out of that topic's averages and
+    curves, and is listed under ``not_run``.
+    """
     console = console or Console()
     unknown = [name for name in crawlers if name not in ALL_CRAWLERS]
     if unknown or not crawlers:
@@ -94,14 +121,17 @@ def evaluate(
     bundle = Bundle.load(bundle_path)
     with console.status("reading the bundle's links and texts"):
         graph = WebGraph.from_bundle(bundle)
-    tasks = load_tasks(bundle, graph, topics, dist)
+    tasks = load_tasks(bundle, graph, topics, dist, task_set=task_set, categories=categories)
     out.mkdir(parents=True, exist_ok=True)
     ks = steps(pages)
+    real = [name for name in crawlers if name != ORACLE]
     folders: dict[str, Path] = {}
+    problems: dict[str, dict[str, str]] = {}  # topic -> crawler -> why it cannot run
     results: list[dict[str, Any]] = []
     with console.status("preparing topics: taxonomies, examples, models, difficulty"):
         for task in tasks:
-            folders[task.category] = prepare(bundle, graph, task, out / slug(task.category))
+            folders[task.category] = out / slug(task.category)
+            problems[task.category] = prepare(bundle, graph, task, folders[task.category], real)
             results.append(
                 {
                     "category": task.category,
@@ -111,8 +141,9 @@ def evaluate(
                 }
             )
 
-    real = [name for name in crawlers if name != ORACLE]
-    jobs_list = [(task, name) for task in tasks for name in real]
+    jobs_list = [
+        (task, name) for task in tasks for name in real if name not in problems[task.category]
+    ]
     runs: dict[tuple[str, str], CrawlRun] = {}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, TimeElapsedColumn(), console=console) as progress:
@@ -147,13 +178,20 @@ def evaluate(
         )
         oracle_found = measure(oracle, task.targets, ks, similarity)["found_curve"]
         for name in crawlers:
+            if name in problems[task.category]:
+                result["crawlers"][name] = {"error": problems[task.category][name]}
+                continue
             if name == ORACLE:
                 counted, cost = oracle, {}
             else:
                 counted, cost = _crawl_figures(runs[task.category, name], task, pages)
             figures = measure(counted, task.targets, ks, similarity, oracle_found)
             result["crawlers"][name] = {**cost, **figures}
-        curves = {name: result["crawlers"][name]["found_curve"] for name in crawlers}
+        curves = {
+            name: figures["found_curve"]
+            for name, figures in result["crawlers"].items()
+            if "error" not in figures
+        }
         png = folders[task.category] / "curves.png"
         result["plot"] = str(plot_curves(curves, len(task.targets), task.category, png))
 
@@ -162,7 +200,14 @@ def evaluate(
         "pages": pages,
         "ks": ks,
         "seeds": seeds,
+        "task_set": task_set,
+        "task_set_description": TASK_SETS[task_set],
         "crawlers": list(crawlers),
+        "not_run": {
+            name: {t: problems[t][name] for t in problems if name in problems[t]}
+            for name in crawlers
+            if any(name in p for p in problems.values())
+        },
         "settings": settings,
         "topics": results,
         "average": averages(results, crawlers),
@@ -170,6 +215,8 @@ def evaluate(
             "counting": "served log; robots.txt dropped; each URL once; seeds and training"
             " pages not counted",
             "harvest": "share of the first k counted pages that are targets (= target precision)",
+            "of_oracle": "targets found in the first k counted pages / the oracle's; averaged"
+            " as the mean of the topics' ratios",
             "cpu_per_page": "user+system CPU seconds of the crawl process / URLs it fetched"
             " (Scrapy start-up, fetching, parsing, classifying, Redis client); model training"
             " and the web server excluded",
@@ -182,10 +229,16 @@ def evaluate(
 
 
 def _plot_average(results: list[dict[str, Any]], crawlers: Sequence[str], out: Path) -> Path:
-    """Mean curves over topics, each curve cut to the shortest topic's length."""
+    """Mean curves over the topics a crawler ran in, each cut to the shortest one's length."""
     curves = {}
     for name in crawlers:
-        found = [r["crawlers"][name]["found_curve"] for r in results]
+        found = [
+            r["crawlers"][name]["found_curve"]
+            for r in results
+            if "error" not in r["crawlers"][name]
+        ]
+        if not found:
+            continue
         n = min(map(len, found))
         curves[name] = np.mean([f[:n] for f in found], axis=0) if n else []
     targets = round(float(np.mean([r["difficulty"]["targets"] for r in results])))
@@ -196,23 +249,41 @@ def _plot_average(results: list[dict[str, Any]], crawlers: Sequence[str], out: P
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``evaluate`` arguments."""
     parser.add_argument("bundle", type=Path, help="labelled bundle (labels.tsv, topics.json)")
-    parser.add_argument("--topics", default="all", help="'all' or categories, comma-separated")
+    parser.add_argument(
+        "--topics",
+        default="all",
+        help="'all' or categories of the task set, comma-separated",
+    )
+    tasks = parser.add_mutually_exclusive_group()
+    tasks.add_argument(
+        "--validation",
+        action="store_true",
+        help=f"the {len(VALIDATION_CATEGORIES)} validation categories (not in topics.json;"
+        " seeds and training pages drawn as topics.json's) instead of the development topics",
+    )
+    tasks.add_argument(
+        "--categories",
+        metavar="CAT,...",
+        help="any categories of the labels, comma-separated, with seeds and training pages"
+        " drawn as topics.json's",
+    )
     parser.add_argument("--pages", type=int, default=300, help="counted pages per crawl")
     parser.add_argument(
         "--crawlers",
-        default=",".join(ALL_CRAWLERS),
-        help=f"comma-separated, of: {', '.join(ALL_CRAWLERS)}",
+        default=",".join(DEFAULT),
+        help=f"comma-separated, of: {', '.join(ALL_CRAWLERS)} (default: {','.join(DEFAULT)})",
     )
     parser.add_argument(
         "--seeds",
         default="topics",
-        help="'topics' (topics.json's seeds) or 'dist:N' (pages N links back from the targets)",
+        help="'topics' (the tasks' own seeds: topics.json's, or drawn as those were) or"
+        " 'dist:N' (pages N links back from the targets)",
     )
     parser.add_argument("--out", type=Path, default=Path("evaluation"), help="output folder")
     add_settings_argument(
         parser,
         "a Scrapy setting for every crawl (repeatable); the baselines keep their own"
-        " FOCUSED_STRATEGY and FOCUSED_LINK_SCORE",
+        " FOCUSED_STRATEGY, FOCUSED_LINK_SCORE and FOCUSED_LINK_MODEL",
     )
     parser.add_argument("--jobs", type=int, default=1, help="crawls run at the same time")
 
@@ -221,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate as ``args`` say, print the tables; 1 if a crawl failed, else 0."""
     # Wide enough for the tables when the output goes to a file.
     console = Console() if sys.stdout.isatty() else Console(width=140)
+    task_set = "validation" if args.validation else "categories" if args.categories else None
     report = evaluate(
         args.bundle,
         args.out,
@@ -231,17 +303,20 @@ def run(args: argparse.Namespace) -> int:
         settings=parse_settings(args.set),
         jobs=args.jobs,
         console=console,
+        task_set=task_set or "development",
+        categories=args.categories.split(",") if args.categories else (),
     )
     for table in tables(report):
         console.print(table)
+    for line in not_run_lines(report):
+        console.print(line, markup=False, highlight=False)
     console.print(f"results in {args.out / 'results.json'}, curves in {args.out}/**/curves.png")
     failed = [
         f"{t['category']} ({name})"
         for t in report["topics"]
         for name, r in t["crawlers"].items()
-        if name != ORACLE and (r["exit_code"] != 0 or not r["served"])
+        if name != ORACLE and "error" not in r and (r["exit_code"] != 0 or not r["served"])
     ]
     if failed:
         console.print(f"crawl failed for {', '.join(failed)}: see its crawl.log", markup=False)
-        return 1
-    return 0
+    return 1 if failed or report["not_run"] else 0

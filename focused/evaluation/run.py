@@ -9,21 +9,40 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+
 from focused.crawlproc import crawl_command, crawl_env
+from focused.errors import FocusedError
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.tasks import Task
 from focused.pipelines.classify import topic_model
+from focused.relevance.centroid import read_examples
+from focused.relevance.text import analyze
 from focused.topic import load_topic
 from focused.webs.bundle import Bundle, url_key
 from focused.webs.labels import taxonomy_from_labels
 from focused.webs.server import ServedWeb, read_log
 
-__all__ = ["CRAWLERS", "DEFAULT_SETTINGS", "CrawlRun", "crawl", "prepare", "slug"]
+__all__ = [
+    "CRAWLERS",
+    "DEFAULT_CRAWLERS",
+    "DEFAULT_SETTINGS",
+    "CrawlRun",
+    "crawl",
+    "name_words",
+    "one_line",
+    "prepare",
+    "slug",
+    "thesaurus_from_examples",
+]
 
 # On top of the crawler's defaults for every crawl (``-s`` overrides them): a real parallel
 # crawl that stays polite, spread over the hosts; the crawl's log goes to its folder.
@@ -35,12 +54,29 @@ DEFAULT_SETTINGS = {
 
 # Crawler -> (its topic file, settings that make it that crawler; these win over ``-s``,
 # which is meant for the project's own method). Breadth-first still classifies its pages
-# (with the taxonomy), so its CPU per page includes that.
+# (with the taxonomy), so its CPU per page includes that. The best-first crawlers are seed
+# 002's, so without the online link model. Crawlers with no settings of their own (ours, and
+# the other relevance methods) crawl with the project's defaults: soft focus, the topic's
+# link score. ``taxonomy-learning`` is ours with the online link model. What each topic file
+# holds: ``prepare``.
+_SOFT = {"FOCUSED_STRATEGY": "soft", "FOCUSED_LINK_MODEL": "False"}
 CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "taxonomy": ("taxonomy.toml", {}),
+    "taxonomy-learning": ("taxonomy.toml", {"FOCUSED_LINK_MODEL": "True"}),
     "breadth-first": ("taxonomy.toml", {"FOCUSED_STRATEGY": "breadth-first"}),
-    "best-first": ("best-first.toml", {"FOCUSED_STRATEGY": "soft", "FOCUSED_LINK_SCORE": "parent"}),
+    "best-first": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "content"}),
+    "best-first-anchor": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "anchor"}),
+    "best-first-both": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "both"}),
+    "examples": ("examples.toml", {}),
+    "keywords": ("keywords.toml", {}),
+    "semantic": ("semantic.toml", {}),
+    "thesaurus": ("thesaurus.toml", {}),
 }
+# What ``focused evaluate`` crawls unless --crawlers says otherwise (the oracle is added there).
+DEFAULT_CRAWLERS = ("taxonomy", "breadth-first", "best-first")
+
+# Terms of the thesaurus made from the training pages (``thesaurus_from_examples``).
+THESAURUS_TERMS = 40
 
 
 def slug(category: str) -> str:
@@ -61,13 +97,113 @@ class CrawlRun:
     log_span: float  # seconds from the first to the last response served
 
 
-def prepare(bundle: Bundle, graph: WebGraph, task: Task, folder: Path) -> Path:
-    """Write the topic's taxonomy, example pages and topic files into a fresh ``folder``, and
-    train both models there, so no crawl spends its CPU time on training.
+def name_words(category: str) -> list[str]:
+    """The words of a category's last path component, stopwords and digits dropped, as a
+    person would name the topic: "Science/Physics/Space_Astronomy" -> ["space", "astronomy"],
+    "Citizenship/Politics_and_government" -> ["politics", "government"]."""
+    return list(dict.fromkeys(analyze(category.rstrip("/").rpartition("/")[2])))
 
-    The taxonomy comes from the labels (the topic's subtree from its training pages only,
-    seeds never examples); best-first's examples are the training pages alone.
+
+def thesaurus_from_examples(
+    positives: Sequence[str],
+    negatives: Sequence[str],
+    facet: str,
+    *,
+    n_terms: int = THESAURUS_TERMS,
+    min_df: int = 3,
+) -> str:
+    """A thesaurus file (TOML) with one facet, named ``facet``, of the ``n_terms`` words that
+    most set the ``positives`` (a topic's training pages) apart from the ``negatives`` (example
+    pages of the other categories); no broader/narrower structure and no negative terms.
+
+    This stands in for the thesaurus a person would write for the topic (seed 004): the
+    evaluation has no person, only the training pages. A word is scored by the z-score of the
+    log-odds ratio of the share of positive and of negative pages that contain it (add-one
+    smoothed; Monroe, Colaresi and Quinn 2008), which favours words that are both frequent on
+    the topic and rare off it over words seen on two or three pages only; words on fewer than
+    ``min_df`` positive pages are left out. Words are counted by their Porter stems (as the
+    thesaurus model matches them) and written as the stem's most frequent plain word.
     """
+    stems = CountVectorizer(analyzer=partial(analyze, stem=True), binary=True)
+    counts = stems.fit_transform([*positives, *negatives]).tocsc()
+    n_pos, n_neg = len(positives), len(negatives)
+    pos = np.asarray(counts[:n_pos].sum(axis=0)).ravel() + 1.0
+    neg = np.asarray(counts[n_pos:].sum(axis=0)).ravel() + 1.0
+    rest_pos, rest_neg = n_pos + 2.0 - pos, n_neg + 2.0 - neg
+    delta = np.log(pos / rest_pos) - np.log(neg / rest_neg)
+    z = delta / np.sqrt(1 / pos + 1 / rest_pos + 1 / neg + 1 / rest_neg)
+    z[(pos - 1 < min_df) | (delta <= 0)] = -np.inf
+    vocabulary = stems.get_feature_names_out()
+    best = [str(vocabulary[i]) for i in np.argsort(-z, kind="stable")[:n_terms] if z[i] > -np.inf]
+    if not best:
+        raise FocusedError(f"{facet}: no word sets the training pages apart from the others")
+    surface: dict[str, Counter[str]] = {stem: Counter() for stem in best}
+    for text in positives:
+        for word in analyze(text):
+            stemmed = analyze(word, stem=True)
+            if len(stemmed) == 1 and stemmed[0] in surface:
+                surface[stemmed[0]][word] += 1
+    words = [surface[stem].most_common(1)[0][0] if surface[stem] else stem for stem in best]
+    terms = "".join(f"    {json.dumps(word)},\n" for word in dict.fromkeys(words))
+    return (
+        f"# Made by focused evaluate from the topic's training pages: the {len(best)} words that"
+        " most set them apart\n# from the other categories' example pages. It stands in for a"
+        " thesaurus a person would write.\n\n"
+        f"[facets.{json.dumps(facet)}]\nterms = [\n{terms}]\n"
+    )
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its message's first line of text (NLTK's LookupError starts
+    with a row of asterisks), prefixed by its type unless it is a FocusedError."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    text = next((line for line in lines if line.strip("*")), "") or repr(exc)
+    return text if isinstance(exc, FocusedError) else f"{type(exc).__name__}: {text}"
+
+
+def _link_tree(source: Path, target: Path, skip: Path) -> None:
+    """Hard-link (else copy) every file under ``source`` into ``target``, keeping paths,
+    except those under ``skip``."""
+    for path in sorted(source.rglob("*")):
+        if not path.is_file() or path.is_relative_to(skip):
+            continue
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, destination)
+        except OSError:
+            shutil.copyfile(path, destination)
+
+
+def prepare(
+    bundle: Bundle,
+    graph: WebGraph,
+    task: Task,
+    folder: Path,
+    crawlers: Sequence[str] = tuple(CRAWLERS),
+) -> dict[str, str]:
+    """Write the topic files of ``crawlers`` (names of CRAWLERS) and what they name into a
+    fresh ``folder``, and fit their models there, so no crawl spends its CPU time on training.
+    Return the crawlers that cannot run, each with the reason as one line: a method that
+    cannot load (e.g. ``semantic`` without WordNet) does not stop the others.
+
+    The crawlers learn from the topic's seeds and its training pages only, and from example
+    pages of the other categories; never from the labels of any other page of the topic.
+
+    - ``taxonomy/``: the label tree from ``taxonomy_from_labels``: the topic's subtree holds
+      only its training pages, every other node up to 20 of its own pages; seeds are never
+      examples. ``examples/``: the training pages. ``negatives/``: the other categories'
+      example pages of ``taxonomy/`` (hard links), i.e. all of it but the topic's subtree.
+    - ``taxonomy.toml`` (taxonomy, breadth-first): method, taxonomy and good only; the
+      project's defaults decide the rest. ``best-first.toml`` (best-first*): ``centroid`` of
+      ``examples/``. ``examples.toml``: ``examples`` with ``negatives/``. ``keywords.toml``:
+      the words of the category's name (:func:`name_words`), as a user would describe the
+      topic; ``semantic.toml``: the same words as ``terms``. ``thesaurus.toml``: the
+      thesaurus ``topic.thesaurus.toml`` made by :func:`thesaurus_from_examples`.
+    """
+    unknown = [name for name in crawlers if name not in CRAWLERS]
+    if unknown:
+        raise FocusedError(f"unknown crawler {unknown[0]!r}; known: {', '.join(CRAWLERS)}")
     if folder.exists():
         shutil.rmtree(folder)  # a fresh folder is a fresh crawl (and a fresh Redis)
     folder.mkdir(parents=True)
@@ -84,19 +220,37 @@ def prepare(bundle: Bundle, graph: WebGraph, task: Task, folder: Path) -> Path:
         text = graph.texts.get(url_key(url))
         if text:
             (examples / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    files = {CRAWLERS[name][0] for name in crawlers}
+    if files & {"examples.toml", "thesaurus.toml"}:
+        topic_dir = (folder / "taxonomy").joinpath(*task.category.split("/"))
+        _link_tree(folder / "taxonomy", folder / "negatives", topic_dir)
+
     seeds = "".join(f"    {json.dumps(url)},\n" for url in task.seeds)
-    head = f'name = "{slug(task.category)}"\nseeds = [\n{seeds}]\nfocus = "soft"\n\n'
-    (folder / "taxonomy.toml").write_text(
-        f'{head}[relevance]\nmethod = "taxonomy"\ntaxonomy = "taxonomy"\n'
+    head = f'name = "{slug(task.category)}"\nseeds = [\n{seeds}]\n\n[relevance]\n'  # soft focus
+    words = json.dumps(name_words(task.category))
+    bodies = {
+        "taxonomy.toml": f'method = "taxonomy"\ntaxonomy = "taxonomy"\n'
         f"good = [{json.dumps(task.category)}]\n",
-        encoding="utf-8",
-    )
-    (folder / "best-first.toml").write_text(
-        f'{head}[relevance]\nmethod = "centroid"\nexamples = "examples"\n', encoding="utf-8"
-    )
-    for name in ("taxonomy.toml", "best-first.toml"):
-        topic_model(load_topic(folder / name), str(folder / "models"))
-    return folder
+        "best-first.toml": 'method = "centroid"\nexamples = "examples"\n',
+        "examples.toml": 'method = "examples"\nexamples = "examples"\nnegatives = "negatives"\n',
+        "keywords.toml": f'method = "keywords"\nkeywords = {words}\n',
+        "semantic.toml": f'method = "semantic"\nterms = {words}\n',
+        "thesaurus.toml": 'method = "thesaurus"\nthesaurus = "topic.thesaurus.toml"\n',
+    }
+    problems: dict[str, str] = {}
+    for name in sorted(files):
+        try:
+            if name == "thesaurus.toml":
+                facet = slug(task.category.rpartition("/")[2])
+                text = thesaurus_from_examples(
+                    read_examples(examples), read_examples(folder / "negatives"), facet
+                )
+                (folder / "topic.thesaurus.toml").write_text(text, encoding="utf-8")
+            (folder / name).write_text(head + bodies[name], encoding="utf-8")
+            topic_model(load_topic(folder / name), str(folder / "models"))
+        except Exception as exc:  # reported per crawler; the other crawlers still run
+            problems[name] = one_line(exc)
+    return {name: problems[CRAWLERS[name][0]] for name in crawlers if CRAWLERS[name][0] in problems}
 
 
 def crawl(

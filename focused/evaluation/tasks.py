@@ -1,6 +1,18 @@
 """Crawl tasks (seed 003): a topic's seeds, training pages and targets, seeds picked ``dist``
 links backwards from the targets to set the difficulty, and the topic characteristics that
-predict it."""
+predict it.
+
+Three task sets: the development topics of the bundle's topics.json (what defaults are tuned
+on), the fixed validation categories below (to check a default on topics it was not tuned on),
+or any categories given. Tasks for categories not in topics.json are drawn as topics.json's
+are (:func:`sampled_task`). On Wikispeedia every development seed is itself a page of its topic
+(72 of 72) and has out-links; 66 of the 72 seeds are 1 link from the nearest target, 5 are 2
+and 1 is 3 (of all the topics' non-training pages, 1400 of 1475 are 1 link from another page
+of the topic), and the seeds' and the training pages' in-degree ranks within their topic are
+spread over the whole range: seeds and training pages are disjoint uniform draws from the
+topic's pages, the seeds among pages with out-links. The same rule made the synthetic webs'
+topics.json (:mod:`focused.webs.generate`).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +30,50 @@ from focused.relevance.centroid import CentroidModel
 from focused.webs.bundle import TOPICS_FILE, Bundle, url_key
 from focused.webs.labels import within
 
-__all__ = ["Task", "difficulty", "dist_seeds", "load_tasks", "parse_seeds_option"]
+__all__ = [
+    "N_SEEDS",
+    "N_TRAINING",
+    "TASK_SETS",
+    "VALIDATION_CATEGORIES",
+    "Task",
+    "difficulty",
+    "dist_seeds",
+    "load_tasks",
+    "overlaps",
+    "parse_seeds_option",
+    "sampled_task",
+]
+
+# Seeds and training pages per task, as in Wikispeedia's topics.json.
+N_SEEDS = 8
+N_TRAINING = 30
+
+# Validation categories of Wikispeedia, to check a default on topics it was not tuned on.
+# Chosen from labels.tsv: the category nodes of 80 to 700 pages that neither equal, nor lie
+# above or below, a development topic of topics.json, and share at most 15% of their pages
+# with the development topics (this leaves out the Geography/*_Geography continents, 35-58%
+# of whose pages are Countries, and Everyday_life/Food_and_agriculture, 45% Science/Biology);
+# of People (676) and People/Historical_figures (108) the smaller, so that the list does not
+# nest; and not IT, whose name is a stopword, so the keywords crawler would have no word.
+VALIDATION_CATEGORIES = (
+    "Business_Studies",  # 87 pages, 2% shared with the development topics
+    "Everyday_life",  # 369, 14%
+    "Geography/Geography_of_Great_Britain",  # 124, 2%
+    "Geography/North_American_Geography",  # 103, 6%
+    "History/Ancient_History_Classical_History_and_Mythology",  # 87, 3%
+    "History/General_history",  # 80, 3%
+    "Language_and_literature",  # 194, 1%
+    "People/Historical_figures",  # 108, 9%
+    "Religion",  # 131, 4%
+)
+
+# Task set -> what it is, for the report.
+TASK_SETS = {
+    "development": "the development topics of topics.json",
+    "validation": "the fixed validation categories (not in topics.json), tasks drawn as"
+    " topics.json's",
+    "categories": "the categories given, tasks drawn as topics.json's",
+}
 
 
 @dataclass(frozen=True)
@@ -74,36 +129,128 @@ def dist_seeds(
     return sorted(random.Random(seed).sample(ring, min(n, len(ring))))
 
 
+def overlaps(category: str, other: str) -> bool:
+    """Whether two categories are the same or one lies below the other."""
+    return within(category, other) or within(other, category)
+
+
+def _category_pages(bundle: Bundle, category: str) -> frozenset[str]:
+    """URL keys of the pages labelled with ``category`` or one below it."""
+    return frozenset(
+        key for key, paths in bundle.labels.items() if any(within(p, category) for p in paths)
+    )
+
+
+def sampled_task(
+    bundle: Bundle,
+    graph: WebGraph,
+    category: str,
+    *,
+    n_seeds: int = N_SEEDS,
+    n_training: int = N_TRAINING,
+    seed: int = 0,
+) -> Task:
+    """A task for any category, drawn as topics.json's are (see the module docstring).
+
+    The category's pages are shuffled (``random.Random``, seeded by ``seed`` and the category,
+    so a category's task does not depend on which others are drawn); the seeds are the first
+    ``n_seeds`` pages with out-links, the training pages the first ``n_training`` of the rest.
+    Only the labels of these pages reach the crawlers (as seeds and examples); the targets are
+    the category's other pages. A category with no page left for targets is a FocusedError.
+    """
+    category = category.strip().strip("/")
+    relevant = _category_pages(bundle, category)
+    if not relevant:
+        raise FocusedError(f"{bundle.path.parent}: no page is labelled {category!r}")
+    order = sorted(relevant)
+    random.Random(f"{seed}:{category}").shuffle(order)
+    seeds = [key for key in order if graph.links.get(key)][:n_seeds]
+    chosen = set(seeds)
+    training = [key for key in order if key not in chosen][:n_training]
+    skip = chosen | set(training)
+    if not seeds or not relevant - skip:
+        raise FocusedError(
+            f"{category}: {len(relevant)} pages, too few for {n_seeds} seeds with out-links,"
+            f" {n_training} training pages and targets"
+        )
+    return Task(
+        category,
+        [bundle.pages[key].url for key in seeds],
+        [bundle.pages[key].url for key in training],
+        relevant,
+        relevant - skip,
+    )
+
+
+def _wanted(topics: str, known: Sequence[str], where: str) -> list[str]:
+    """The categories of ``known`` that ``topics`` names (``all``: every one), in its order."""
+    if topics == "all":
+        return list(known)
+    wanted = [name.strip().strip("/") for name in topics.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in known]
+    if unknown or not wanted:
+        raise FocusedError(f"no topic {(unknown or [topics])[0]!r} in {where}")
+    return [name for name in known if name in wanted]
+
+
 def load_tasks(
-    bundle: Bundle, graph: WebGraph, topics: str, dist: int | None, seed: int = 0
+    bundle: Bundle,
+    graph: WebGraph,
+    topics: str,
+    dist: int | None,
+    seed: int = 0,
+    *,
+    task_set: str = "development",
+    categories: Sequence[str] = (),
 ) -> list[Task]:
-    """The bundle's topics (``all`` or categories, comma-separated) as tasks; with ``dist``,
-    each topic's seeds are replaced by as many pages ``dist`` links from its targets."""
-    listed = (bundle.topics or {}).get("topics", [])
-    if not listed:
-        raise FocusedError(f"{bundle.path.parent}: no topics ({TOPICS_FILE})")
+    """The tasks of a task set, ``topics`` of them (``all`` or categories, comma-separated).
+
+    ``task_set`` is one of :data:`TASK_SETS`: ``development`` reads the bundle's topics.json,
+    ``validation`` draws tasks for :data:`VALIDATION_CATEGORIES` and ``categories`` for
+    ``categories`` (with :func:`sampled_task`). With ``dist``, each task's seeds are then
+    replaced by as many pages ``dist`` links from its targets.
+    """
+    if task_set not in TASK_SETS:
+        raise FocusedError(f"unknown task set {task_set!r}; known: {', '.join(TASK_SETS)}")
     if not bundle.labels:
         raise FocusedError(f"{bundle.path.parent}: the bundle has no labels")
-    if topics != "all":
-        wanted = [name.strip().strip("/") for name in topics.split(",") if name.strip()]
-        known = {t["category"] for t in listed}
-        unknown = [name for name in wanted if name not in known]
-        if unknown or not wanted:
-            raise FocusedError(f"no topic {(unknown or [topics])[0]!r} in {TOPICS_FILE}")
-        listed = [t for t in listed if t["category"] in wanted]
+    if task_set == "development":
+        listed = (bundle.topics or {}).get("topics", [])
+        if not listed:
+            raise FocusedError(f"{bundle.path.parent}: no topics ({TOPICS_FILE})")
+        names = _wanted(topics, [t["category"] for t in listed], TOPICS_FILE)
+        drawn = [
+            (t["category"], list(t["seeds"]), list(t["training"]))
+            for t in listed
+            if t["category"] in names
+        ]
+    else:
+        if task_set == "validation":
+            known, where = list(VALIDATION_CATEGORIES), "the validation categories"
+            missing = [name for name in known if not _category_pages(bundle, name)]
+            if missing:
+                raise FocusedError(
+                    f"{bundle.path.parent}: validation category {missing[0]!r} is not in the"
+                    " labels (the validation categories are Wikispeedia's; give --categories)"
+                )
+        else:
+            known = list(dict.fromkeys(c.strip().strip("/") for c in categories if c.strip()))
+            where = "--categories"
+            if not known:
+                raise FocusedError("--categories: no category given")
+        drawn = []
+        for category in _wanted(topics, known, where):
+            task = sampled_task(bundle, graph, category, seed=seed)
+            drawn.append((category, task.seeds, task.training))
     in_links = graph.in_links() if dist is not None else {}
     tasks = []
-    for topic in listed:
-        category = topic["category"]
-        relevant = frozenset(
-            key for key, paths in bundle.labels.items() if any(within(p, category) for p in paths)
-        )
-        training = list(topic["training"])
-        seeds = list(topic["seeds"])
+    for category, seeds, training in drawn:
+        relevant = _category_pages(bundle, category)
         if dist is not None:
             train_keys = {url_key(url) for url in training}
             candidates = relevant - train_keys
-            keys = dist_seeds(in_links, candidates, dist, len(seeds), exclude=train_keys, seed=seed)
+            n = len(seeds)
+            keys = dist_seeds(in_links, candidates, dist, n, exclude=train_keys, seed=seed)
             if not keys:
                 raise FocusedError(f"{category}: no page is {dist} links from its targets")
             seeds = [bundle.pages[key].url for key in keys]

@@ -9,6 +9,7 @@ from focused.errors import TopicError, exit_on_user_error
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.store import load_or_fit_centroid, load_or_fit_examples, load_or_train
 from focused.relevance.thesaurus import ThesaurusModel
+from focused.strategies import link_score_for
 from focused.topic import Topic
 
 if TYPE_CHECKING:
@@ -49,6 +50,12 @@ def _thesaurus_model(topic: Topic, models_dir: str) -> Any:
     return ThesaurusModel(**topic.relevance).fit()
 
 
+def _semantic_model(topic: Topic, models_dir: str) -> Any:
+    from focused.relevance.semantic import SemanticModel
+
+    return SemanticModel(**topic.relevance).fit()  # WordNet is read once per process
+
+
 # topic method -> the function that fits (or loads) its model; topic.METHODS checks the fields.
 MODELS = {
     "taxonomy": _taxonomy_model,
@@ -56,7 +63,15 @@ MODELS = {
     "examples": _examples_model,
     "keywords": _keywords_model,
     "thesaurus": _thesaurus_model,
+    "semantic": _semantic_model,
 }
+
+
+def relevant_threshold(setting: Any, topic: Topic) -> float:
+    """FOCUSED_RELEVANT_THRESHOLD when set, else the topic's own threshold, else 0.5."""
+    if setting is not None and setting != "":
+        return float(setting)
+    return float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
 
 
 def topic_model(topic: Topic, models_dir: str) -> Any:
@@ -67,9 +82,10 @@ def topic_model(topic: Topic, models_dir: str) -> Any:
 class ClassifierPipeline:
     """Scores each fetched HTML page with the topic's relevance model.
 
-    Sets ``relevance``, ``relevant`` (R >= FOCUSED_RELEVANT_THRESHOLD), ``category`` and
-    ``path_good``; with FOCUSED_LINK_SCORE ``anchor`` or ``both`` also ``link_scores``, the R
-    of each out-link's anchor text, scored in one batch. Only the first
+    Sets ``relevance``, ``relevant`` (R >= ``relevant_threshold``), ``category`` and
+    ``path_good``; with link score ``anchor`` or ``both`` also ``link_scores``, the R of each
+    out-link's anchor text, and ``anchor_relevance``, the R of the anchor text the page was
+    reached by (for the online link model), scored in one batch. Only the first
     FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass through untouched.
     """
 
@@ -95,8 +111,9 @@ class ClassifierPipeline:
         topic = crawler.spider.topic
         return cls(
             topic_model(topic, s.get("FOCUSED_MODELS_DIR")),
-            threshold=s.getfloat("FOCUSED_RELEVANT_THRESHOLD"),
-            score_anchors=s.get("FOCUSED_LINK_SCORE") != "parent",
+            threshold=relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
+            score_anchors=link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score)
+            != "content",
             needs_path=topic.focus == "hard",
             max_chars=s.getint("FOCUSED_MAX_TEXT_CHARS"),
         )
@@ -107,8 +124,13 @@ class ClassifierPipeline:
         text = item["text"][: self.max_chars] if self.max_chars else item["text"]
         doc = f"{item['title']}\n{text}"
         anchors = [anchor for _, anchor in item["links"]] if self.score_anchors else []
-        # The page and its anchor texts in one batch: one vectorizer pass, one matrix product.
-        relevance, category = self.model.score_pages([doc, *anchors])
+        own = [item["anchor"]] if self.score_anchors and item.get("anchor") else []
+        # The page, the anchor it was reached by and its out-links' anchors in one batch: one
+        # vectorizer pass, one matrix product.
+        relevance, category = self.model.score_pages([doc, *own, *anchors])
+        if own:
+            item["anchor_relevance"] = float(relevance[1])
+            relevance, category = relevance[[0, *range(2, len(relevance))]], category[:1]
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import DropItem
 
 from focused.errors import FocusedError, exit_on_user_error
+from focused.learning import SharedLinkModel
+from focused.relevance.linkmodel import OnlineLinkModel
 from focused.schedulers.scheduler import frontier_for
-from focused.strategies import LINK_SCORES, STRATEGIES, SoftFocus
+from focused.strategies import STRATEGIES, SoftFocus, link_score_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,23 +42,34 @@ class FrontierPipeline:
             raise FocusedError(
                 f"FOCUSED_STRATEGY: expected one of {sorted(STRATEGIES)}, got {name!r}"
             )
-        link_score = s.get("FOCUSED_LINK_SCORE")
-        if link_score not in LINK_SCORES:
-            raise FocusedError(
-                f"FOCUSED_LINK_SCORE: expected one of {LINK_SCORES}, got {link_score!r}"
+        topic = crawler.spider.topic
+        frontier = frontier_for(crawler)
+        learner = None
+        if name != "breadth-first" and s.getbool("FOCUSED_LINK_MODEL"):
+            learner = SharedLinkModel(
+                frontier.client,
+                frontier.crawl,
+                OnlineLinkModel(warmup=s.getint("FOCUSED_LINK_MODEL_WARMUP")),
+                call=frontier.retrying,
+                sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
             )
         strategy = STRATEGIES[name](
-            link_score, s.getint("DEPTH_LIMIT"), s.getlist("FOCUSED_DROP_URL_PATTERNS")
+            link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score),
+            s.getint("DEPTH_LIMIT"),
+            s.getlist("FOCUSED_DROP_URL_PATTERNS"),
+            learner,
         )
-        return cls(frontier_for(crawler), strategy, crawler.stats)
+        return cls(frontier, strategy, crawler.stats)
 
     def process_item(self, item: Any) -> Any:
         if item["status"] is None:
             kind = "failed"
         elif item["bad"]:
-            kind = "bad"
+            kind = "duplicate" if item["bad"] == "duplicate" else "bad"
         else:
             kind = "page"
+        if kind == "page":
+            self.strategy.learn(item)
         links = self.strategy.links(item) if kind == "page" else []
         self.stats.set_value("focused/links/dropped_by_url", self.strategy.dropped)
         self.stats.inc_value("focused/links/extracted", len(item["links"]))

@@ -6,6 +6,7 @@ from focused.relevance.centroid import CentroidModel
 from focused.relevance.examples import ExamplesModel
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.preprocess import hub_score, is_forum_or_blog, text_checksum
+from focused.relevance.semantic import SemanticModel
 from focused.relevance.store import load_or_train, model_path
 from focused.relevance.taxonomy import (
     EXAMPLE_SUFFIXES,
@@ -23,6 +24,7 @@ __all__ = [
     "ExamplesModel",
     "HierarchicalClassifier",
     "KeywordModel",
+    "SemanticModel",
     "ThesaurusModel",
     "hub_score",
     "is_forum_or_blog",

@@ -56,16 +56,22 @@ HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
 
 
+ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
+
+
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A URL to schedule: its score (estimated relevance, 0..1) and depth.
+    """A URL to schedule: its score (estimated relevance, 0..1), depth and anchor text.
 
-    Its parent is the page whose ``complete`` call pushes it (none for ``push_many``).
+    Its parent is the page whose ``complete`` call pushes it (none for ``push_many``). The
+    anchor is stored with the URL only when given (the online link model learns from it), as
+    its first ANCHOR_CHARS characters, whitespace collapsed.
     """
 
     url: str
     score: float
     depth: int = 0
+    anchor: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +81,13 @@ class Leased:
     url: str
     lease: str  # the lease token, passed back to ``complete`` or ``release``
     depth: int
-    parent: int
+    parent: int  # fetch order of the page the URL was found on; 0 for seeds and pushes
     parent_url: str
     tries: int
     score: float
+    anchor: str = ""  # the anchor text the URL was queued with, if any
+    parent_relevance: float | None = None  # R of the parent page, if it was classified
+    parent_category: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +140,7 @@ def split_url(url: str) -> tuple[str, str]:
     query = rest.find("#")
     if query >= 0:
         rest = rest[:query] or "/"
-    return origin.lower(), rest.replace(" ", "%20")
+    return origin.lower(), rest.replace(" ", "%20").replace("\t", "%09")
 
 
 def pack(score: float, tries: int, fp: int) -> int:
@@ -316,7 +325,9 @@ if kind == 'failed' then
   redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
 else
   order = redis.call('HINCRBY', k('%(stats)s'), 'fetched', 1)
-  redis.call('HSET', k('%(urls)s') .. math.floor(order / %(url_bucket)d), order, url)
+  local record = url
+  if kind == 'page' then record = url .. '\t' .. ARGV[7] .. '\t' .. ARGV[9] end
+  redis.call('HSET', k('%(urls)s') .. math.floor(order / %(url_bucket)d), order, record)
   if kind == 'page' then
     local n = redis.call('HINCRBY', k('%(stats)s'), 'classified', 1)
     local bucket = math.floor((n - 1) / %(curve_bucket)d)
@@ -426,9 +437,9 @@ class RedisFrontier:
         if script is not self._pop:
             self.changes += 1
         fixed = [self.prefix, self.host_concurrency, self.host_delay]
-        return self._retrying(lambda: script(args=[*fixed, *args]))
+        return self.retrying(lambda: script(args=[*fixed, *args]))
 
-    def _retrying(self, call: Callable[[], Any]) -> Any:
+    def retrying(self, call: Callable[[], Any]) -> Any:
         """Run a Redis call with retries; a connection that stays lost is reported, then raised."""
         retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
         try:
@@ -447,6 +458,8 @@ class RedisFrontier:
             origin, rest = split_url(link.url)
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
+            if link.anchor:
+                rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
             args += (origin, link.depth, rest, pack(link.score, 0, fp), bucket, member)
         return args
 
@@ -461,12 +474,26 @@ class RedisFrontier:
         queued, in_flight, wake = int(out[0]), int(out[1]), out[2]
         leased = []
         for i in range(3, len(out), 2):
-            lease, parent_url = out[i], out[i + 1]
+            lease, record = out[i], out[i + 1]
             origin, packed, member = lease.split(" ", 2)
             depth, parent, rest = member.split(" ", 2)
+            rest, _, anchor = rest.partition("\t")
+            # A classified parent's record is "url TAB R TAB category" (see ``complete``).
+            parent_url, *page = record.split("\t", 2)
             tries, score = unpack_score(int(packed))
             leased.append(
-                Leased(origin + rest, lease, int(depth), int(parent), parent_url, tries, score)
+                Leased(
+                    origin + rest,
+                    lease,
+                    int(depth),
+                    int(parent),
+                    parent_url,
+                    tries,
+                    score,
+                    anchor,
+                    float(page[0]) if page else None,
+                    page[1] if len(page) > 1 and page[1] != "-" else "",
+                )
             )
         return Pop(leased, queued, in_flight, float(wake) if wake else None)
 
@@ -507,7 +534,7 @@ class RedisFrontier:
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(self.prefix + keys.STATS)
         pipe.zcard(self.prefix + keys.LEASES)
-        stats, in_flight = self._retrying(pipe.execute)
+        stats, in_flight = self.retrying(pipe.execute)
         counts = {name: float(value) for name, value in stats.items()}
         counts["in_flight"] = in_flight
         return counts

@@ -239,6 +239,9 @@ class FrontierScheduler(BaseScheduler):
                             "parent_url": leased.parent_url,
                             "score": leased.score,
                             "tries": leased.tries,
+                            "anchor": leased.anchor,
+                            "parent_relevance": leased.parent_relevance,
+                            "parent_category": leased.parent_category,
                         },
                     },
                 )

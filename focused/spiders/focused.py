@@ -97,6 +97,10 @@ class FocusedSpider(scrapy.Spider):
             text="",
             links=[],
             lease=record.get("lease"),
+            last_modified=None,
+            anchor=record.get("anchor", ""),
+            parent_relevance=record.get("parent_relevance"),
+            parent_category=record.get("parent_category", ""),
         )
 
     def _bad(self, item: PageItem, reason: str) -> PageItem:
@@ -106,6 +110,8 @@ class FocusedSpider(scrapy.Spider):
 
     def parse(self, response: Response) -> Iterator[PageItem]:
         item = self._item(response.request, response.url, response.status)
+        if last_modified := response.headers.get("Last-Modified"):
+            item["last_modified"] = last_modified.decode("latin-1")
         if not isinstance(response, HtmlResponse):
             yield self._bad(item, "not_html")
             return

@@ -1,0 +1,128 @@
+"""DuplicatesPipeline: seed 004's pre-processing skips exact duplicates before they are scored.
+
+A fetched page is a duplicate when
+
+- its text (title and body, :func:`~focused.relevance.preprocess.text_checksum`: case, layout
+  and Unicode forms do not count) is that of another URL fetched before in this crawl, or
+- its URL was fetched before in this crawl and came back with the same ``Last-Modified``
+  (a lease that ran out while the first fetch was still being processed, a repeated run).
+
+The same URL fetched again with no ``Last-Modified``, or a different one, is not a duplicate,
+even with the same text: so a URL whose first fetch was never acknowledged (a killed crawler)
+is classified when it comes back. The catch: with an unchanged ``Last-Modified`` it is a
+duplicate then, and its links are not queued (the window is the time between this pipeline and
+the frontier's acknowledgement of the first fetch).
+
+A duplicate is marked ``bad = "duplicate"``: the classifier skips it, and the frontier
+acknowledges it with kind ``duplicate`` (counted as ``duplicate`` in the crawl's Redis stats)
+and queues none of its links. Stats: ``focused/pages/duplicate``, and by reason
+``focused/duplicate/text`` and ``focused/duplicate/last_modified``.
+
+Redis (see :mod:`focused.keys`): ``checksums`` maps each text checksum to the fingerprint of
+the first URL fetched with it, ``modified`` each URL fingerprint to its latest
+``Last-Modified``. One Lua script call per page checks and records both, atomically across
+processes. ``FOCUSED_SKIP_DUPLICATES = False`` disables the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from email.utils import mktime_tz, parsedate_tz
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import DropItem, NotConfigured
+
+from focused import keys
+from focused.connection import retrying
+from focused.errors import FocusedError, exit_on_user_error
+from focused.relevance.preprocess import text_checksum
+from focused.schedulers.frontier import fingerprint
+from focused.schedulers.scheduler import frontier_for
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+DUPLICATE = "duplicate"  # the item's ``bad`` reason, and the frontier's kind
+
+# KEYS: checksums, modified. ARGV: text checksum, URL fingerprint, Last-Modified ('': none).
+# Returns why the page is a duplicate ('last_modified' or 'text'), or nil.
+_LUA_CHECK = """
+local why = false
+if ARGV[3] ~= '' then
+  if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then why = 'last_modified' end
+  redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+end
+local first = redis.call('HGET', KEYS[1], ARGV[1])
+if not first then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+elseif first ~= ARGV[2] and not why then
+  why = 'text'
+end
+return why
+"""
+
+
+def last_modified_value(header: str) -> str:
+    """A ``Last-Modified`` header as unix seconds, so spellings of one date compare equal;
+    a header that is not an HTTP date is kept as it is (stripped)."""
+    parsed = parsedate_tz(header)
+    return str(mktime_tz(parsed)) if parsed else header.strip()
+
+
+class DuplicatesPipeline:
+    """Marks exact duplicates (see the module doc) ``bad = "duplicate"``; one round trip a page.
+
+    ``run`` runs each Redis call: in a crawl the frontier's retrying, so a lost connection is
+    retried with backoff, then reported once and the crawl stops (``focused_redis_lost``). A page
+    that could not be checked is dropped (DropItem) unacknowledged: its lease brings it back.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        crawl: str,
+        *,
+        stats: StatsCollector,
+        run: Callable[[Callable[[], Any]], Any] | None = None,
+    ):
+        self.client = client
+        self.crawl = crawl
+        self.stats = stats
+        self.run = run or (lambda call: retrying(call, retries=0))
+        prefix = keys.prefix(crawl)
+        self.keys = [prefix + keys.CHECKSUMS, prefix + keys.MODIFIED]
+        self._check = client.register_script(_LUA_CHECK)
+
+    @classmethod
+    @exit_on_user_error
+    def from_crawler(cls, crawler: Crawler) -> DuplicatesPipeline:
+        if not crawler.settings.getbool("FOCUSED_SKIP_DUPLICATES"):
+            raise NotConfigured("FOCUSED_SKIP_DUPLICATES is False")
+        # The frontier's client, and its retries and lost-connection report (one per crawl).
+        frontier = frontier_for(crawler)
+        return cls(frontier.client, frontier.crawl, stats=crawler.stats, run=frontier.retrying)
+
+    def check(self, url: str, document: str, last_modified: str | None) -> str | None:
+        """Record a fetched page; why it is a duplicate (``text``, ``last_modified``) or None."""
+        args = [
+            text_checksum(document),
+            fingerprint(url),
+            last_modified_value(last_modified) if last_modified else "",
+        ]
+        return self.run(lambda: self._check(keys=self.keys, args=args))
+
+    def process_item(self, item: Any) -> Any:
+        if item["bad"]:
+            return item
+        document = f"{item.get('title') or ''}\n{item['text']}"
+        try:
+            why = self.check(item["url"], document, item.get("last_modified"))
+        except FocusedError as exc:  # Redis is gone: the lease will bring the URL back
+            raise DropItem(f"not checked for duplicates: {exc}", log_level="DEBUG") from None
+        if why:
+            item["bad"] = DUPLICATE
+            self.stats.inc_value(f"focused/pages/{DUPLICATE}")
+            self.stats.inc_value(f"focused/duplicate/{why}")
+        return item
