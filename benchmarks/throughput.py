@@ -112,9 +112,9 @@ class PlainSpider(scrapy.Spider):
             relevance, category = self.model.score_pages([f"{text.title}\n{text.text}"])
             item["relevance"], item["category"] = float(relevance[0]), category[0]
             if links:
-                item["link_scores"] = self.model.relevance([a for _, a in links]).tolist()
+                item["link_scores"] = self.model.relevance([a for _, a, _ in links]).tolist()
         yield item
-        for url, _ in links:
+        for url, *_ in links:
             yield scrapy.Request(url, callback=self.parse)
 
 

@@ -40,7 +40,7 @@ class PageItem(scrapy.Item):
     bad = scrapy.Field()  # None, or why the page was skipped (not_html, http_404, ...)
     # For the pipelines, not exported:
     text = scrapy.Field()
-    links = scrapy.Field()  # [(absolute url, anchor text), ...]
+    links = scrapy.Field()  # [(absolute url, anchor text, anchor in its context), ...]
     lease = scrapy.Field()  # the frontier lease to acknowledge
     last_modified = scrapy.Field()  # the response's Last-Modified header, if any (duplicates)
     path_good = scrapy.Field()  # some node on the best category path is good (hard focus)

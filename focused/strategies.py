@@ -7,13 +7,15 @@ and knows nothing of topics (Frontera keeps the same seam). Seed 000's two modes
   when a page is fetched, its own R replaces the estimate (its out-links carry its R).
 - hard focus: out-links enter only when some node on the page's best category path is good.
 
-``link_score`` says how an out-link's estimate is made (seed 002's best-first variants):
-``content`` (R of the page, seed 000), ``anchor`` (R of the anchor text) or ``both`` (their
-mean). With a ``learner`` (the crawl's online link model, :mod:`focused.learning`) the estimate
-is one feature of the link's priority, which the learner blends with what it has learned from
-the pages fetched so far; the strategy feeds it each fetched page through ``learn``. Links
-whose URL matches ``drop_urls`` (seed 004: forums and blogs) never enter, whatever the
-strategy; they are filtered here, before the frontier's round trip, and counted in ``dropped``.
+``link_score`` says how an out-link's estimate is made (seed 002's best-first variants, and
+one more): ``content`` (R of the page, seed 000), ``anchor`` (R of the anchor text), ``both``
+(their mean) or ``context`` (the geometric mean of R of the anchor text and R of the anchor
+with the words around it; the classifier pipeline computes it). With a ``learner`` (the
+crawl's online link model, :mod:`focused.learning`) the estimate is one feature of the link's
+priority, which the learner blends with what it has learned from the pages fetched so far; the
+strategy feeds it each fetched page through ``learn``. Links whose URL matches ``drop_urls``
+(seed 004: forums and blogs) never enter, whatever the strategy; they are filtered here,
+before the frontier's round trip, and counted in ``dropped``.
 """
 
 from __future__ import annotations
@@ -38,12 +40,16 @@ class SoftFocus:
         depth_limit: int = 0,
         drop_urls: Sequence[str] = (),
         learner: SharedLinkModel | None = None,
+        carry_anchors: bool = False,
     ):
         if link_score not in LINK_SCORES:
             raise ValueError(f"link_score must be one of {LINK_SCORES}, got {link_score!r}")
         self.link_score = link_score
         self.depth_limit = depth_limit
         self.learner = learner
+        # Queued URLs keep their anchor text when the learner or the topic model needs it
+        # back once the page is fetched; otherwise the frontier stores no anchors.
+        self.carry_anchors = carry_anchors or learner is not None
         self.drop = re.compile("|".join(f"(?:{p})" for p in drop_urls), re.I) if drop_urls else None
         self.dropped = 0
 
@@ -63,7 +69,7 @@ class SoftFocus:
         """The topic model's estimate of a link's target, from its parent's and anchor's R."""
         if self.link_score == "content" or anchor is None:
             return parent
-        return anchor if self.link_score == "anchor" else (parent + anchor) / 2
+        return (parent + anchor) / 2 if self.link_score == "both" else anchor
 
     def learn(self, page: Mapping[str, Any]) -> None:
         """Tell the learner what a fetched page reached through a link turned out to be."""
@@ -84,15 +90,14 @@ class SoftFocus:
         depth = page["depth"] + 1
         if not self.expands(page) or (self.depth_limit and depth > self.depth_limit):
             return []
-        links: Sequence[tuple[str, str]] = page["links"]
+        links: Sequence[tuple[str, str, str]] = page["links"]
         parent = float(page["relevance"])
         anchors = page.get("link_scores") or [None] * len(links)
         scores = [self.estimate(parent, a) for a in anchors]
-        learning = self.learner is not None  # the learner needs the anchors back later
         kept = self.kept(
             [
-                Link(url, score, depth, anchor if learning else "")
-                for (url, anchor), score in zip(links, scores, strict=True)
+                Link(url, score, depth, anchor if self.carry_anchors else "")
+                for (url, anchor, _), score in zip(links, scores, strict=True)
             ]
         )
         if self.learner is None or not kept:
@@ -118,7 +123,7 @@ class BreadthFirst(SoftFocus):
         depth = page["depth"] + 1
         if self.depth_limit and depth > self.depth_limit:
             return []
-        return self.kept([Link(url, 1.0 / (1 + depth), depth) for url, _ in page["links"]])
+        return self.kept([Link(url, 1.0 / (1 + depth), depth) for url, *_ in page["links"]])
 
 
 def link_score_for(setting: str, topic_link_score: str) -> str:

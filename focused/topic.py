@@ -224,7 +224,7 @@ METHODS: dict[str, tuple[set[str], Callable[[Path, dict[str, Any]], dict[str, An
 
 # Fields of [relevance] that every method has: how out-links are estimated (seed 002's
 # best-first variants; see focused.strategies).
-LINK_SCORES = ("content", "anchor", "both")
+LINK_SCORES = ("content", "anchor", "both", "context")
 
 
 def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:

@@ -53,7 +53,7 @@ def reachable(web: Path) -> set[str]:
             todo.append(headers["Location"])
         elif "html" in headers.get("Content-Type", ""):
             response = HtmlResponse(page.url, body=page.body, encoding="utf-8")
-            todo.extend(link for link, _ in extract_links(response))
+            todo.extend(link for link, *_ in extract_links(response))
     return found
 
 

@@ -10,7 +10,7 @@ PAGE = {
     "depth": 2,
     "relevance": 0.8,
     "path_good": False,
-    "links": [("http://a.test/1", "cycling"), ("http://b.test/2", "football")],
+    "links": [("http://a.test/1", "cycling", "cycling"), ("http://b.test/2", "football", "")],
     "link_scores": [0.9, 0.1],
 }
 
@@ -62,9 +62,9 @@ def test_forum_and_blog_links_are_dropped_before_the_frontier():
     page = {
         **PAGE,
         "links": [
-            ("http://a.test/cycling", "x"),
-            ("http://a.test/forum/t1", "y"),
-            ("http://news.blogspot.com/p", "z"),
+            ("http://a.test/cycling", "x", "x"),
+            ("http://a.test/forum/t1", "y", "y"),
+            ("http://news.blogspot.com/p", "z", "z"),
         ],
         "link_scores": [0.5] * 3,
     }
@@ -72,3 +72,9 @@ def test_forum_and_blog_links_are_dropped_before_the_frontier():
     assert [link.url for link in strategy.links(page)] == ["http://a.test/cycling"]
     assert strategy.dropped == 2
     assert len(SoftFocus("content", drop_urls=[]).links(page)) == 3
+
+
+def test_anchors_are_queued_only_when_something_reads_them_back():
+    assert {link.anchor for link in SoftFocus("anchor").links(PAGE)} == {""}
+    carried = SoftFocus("anchor", carry_anchors=True).links(PAGE)
+    assert [link.anchor for link in carried] == ["cycling", "football"]

@@ -311,3 +311,23 @@ def test_hub_score():
     assert hub_score(0, 0) == 0.0
     with pytest.raises(ValueError):
         hub_score(-1, 10)
+
+
+def test_the_pipeline_gives_the_thesaurus_urls_and_the_anchor_a_page_was_reached_by():
+    from focused.items import PageItem
+    from focused.pipelines.classify import ClassifierPipeline
+
+    pipeline = ClassifierPipeline(
+        model(), threshold=0.3, link_score="anchor", needs_path=False, reads_urls=True
+    )
+
+    def scored(url: str, anchor: str) -> PageItem:
+        item = PageItem(url=url, title="", text="a vessel of steel", bad=None, anchor=anchor)
+        item["links"] = [("http://b.test/frigate", "more", "more"), ("http://b.test/x", "more", "")]
+        return pipeline.process_item(item)
+
+    base = scored("http://a.test/p", "")
+    assert scored("http://a.test/frigate", "")["relevance"] > base["relevance"]
+    assert scored("http://a.test/p", "the timber frigate")["relevance"] > base["relevance"]
+    # An out-link's estimate reads its target's URL words too.
+    assert base["link_scores"][0] > base["link_scores"][1]

@@ -34,7 +34,7 @@ class WebGraph:
                 continue
             response = HtmlResponse(page.url, body=page.body, encoding="utf-8")
             texts[key] = page_text(response.selector.root).document
-            out = (url_key(url) for url, _ in extract_links(response))
+            out = (url_key(url) for url, *_ in extract_links(response))
             links[key] = list(dict.fromkeys(k for k in out if k in bundle.pages and k != key))
         return cls(links, texts)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from focused.errors import TopicError, exit_on_user_error
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.store import load_or_fit_centroid, load_or_fit_examples, load_or_train
@@ -74,6 +76,16 @@ def relevant_threshold(setting: Any, topic: Topic) -> float:
     return float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
 
 
+# Methods whose models also read a page's URL and the anchor text it was reached by
+# (``score_pages(X, urls=, anchors=)``): seed 004's thesaurus.
+READS_URLS_AND_ANCHORS = {"thesaurus"}
+
+
+def topic_model_reads_anchors(topic: Topic) -> bool:
+    """Whether the topic's model scores a page with the anchor text it was reached by."""
+    return topic.method in READS_URLS_AND_ANCHORS
+
+
 def topic_model(topic: Topic, models_dir: str) -> Any:
     """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
     return MODELS[topic.method](topic, models_dir)
@@ -83,9 +95,10 @@ class ClassifierPipeline:
     """Scores each fetched HTML page with the topic's relevance model.
 
     Sets ``relevance``, ``relevant`` (R >= ``relevant_threshold``), ``category`` and
-    ``path_good``; with link score ``anchor`` or ``both`` also ``link_scores``, the R of each
-    out-link's anchor text, and ``anchor_relevance``, the R of the anchor text the page was
-    reached by (for the online link model), scored in one batch. Only the first
+    ``path_good``; with any link score but ``content`` also ``link_scores``, the R of each
+    out-link's anchor text (with ``context``, the geometric mean of that and R of the anchor in
+    its context), and ``anchor_relevance``, the R of the anchor text the page was reached by
+    (for the online link model), all scored in one batch. Only the first
     FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass through untouched.
     """
 
@@ -94,15 +107,17 @@ class ClassifierPipeline:
         model: Any,
         *,
         threshold: float,
-        score_anchors: bool,
+        link_score: str,
         needs_path: bool,
         max_chars: int = 0,
+        reads_urls: bool = False,
     ):
         self.model = model
         self.threshold = threshold
-        self.score_anchors = score_anchors
+        self.link_score = link_score
         self.needs_path = needs_path
         self.max_chars = max_chars
+        self.reads_urls = reads_urls
 
     @classmethod
     @exit_on_user_error
@@ -112,10 +127,10 @@ class ClassifierPipeline:
         return cls(
             topic_model(topic, s.get("FOCUSED_MODELS_DIR")),
             threshold=relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
-            score_anchors=link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score)
-            != "content",
+            link_score=link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score),
             needs_path=topic.focus == "hard",
             max_chars=s.getint("FOCUSED_MAX_TEXT_CHARS"),
+            reads_urls=topic_model_reads_anchors(topic),
         )
 
     def process_item(self, item: Any) -> Any:
@@ -123,19 +138,31 @@ class ClassifierPipeline:
             return item
         text = item["text"][: self.max_chars] if self.max_chars else item["text"]
         doc = f"{item['title']}\n{text}"
-        anchors = [anchor for _, anchor in item["links"]] if self.score_anchors else []
-        own = [item["anchor"]] if self.score_anchors and item.get("anchor") else []
-        # The page, the anchor it was reached by and its out-links' anchors in one batch: one
-        # vectorizer pass, one matrix product.
-        relevance, category = self.model.score_pages([doc, *own, *anchors])
-        if own:
-            item["anchor_relevance"] = float(relevance[1])
-            relevance, category = relevance[[0, *range(2, len(relevance))]], category[:1]
+        links = item["links"] if self.link_score != "content" else []
+        own = [item["anchor"]] if links and item.get("anchor") else []
+        texts = [doc, *own, *(anchor for _, anchor, _ in links)]
+        if self.link_score == "context":
+            texts += [context for _, _, context in links]
+        # The page, the anchor it was reached by, its out-links' anchors (and contexts) in one
+        # batch: one vectorizer pass, one matrix product.
+        if self.reads_urls:  # the page's URL and anchor; each out-link's target URL
+            urls = [item["url"], *([None] * len(own)), *(url for url, _, _ in links)]
+            urls += [None] * (len(texts) - len(urls))
+            anchors = [item.get("anchor") or None, *([None] * (len(texts) - 1))]
+            relevance, category = self.model.score_pages(texts, urls=urls, anchors=anchors)
+        else:
+            relevance, category = self.model.score_pages(texts)
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]
         if self.needs_path:
             item["path_good"] = bool(self.model.best_path_good([doc])[0])
-        if anchors:
-            item["link_scores"] = relevance[1:].tolist()
+        rest = np.asarray(relevance[1:], dtype=float)
+        if own:
+            item["anchor_relevance"], rest = float(rest[0]), rest[1:]
+        if links:
+            scores = rest[: len(links)]
+            if self.link_score == "context":
+                scores = np.sqrt(scores * rest[len(links) :])
+            item["link_scores"] = scores.tolist()
         return item

@@ -8,6 +8,7 @@ from scrapy.exceptions import DropItem
 
 from focused.errors import FocusedError, exit_on_user_error
 from focused.learning import SharedLinkModel
+from focused.pipelines.classify import topic_model_reads_anchors
 from focused.relevance.linkmodel import OnlineLinkModel
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import STRATEGIES, SoftFocus, link_score_for
@@ -58,6 +59,7 @@ class FrontierPipeline:
             s.getint("DEPTH_LIMIT"),
             s.getlist("FOCUSED_DROP_URL_PATTERNS"),
             learner,
+            carry_anchors=topic_model_reads_anchors(topic),
         )
         return cls(frontier, strategy, crawler.stats)
 

@@ -25,9 +25,13 @@ from focused.items import META, PageItem
 from focused.relevance.text import page_text
 from focused.topic import Topic, load_topic, load_topic_text
 
+CONTEXT_WORDS = 12  # words of text kept on each side of an anchor
 
-def extract_links(response: HtmlResponse) -> list[tuple[str, str]]:
-    """Absolute http(s) URLs of the page's ``<a href>`` links with their anchor text."""
+
+def extract_links(response: HtmlResponse) -> list[tuple[str, str, str]]:
+    """The page's ``<a href>`` links: absolute http(s) URL, anchor text, and the anchor with
+    the text right around it (up to CONTEXT_WORDS words before and after, within its
+    paragraph), which says more about the target than a bare name does."""
     links = []
     for anchor in response.selector.root.iter("a"):
         href = anchor.get("href")
@@ -35,7 +39,12 @@ def extract_links(response: HtmlResponse) -> list[tuple[str, str]]:
             continue
         url = safe_url_string(response.urljoin(href.strip()), response.encoding)
         if url.startswith(("http://", "https://")):
-            links.append((url, " ".join(anchor.text_content().split())))
+            text = " ".join(anchor.text_content().split())
+            previous, parent = anchor.getprevious(), anchor.getparent()
+            before = previous.tail if previous is not None else getattr(parent, "text", None)
+            words = (before or "").split()[-CONTEXT_WORDS:]
+            words += [text, *(anchor.tail or "").split()[:CONTEXT_WORDS]]
+            links.append((url, text, " ".join(words)))
     return links
 
 
