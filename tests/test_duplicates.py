@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 
 from focused import keys
 from focused.items import PageItem
+from focused.monitor import crawl_status
 from focused.pipelines.duplicates import DuplicatesPipeline, last_modified_value
 from focused.schedulers.frontier import fingerprint
 from focused.webs.bundle import url_key, write_bundle
@@ -188,6 +189,7 @@ def test_a_crawl_skips_the_copy_and_its_links(crawl: Crawl, served, redis_client
     assert url_key(SITE + "/late") not in fetched(served) and SITE + "/late" not in feed
     counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
     assert counts["duplicate"] == "1" and counts["classified"] == "4"
+    assert crawl_status(redis_client, crawl.name)["duplicate"] == 1  # focused status shows it
     # The spider passed Last-Modified on: the dated page's date is recorded.
     modified = redis_client.hgetall(keys.prefix(crawl.name) + keys.MODIFIED)
     assert modified == {str(fingerprint(SITE + "/dated")): last_modified_value(MONDAY)}
