@@ -49,13 +49,6 @@ FOCUSED_STRATEGY = ""
 # the best on Wikispeedia (README, "Harvest on Wikispeedia").
 FOCUSED_LINK_SCORE = ""
 
-# A queued URL found again on a page of relevance R is raised to
-# min(1, max(its score, the new link's) + FOCUSED_LINK_BOOST * R): pages that many relevant
-# pages link to come first (evidence adds up over in-links). 0 turns it off. Off by default:
-# 0.02 found more on Wikispeedia's development topics and less on its validation categories
-# (README, "How links are estimated").
-FOCUSED_LINK_BOOST = 0.0
-
 # The online link model (focused.learning): learns during the crawl which out-links lead to
 # relevant pages and blends that with the estimate above, trusting it as much as
 # n / (n + FOCUSED_LINK_MODEL_WARMUP) after n fetched pages. Its training log is shared by all

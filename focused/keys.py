@@ -7,11 +7,9 @@ build the per-host keys from the same templates (they are formatted into the Lua
 =====================  ======  ============================================================
 key (after prefix)     type    what it holds
 =====================  ======  ============================================================
-``q:<origin>``         zset    queued URLs of one host: member = the URL's path and query (so
-                               a URL found again can be raised), score = packed (num_tries,
-                               1-R, hash); see ``frontier.py``
-``qm:<origin>``        hash    path -> ``"<depth> <parent>"`` of each queued URL of the host
-                               (then TAB and the anchor text, when something reads it back)
+``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"``
+                               (then TAB and the anchor text, when the link model is on),
+                               score = packed (num_tries, 1-R, hash); see ``frontier.py``
 ``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
                                plus the host's crawled count
 ``wait``               zset    hosts with queued URLs waiting out their politeness delay;
@@ -41,7 +39,6 @@ key (after prefix)     type    what it holds
 
 PREFIX = "focused:{crawl}:"
 HOST_QUEUE = "q:"
-HOST_QUEUE_META = "qm:"
 READY = "ready"
 WAIT = "wait"
 LEASES = "leases"

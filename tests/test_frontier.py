@@ -103,7 +103,7 @@ def test_complete_acknowledges_and_pushes_children(frontier):
     f = frontier()
     f.push_many([Link("http://a.test/parent", 1.0)])
     parent = f.pop_ready(1).leased[0]
-    order, new, _ = f.complete(
+    order, new = f.complete(
         parent.lease,
         parent.url,
         "page",
@@ -176,8 +176,8 @@ def test_failed_and_bad_kinds_are_counted(frontier):
     f = frontier()
     f.push_many([Link("http://a.test/gone", 0.5), Link("http://b.test/png", 0.5)])
     gone, png = f.pop_ready(2).leased
-    assert f.complete(gone.lease, gone.url, "failed") == (0, 0, 0)
-    order, *_ = f.complete(png.lease, png.url, "bad")
+    assert f.complete(gone.lease, gone.url, "failed") == (0, 0)
+    order, _ = f.complete(png.lease, png.url, "bad")
     assert order == 1
     counts = f.counts()
     assert (counts["failed"], counts["bad"], counts["fetched"]) == (1, 1, 1)
@@ -197,65 +197,21 @@ def test_packed_score_round_trips():
     assert tries == 2 and score == pytest.approx(0.731, abs=1e-4)
 
 
-def _page(f: RedisFrontier, url: str, relevance: float, links: list[Link]) -> None:
-    """Fetch ``url`` (pushed alone at the top) and complete it with ``links``."""
-    f.push_many([Link(url, 1.0)])
-    (leased,) = f.pop_ready(1).leased
-    assert leased.url == url
-    f.complete(leased.lease, url, "page", relevance, relevance >= 0.5, links)
-
-
-def test_a_queued_url_found_again_on_relevant_pages_is_raised(frontier):
-    f = frontier(boost=0.05)
-    _page(
-        f,
-        "http://p.test/1",
-        1.0,
-        [Link("http://a.test/many", 0.2), Link("http://b.test/one", 0.28)],
-    )
-    # Found again from an irrelevant page: unchanged; from a relevant one: + 0.05 * R each time.
-    _page(f, "http://p.test/2", 0.0, [Link("http://a.test/many", 0.2)])
-    _page(f, "http://p.test/3", 0.9, [Link("http://a.test/many", 0.1)])
-    _page(f, "http://p.test/4", 1.0, [Link("http://a.test/many", 0.2)])
-    assert f.counts()["raised"] == 2
-    pop = f.pop_ready(2)
-    assert urls(pop) == ["http://a.test/many", "http://b.test/one"]
-    assert pop.leased[0].score == pytest.approx(0.2 + 0.045 + 0.05, abs=1e-4)
-    # The URL keeps where it was first found.
-    assert (pop.leased[0].depth, pop.leased[0].parent_url) == (0, "http://p.test/1")
-
-
-def test_a_better_link_raises_a_queued_url_to_its_score_plus_the_boost(frontier):
-    f = frontier(boost=0.05)
-    _page(f, "http://p.test/1", 1.0, [Link("http://a.test/x", 0.2)])
-    _page(f, "http://p.test/2", 0.5, [Link("http://a.test/x", 0.6)])
-    assert f.pop_ready(1).leased[0].score == pytest.approx(0.6 + 0.025, abs=1e-4)
-
-
-def test_without_boost_or_once_leased_a_url_is_not_raised(frontier):
-    f = frontier()
-    _page(f, "http://p.test/1", 1.0, [Link("http://a.test/x", 0.2)])
-    _page(f, "http://p.test/2", 1.0, [Link("http://a.test/x", 0.9)])
-    assert "raised" not in f.counts() and f.pop_ready(1).leased[0].score == pytest.approx(
-        0.2, abs=1e-4
-    )
-    g = frontier(boost=0.05)
-    (leased,) = g.pop_ready(1).leased if g.push_many([Link("http://c.test/y", 0.5)]) else ()
-    _page(g, "http://p.test/3", 1.0, [Link("http://c.test/y", 0.9)])  # in flight: left alone
-    assert "raised" not in g.counts() and g.pop_ready(5).leased == []
-    assert g.complete(leased.lease, leased.url, "page", 0.5, True)[0] > 0
-
-
 def test_a_lease_that_runs_out_keeps_the_urls_anchor_and_parent(frontier):
     f = frontier(lease_s=0.1)
-    _page(f, "http://p.test/1", 0.7, [Link("http://a.test/x", 0.5, 1, "the anchor")])
+    f.push_many([Link("http://p.test/1", 1.0)])
+    (parent,) = f.pop_ready(1).leased
+    f.complete(
+        parent.lease, parent.url, "page", 0.7, True, [Link("http://a.test/x", 0.5, 1, "an anchor")]
+    )
     first = f.pop_ready(1).leased[0]
     time.sleep(0.15)
     again = f.pop_ready(1).leased[0]
     assert (again.url, again.tries, again.anchor, again.parent_url, again.depth) == (
         first.url,
         1,
-        "the anchor",
+        "an anchor",
         "http://p.test/1",
         1,
     )
+    assert again.parent_relevance == 0.7

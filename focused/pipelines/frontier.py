@@ -26,8 +26,7 @@ class FrontierPipeline:
     One frontier round trip per page: the lease is acknowledged, the page gets its fetch
     order, the crawl's counters move, and the out-links the strategy keeps are pushed.
     Stats: ``focused/pages/fetched``, ``focused/pages/relevant``, ``focused/pages/failed``,
-    ``focused/links/extracted``, ``focused/links/new``, ``focused/links/raised`` (queued URLs
-    found again on a relevant page, see FOCUSED_LINK_BOOST).
+    ``focused/links/extracted``, ``focused/links/new``.
     """
 
     def __init__(self, frontier: RedisFrontier, strategy: SoftFocus, stats: StatsCollector):
@@ -80,7 +79,7 @@ class FrontierPipeline:
             self.stats.inc_value("focused/links/new", self.frontier.push_many(links))
             return item
         try:
-            order, new, raised = self.frontier.complete(
+            order, new = self.frontier.complete(
                 item["lease"],
                 item["url"],
                 kind,
@@ -93,7 +92,6 @@ class FrontierPipeline:
             raise DropItem(f"not acknowledged: {exc}", log_level="DEBUG") from None
         item["order"] = order or None
         self.stats.inc_value("focused/links/new", new)
-        self.stats.inc_value("focused/links/raised", raised)
         if kind == "failed":
             self.stats.inc_value("focused/pages/failed")
         else:

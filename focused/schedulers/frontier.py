@@ -116,7 +116,7 @@ class FrontierProtocol(Protocol):
         relevant: bool,
         links: Sequence[Link],
         category: str,
-    ) -> tuple[int, int, int]: ...
+    ) -> tuple[int, int]: ...
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int: ...
 
@@ -159,27 +159,10 @@ _LUA_COMMON = """
 local P = ARGV[1]
 local CONC = tonumber(ARGV[2])
 local DELAY = tonumber(ARGV[3])
-local BOOST = %(boost).6f
 local HOST_UNIT = %(host_unit)d
 local HOST_CAP = %(host_cap)d
 local function k(name) return P .. name end
 local function qkey(o) return P .. '%(queue)s' .. o end
-local function mkey(o) return P .. '%(queue_meta)s' .. o end
-
--- A queued URL is its path (the member of its host's queue, so it can be found again) and a
--- record "depth parent[TAB anchor]" in the host's meta hash; leases hold the whole member
--- "depth parent path[TAB anchor]".
-local function enqueue(o, score, m)
-  local dp, rest, anchor = string.match(m, '^(%%d+ %%d+) ([^\t]*)(.*)$')
-  redis.call('ZADD', qkey(o), score, rest)
-  redis.call('HSET', mkey(o), rest, dp .. anchor)
-end
-local function dequeue_member(o, rest)
-  local meta = redis.call('HGET', mkey(o), rest) or '0 0'
-  redis.call('HDEL', mkey(o), rest)
-  local dp, anchor = string.match(meta, '^([^\t]*)(.*)$')
-  return dp .. ' ' .. rest .. anchor
-end
 local function now_s()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -219,52 +202,23 @@ local function schedule(o, now)
   end
 end
 
--- The score (0..1) and the rest of a packed order.
-local function score_of(packed)
-  local level = math.floor((packed %% %(try_unit)d) / %(score_unit)d)
-  return 1 - level / %(score_levels)d
-end
-
--- Push links given as 7-tuples of ARGV (origin, depth, rest, anchor, packed score, seen
--- bucket, seen member) from index first, found on page number parent whose R is parent_r.
--- A URL already queued and found again on a page with R > 0 is raised to
--- min(1, max(its score, this link's) + BOOST * parent_r): evidence adds up. Returns the
--- numbers of new and of raised URLs.
-local function push_links(first, parent, parent_r, touched)
-  local new, raised = 0, 0
-  for i = first, #ARGV, 7 do
-    local o, rest = ARGV[i], ARGV[i + 2]
-    if redis.call('SADD', k('%(seen)s') .. ARGV[i + 5], ARGV[i + 6]) == 1 then
-      local anchor = ''
-      if ARGV[i + 3] ~= '' then anchor = '\t' .. ARGV[i + 3] end
-      redis.call('ZADD', qkey(o), ARGV[i + 4], rest)
-      redis.call('HSET', mkey(o), rest, ARGV[i + 1] .. ' ' .. parent .. anchor)
+-- Push links given as 6-tuples of ARGV (origin, depth, rest, packed score, seen bucket,
+-- seen member) from index first, found on page number parent; returns the number of new URLs.
+local function push_links(first, parent, touched)
+  local new = 0
+  for i = first, #ARGV, 6 do
+    local o = ARGV[i]
+    if redis.call('SADD', k('%(seen)s') .. ARGV[i + 4], ARGV[i + 5]) == 1 then
+      redis.call('ZADD', qkey(o), ARGV[i + 3], ARGV[i + 1] .. ' ' .. parent .. ' ' .. ARGV[i + 2])
       touched[o] = true
       new = new + 1
-    elseif BOOST > 0 and parent_r > 0 then
-      local old = redis.call('ZSCORE', qkey(o), rest)
-      if old then
-        old = tonumber(old)
-        local was = score_of(old)
-        local now = math.max(was, score_of(tonumber(ARGV[i + 4]))) + BOOST * parent_r
-        if now > 1 then now = 1 end
-        local level = math.floor((1 - now) * %(score_levels)d + 0.5)
-        local packed = math.floor(old / %(try_unit)d) * %(try_unit)d + level * %(score_unit)d
-                       + old %% %(score_unit)d
-        if packed < old then
-          redis.call('ZADD', qkey(o), int(packed), rest)
-          touched[o] = true
-          raised = raised + 1
-        end
-      end
     end
   end
   if new > 0 then
     redis.call('HINCRBY', k('%(stats)s'), 'queued', new)
     redis.call('HINCRBY', k('%(stats)s'), 'seen', new)
   end
-  if raised > 0 then redis.call('HINCRBY', k('%(stats)s'), 'raised', raised) end
-  return new, raised
+  return new
 end
 
 -- Take lease lm off 'leases' and put its URL back in its host queue, one try later when bump
@@ -282,7 +236,7 @@ local function unlease(lm, bump, max_tries, touched, now)
     redis.call('HINCRBY', k('%(stats)s'), 'failed/tries', 1)
     return 0
   end
-  enqueue(o, int(score), m)
+  redis.call('ZADD', qkey(o), int(score), m)
   redis.call('HINCRBY', k('%(stats)s'), 'queued', 1)
   return 1
 end
@@ -290,7 +244,7 @@ end
 
 _LUA_PUSH = """
 local touched = {}
-local new = push_links(4, 0, 0, touched)
+local new = push_links(4, 0, touched)
 local now = now_s()
 for o in pairs(touched) do schedule(o, now) end
 return new
@@ -319,7 +273,7 @@ while popped < n do
   local o = top[1]
   local item = redis.call('ZPOPMIN', qkey(o))
   if #item > 0 then
-    local m, s = dequeue_member(o, item[1]), item[2]
+    local m, s = item[1], item[2]
     local lm = o .. ' ' .. s .. ' ' .. m
     redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
     redis.call('HINCRBY', k('%(inflight)s'), o, 1)
@@ -360,9 +314,7 @@ if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
 else
   -- The lease ran out first: the URL went back to its queue (take it out again) or was
   -- already counted as failed.
-  local rest = string.match(m, '^%%d+ %%d+ ([^\t]*)')
-  if redis.call('ZREM', qkey(o), rest) == 1 then
-    redis.call('HDEL', mkey(o), rest)
+  if redis.call('ZREM', qkey(o), m) == 1 then
     redis.call('HINCRBY', k('%(stats)s'), 'queued', -1)
   end
   redis.call('HINCRBY', k('%(stats)s'), 'lease_late', 1)
@@ -394,11 +346,9 @@ else
 end
 redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
 local touched = {[o] = true}
-local parent_r = 0
-if kind == 'page' then parent_r = tonumber(ARGV[7]) end
-local new, raised = push_links(10, order, parent_r, touched)
+local new = push_links(10, order, touched)
 for h in pairs(touched) do schedule(h, now) end
-return {order, new, raised}
+return {order, new}
 """
 
 # ARGV: prefix, conc, delay, bump (1: one more try), max_tries, leases...
@@ -414,7 +364,6 @@ return back
 
 _LUA_NAMES = {
     "queue": keys.HOST_QUEUE,
-    "queue_meta": keys.HOST_QUEUE_META,
     "ready": keys.READY,
     "wait": keys.WAIT,
     "leases": keys.LEASES,
@@ -434,13 +383,11 @@ _LUA_NAMES = {
     "host_unit": HOST_UNIT,
     "host_cap": HOST_CAP,
     "try_unit": TRY_UNIT,
-    "score_unit": SCORE_UNIT,
-    "score_levels": SCORE_LEVELS,
 }
 
 
-def _lua(body: str, boost: float) -> str:
-    return (_LUA_COMMON + body) % {**_LUA_NAMES, "boost": boost}
+def _lua(body: str) -> str:
+    return (_LUA_COMMON + body) % _LUA_NAMES
 
 
 class RedisFrontier:
@@ -460,7 +407,6 @@ class RedisFrontier:
         lease_s: float = 300.0,
         max_tries: int = 3,
         seen_buckets: int = 4096,
-        boost: float = 0.0,
         retries: int = 8,
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
@@ -477,16 +423,15 @@ class RedisFrontier:
         self.lease_s = lease_s
         self.max_tries = max_tries
         self.seen_buckets = seen_buckets
-        self.boost = boost
         self.retries = retries
         self.on_retry = on_retry
         self.on_lost = on_lost
         self.lost = False  # the connection stayed lost through all retries
         self.changes = 0  # writes by this object that may have made a host ready
-        self._push = client.register_script(_lua(_LUA_PUSH, boost))
-        self._pop = client.register_script(_lua(_LUA_POP, boost))
-        self._complete = client.register_script(_lua(_LUA_COMPLETE, boost))
-        self._release = client.register_script(_lua(_LUA_RELEASE, boost))
+        self._push = client.register_script(_lua(_LUA_PUSH))
+        self._pop = client.register_script(_lua(_LUA_POP))
+        self._complete = client.register_script(_lua(_LUA_COMPLETE))
+        self._release = client.register_script(_lua(_LUA_RELEASE))
 
     def _call(self, script: Any, args: list[Any]) -> Any:
         if script is not self._pop:
@@ -506,16 +451,16 @@ class RedisFrontier:
             raise
 
     def _link_args(self, links: Iterable[Link]) -> list[Any]:
-        """ARGV 7-tuples per link: origin, depth, rest, anchor, packed score, seen bucket and
-        seen member."""
+        """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member."""
         args: list[Any] = []
         for link in links:
             fp = fingerprint(link.url)
             origin, rest = split_url(link.url)
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
-            anchor = " ".join(link.anchor.split())[:ANCHOR_CHARS]
-            args += (origin, link.depth, rest, anchor, pack(link.score, 0, fp), bucket, member)
+            if link.anchor:
+                rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
+            args += (origin, link.depth, rest, pack(link.score, 0, fp), bucket, member)
         return args
 
     def push_many(self, links: Iterable[Link]) -> int:
@@ -561,19 +506,17 @@ class RedisFrontier:
         relevant: bool = False,
         links: Sequence[Link] = (),
         category: str = "",
-    ) -> tuple[int, int, int]:
+    ) -> tuple[int, int]:
         """Acknowledge a leased URL and queue its page's out-links, in one call.
 
         ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
         ``redirect`` (a redirect, whose target is among ``links``) or ``failed`` (no response).
         A page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
-        into the census. A link to a URL still queued raises it when the frontier's ``boost`` is
-        set (see ``push_links`` in the Lua source). Returns (fetch order, 0 for failed; new URLs
-        queued; queued URLs raised).
+        into the census. Returns (fetch order, 0 for failed; new URLs queued).
         """
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
-        order, new, raised = self._call(self._complete, [*args, *self._link_args(links)])
-        return int(order), int(new), int(raised)
+        order, new = self._call(self._complete, [*args, *self._link_args(links)])
+        return int(order), int(new)
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
         """Return leased URLs to the frontier; returns how many were queued again.

@@ -88,7 +88,6 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             lease_s=s.getfloat("FOCUSED_LEASE_S"),
             max_tries=s.getint("FOCUSED_MAX_TRIES"),
             seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
-            boost=s.getfloat("FOCUSED_LINK_BOOST"),
             retries=s.getint("FOCUSED_REDIS_RETRIES"),
             on_retry=on_retry,
             on_lost=on_lost,
@@ -189,7 +188,7 @@ class FrontierScheduler(BaseScheduler):
             # A redirect: the target is a new link of the redirecting URL (deduplicated, so a
             # redirect loop ends at the first URL seen before).
             link = Link(request.url, record["score"], request.meta.get("depth", 0))
-            _, new, _ = self.frontier.complete(lease, record["url"], "redirect", links=[link])
+            _, new = self.frontier.complete(lease, record["url"], "redirect", links=[link])
             self.stats.inc_value(f"focused/redirects/{'queued' if new else 'seen'}")
             if not new:
                 return False
