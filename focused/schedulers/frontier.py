@@ -531,10 +531,14 @@ class RedisFrontier:
 
     def counts(self) -> dict[str, float]:
         """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hgetall(self.prefix + keys.STATS)
-        pipe.zcard(self.prefix + keys.LEASES)
-        stats, in_flight = self.retrying(pipe.execute)
+
+        def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hgetall(self.prefix + keys.STATS)
+            pipe.zcard(self.prefix + keys.LEASES)
+            return pipe.execute()
+
+        stats, in_flight = self.retrying(read)
         counts = {name: float(value) for name, value in stats.items()}
         counts["in_flight"] = in_flight
         return counts
