@@ -57,6 +57,9 @@ def test_the_anchor_a_page_was_reached_by_is_scored_with_it():
         return item
 
     assert pipeline().process_item(reached())["anchor_relevance"] > 0
+    leaf = reached()
+    leaf["links"] = []  # a page without out-links: its arrival is scored all the same
+    assert pipeline().process_item(leaf)["anchor_relevance"] > 0
     assert "anchor_relevance" not in pipeline(link_score="content").process_item(reached())
 
 

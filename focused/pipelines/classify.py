@@ -138,8 +138,9 @@ class ClassifierPipeline:
             return item
         text = item["text"][: self.max_chars] if self.max_chars else item["text"]
         doc = f"{item['title']}\n{text}"
-        links = item["links"] if self.link_score != "content" else []
-        own = [item["anchor"]] if links and item.get("anchor") else []
+        scores_links = self.link_score != "content"
+        links = item["links"] if scores_links else []
+        own = [item["anchor"]] if scores_links and item.get("anchor") else []
         texts = [doc, *own, *(anchor for _, anchor, _ in links)]
         if self.link_score == "context":
             texts += [context for _, _, context in links]
