@@ -244,3 +244,14 @@ def test_a_keywords_topic_crawls_through_the_same_pipeline(crawl, web, tmp_path)
     feed = [item for item in crawl.feed() if item["relevance"] is not None]
     assert len(feed) >= 30 and stats["focused/pages/relevant"] >= 1
     assert all(0 <= item["relevance"] <= 1 and item["category"] is None for item in feed)
+
+
+def test_links_carry_the_words_around_their_anchor_only_when_asked():
+    from scrapy.http import HtmlResponse
+
+    body = b'<p>Birds: the great <a href="/Heron">grey heron</a> is a wading bird of lakes.</p>'
+    response = HtmlResponse("http://a.test/p", body=body, encoding="utf-8")
+    assert extract_links(response) == [("http://a.test/Heron", "grey heron", "")]
+    assert extract_links(response, 3) == [
+        ("http://a.test/Heron", "grey heron", "Birds: the great grey heron is a wading")
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterator
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,28 +24,33 @@ from w3lib.url import safe_url_string
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import META, PageItem
 from focused.relevance.text import page_text
+from focused.strategies import link_score_for
 from focused.topic import Topic, load_topic, load_topic_text
 
 CONTEXT_WORDS = 12  # words of text kept on each side of an anchor
 
 
-def extract_links(response: HtmlResponse) -> list[tuple[str, str, str]]:
+def extract_links(response: HtmlResponse, context_words: int = 0) -> list[tuple[str, str, str]]:
     """The page's ``<a href>`` links: absolute http(s) URL, anchor text, and the anchor with
-    the text right around it (up to CONTEXT_WORDS words before and after, within its
-    paragraph), which says more about the target than a bare name does."""
+    the text right around it (up to ``context_words`` words before and after, within its
+    paragraph), which says more about the target than a bare name does; "" with 0."""
     links = []
     for anchor in response.selector.root.iter("a"):
         href = anchor.get("href")
         if not href or href.startswith(("#", "javascript:", "mailto:")):
             continue
         url = safe_url_string(response.urljoin(href.strip()), response.encoding)
-        if url.startswith(("http://", "https://")):
-            text = " ".join(anchor.text_content().split())
+        if not url.startswith(("http://", "https://")):
+            continue
+        text = " ".join(anchor.text_content().split())
+        context = ""
+        if context_words:
             previous, parent = anchor.getprevious(), anchor.getparent()
             before = previous.tail if previous is not None else getattr(parent, "text", None)
-            words = (before or "").split()[-CONTEXT_WORDS:]
-            words += [text, *(anchor.tail or "").split()[:CONTEXT_WORDS]]
-            links.append((url, text, " ".join(words)))
+            words = (before or "").split()[-context_words:]
+            words += [text, *(anchor.tail or "").split()[:context_words]]
+            context = " ".join(words)
+        links.append((url, text, context))
     return links
 
 
@@ -83,6 +89,12 @@ class FocusedSpider(scrapy.Spider):
         if not topic:
             raise FocusedError("no topic file: run `scrapy crawl focused -a topic=PATH`")
         self.topic: Topic = load_topic_text(topic_toml, topic) if topic_toml else load_topic(topic)
+
+    @cached_property
+    def context_words(self) -> int:
+        """Words kept around each anchor: only the ``context`` link score reads them."""
+        link_score = link_score_for(self.settings.get("FOCUSED_LINK_SCORE"), self.topic.link_score)
+        return CONTEXT_WORDS if link_score == "context" else 0
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.topic.seeds:
@@ -136,7 +148,7 @@ class FocusedSpider(scrapy.Spider):
             if replaced > share * len(response.text):
                 yield self._bad(item, "encoding")
                 return
-        item["links"] = extract_links(response)
+        item["links"] = extract_links(response, self.context_words)
         yield item
 
     def errback(self, failure: Failure) -> Iterator[PageItem]:
