@@ -9,6 +9,7 @@ from scrapy.exceptions import DropItem
 from focused.errors import FocusedError, exit_on_user_error
 from focused.learning import SharedLinkModel
 from focused.pipelines.classify import topic_model_reads_anchors
+from focused.pipelines.duplicates import DUPLICATE
 from focused.relevance.linkmodel import OnlineLinkModel
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import STRATEGIES, SoftFocus, link_score_for
@@ -67,7 +68,7 @@ class FrontierPipeline:
         if item["status"] is None:
             kind = "failed"
         elif item["bad"]:
-            kind = "duplicate" if item["bad"] == "duplicate" else "bad"
+            kind = DUPLICATE if item["bad"] == DUPLICATE else "bad"
         else:
             kind = "page"
         if kind == "page":
