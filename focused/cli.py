@@ -97,6 +97,41 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hubs(args: argparse.Namespace) -> int:
+    from focused.distill.job import crawl_frontier, distill
+    from focused.distill.report import as_json, format_result
+
+    frontier = crawl_frontier(_client(args), args.name)
+    result = distill(frontier, authority_share=args.authority_share, boost=None, top=args.top)
+    print(json.dumps(as_json(args.name, result)) if args.json else format_result(args.name, result))
+    return 0
+
+
+def cmd_distill(args: argparse.Namespace) -> int:
+    from focused.distill.job import crawl_frontier, distill_locked
+    from focused.distill.report import as_json, format_result
+
+    frontier = crawl_frontier(_client(args), args.name)
+    result = distill_locked(
+        frontier,
+        authority_share=args.authority_share,
+        top_hubs=args.hubs,
+        boost=args.boost,
+        top=args.top,
+    )
+    if result is None:
+        raise FocusedError(f"another process is distilling crawl {args.name!r}; try again later")
+    if args.json:
+        print(json.dumps(as_json(args.name, result)))
+    else:
+        print(format_result(args.name, result))
+        print(
+            f"re-boosted {result.reboosted} of {result.neglected} queued neighbours of the "
+            f"top {args.hubs} hubs to {args.boost}"
+        )
+    return 0
+
+
 def cmd_schedule(args: argparse.Namespace) -> int:
     from focused import scrapyd
 
@@ -146,7 +181,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from focused import evaluation, scrapyd
+    from focused import defaults, evaluation, scrapyd
     from focused.options import add_settings_argument
     from focused.webs import capture, generate, labels, server
 
@@ -190,6 +225,36 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--png", help="where to write the harvest curve (default NAME-harvest.png)")
     sub.add_argument("--json", action="store_true", help="the report as one JSON object")
     redis_options(sub)
+
+    def distill_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("name", help="crawl name")
+        sub.add_argument("--top", type=int, default=10, help="hubs and authorities to show")
+        sub.add_argument(
+            "--authority-share",
+            type=float,
+            default=defaults.FOCUSED_DISTILL_AUTHORITY_SHARE,
+            help="share of the most relevant pages that are authorities (default %(default)s)",
+        )
+        sub.add_argument("--json", action="store_true", help="the result as one JSON object")
+        redis_options(sub)
+
+    distill_options(
+        command("hubs", cmd_hubs, "the best hubs and authorities of a crawl (reads only)")
+    )
+    sub = command("distill", cmd_distill, "score hubs and re-boost their neglected neighbours, now")
+    distill_options(sub)
+    sub.add_argument(
+        "--hubs",
+        type=int,
+        default=defaults.FOCUSED_DISTILL_HUBS,
+        help="top hubs whose queued neighbours are raised (default %(default)s)",
+    )
+    sub.add_argument(
+        "--boost",
+        type=float,
+        default=defaults.FOCUSED_DISTILL_BOOST,
+        help="score they are raised to (default %(default)s)",
+    )
 
     sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
     sub.add_argument("name", help="crawl name")

@@ -58,6 +58,23 @@ FOCUSED_LINK_MODEL = False
 FOCUSED_LINK_MODEL_WARMUP = 100
 FOCUSED_LINK_MODEL_SYNC = 10
 
+# The crawl graph: each classified page's links to other servers, kept in Redis (12 bytes a
+# link) for the distiller and `focused hubs`. False keeps no graph and turns the distiller off.
+FOCUSED_CRAWL_GRAPH = True
+
+# The distiller (seed 000 §3.2): server-weighted HITS over the crawl graph, then the queued
+# out-links of the FOCUSED_DISTILL_HUBS best hubs are raised to score FOCUSED_DISTILL_BOOST.
+# It runs inside the crawl every FOCUSED_DISTILL_PAGES fetched pages (crawl-wide) or every
+# FOCUSED_DISTILL_INTERVAL seconds (0: never by that rule; both 0: never), one process at a
+# time under a lock that expires after FOCUSED_DISTILL_LOCK_S. Authorities are the
+# FOCUSED_DISTILL_AUTHORITY_SHARE most relevant pages (10-20% in the paper).
+FOCUSED_DISTILL_PAGES = 100
+FOCUSED_DISTILL_INTERVAL = 600.0
+FOCUSED_DISTILL_HUBS = 10
+FOCUSED_DISTILL_BOOST = 1.0
+FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
+FOCUSED_DISTILL_LOCK_S = 600.0
+
 # Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
 # the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
 # (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.

@@ -109,7 +109,12 @@ class HarvestMonitor:
         frontier = frontier_for(self.crawler)
         frontier.client.hset(
             frontier.prefix + keys.META,
-            mapping={"focus": self.focus, "topic": str(self.crawler.spider.topic.path)},
+            mapping={
+                "focus": self.focus,
+                "topic": str(self.crawler.spider.topic.path),
+                "host_delay": frontier.host_delay,
+                "host_concurrency": frontier.host_concurrency,
+            },
         )
         self.task = task.LoopingCall(self.log)
         self.task.start(self.interval, now=False)

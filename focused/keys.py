@@ -22,6 +22,10 @@ key (after prefix)     type    what it holds
 ``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
 ``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed),
                                for classified pages ``"<url> TAB <R> TAB <category>"``
+``graph:<n // 512>``   hash    fetch order n -> the page's links to other servers (binary; see
+                               ``frontier.py``): the crawl graph the distiller reads
+``distill``            hash    the distiller's last run: pages, edges, hubs, seconds, reboosted
+``distill:lock``       string  held by the one process distilling (expires: a crash frees it)
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
 ``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
 ``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
@@ -47,6 +51,9 @@ CRAWLED = "crawled"
 NEXT = "next"
 SEEN = "seen:"
 URLS = "url:"
+GRAPH = "graph:"
+DISTILL = "distill"
+DISTILL_LOCK = "distill:lock"
 STATS = "stats"
 RECENT = "recent"
 CURVE = "curve"
@@ -67,6 +74,8 @@ def prefix(crawl: str) -> str:
     return PREFIX.format(crawl=crawl)
 
 
-def crawl_pattern(crawl: str) -> str:
-    """A SCAN pattern matching every key of one crawl (and nothing of any other)."""
-    return prefix(crawl).replace("[", "\\[").replace("*", "\\*").replace("?", "\\?") + "*"
+def crawl_pattern(crawl: str, start: str = "") -> str:
+    """A SCAN pattern matching every key of one crawl that starts with ``start`` (a key name
+    above, free of glob characters), and nothing of any other crawl."""
+    escaped = prefix(crawl).replace("[", "\\[").replace("*", "\\*").replace("?", "\\?")
+    return escaped + start + "*"

@@ -29,13 +29,20 @@ w3lib's canonical form (the canonicalisation Scrapy's fingerprinter uses for GET
 stored as an integer member of one of ``seen_buckets`` sets, which Redis keeps as compact
 intsets (8 bytes a URL while a bucket holds at most 512).
 
-Cost: ``push_many``, ``pop_ready``, ``complete`` and ``release`` are one round trip each, and
-are called about once per page. ``__len__`` reads one hash field and one set size.
+Crawl graph (for the distiller, seed 000 §3.2): ``complete`` of a classified page also stores
+the page's links to other servers, compactly: its own fingerprint (8 bytes), then per link the
+target host's 32-bit hash and the target's fingerprint (12 bytes), big-endian, in
+``graph:<order // 512>``. Links within a server carry no vote and are not stored.
+
+Cost: ``push_many``, ``pop_ready``, ``complete``, ``release`` and ``raise_to`` are one round
+trip each; the first four are called about once per page. ``__len__`` reads one hash field and
+one set size.
 """
 
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -57,6 +64,8 @@ MAX_TRIES_PACKABLE = 7
 
 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
+PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
+EDGE_RECORD = struct.Struct(">IQ")  # one cross-server link: target host hash, target fingerprint
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,11 @@ def fingerprint(url: str) -> int:
     """64-bit fingerprint of a URL's canonical form."""
     digest = hashlib.blake2b(canonicalize_url(url).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
+
+
+def host_hash(origin: str) -> int:
+    """32-bit hash of an origin (``http://host:port``): the server of a crawl-graph node."""
+    return int.from_bytes(hashlib.blake2b(origin.encode(), digest_size=4).digest(), "big")
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -303,7 +317,7 @@ return out
 """
 
 # ARGV: prefix, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
-# category, links...
+# category, graph record ('' for none), links...
 _LUA_COMPLETE = """
 local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
@@ -340,13 +354,16 @@ else
     redis.call('LPUSH', k('%(recent)s'), ARGV[7])
     redis.call('LTRIM', k('%(recent)s'), 0, %(recent_len)d - 1)
     redis.call('HINCRBY', k('%(census)s'), ARGV[9], 1)
+    if ARGV[10] ~= '' then
+      redis.call('HSET', k('%(graph)s') .. math.floor(order / %(url_bucket)d), order, ARGV[10])
+    end
   else
     redis.call('HINCRBY', k('%(stats)s'), kind, 1)
   end
 end
 redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
 local touched = {[o] = true}
-local new = push_links(10, order, touched)
+local new = push_links(11, order, touched)
 for h in pairs(touched) do schedule(h, now) end
 return {order, new}
 """
@@ -362,6 +379,23 @@ for o in pairs(touched) do schedule(o, now) end
 return back
 """
 
+# ARGV: prefix, conc, delay, then (origin, member, packed) triples: the distiller's re-boost
+_LUA_RAISE = """
+local touched = {}
+local raised = 0
+for i = 4, #ARGV, 3 do
+  local n = redis.call('ZADD', qkey(ARGV[i]), 'XX', 'LT', 'CH', ARGV[i + 2], ARGV[i + 1])
+  if n > 0 then
+    raised = raised + n
+    touched[ARGV[i]] = true
+  end
+end
+local now = now_s()
+for o in pairs(touched) do schedule(o, now) end
+if raised > 0 then redis.call('HINCRBY', k('%(stats)s'), 'reboosted', raised) end
+return raised
+"""
+
 _LUA_NAMES = {
     "queue": keys.HOST_QUEUE,
     "ready": keys.READY,
@@ -372,6 +406,7 @@ _LUA_NAMES = {
     "next": keys.NEXT,
     "seen": keys.SEEN,
     "urls": keys.URLS,
+    "graph": keys.GRAPH,
     "stats": keys.STATS,
     "recent": keys.RECENT,
     "curve": keys.CURVE,
@@ -408,6 +443,7 @@ class RedisFrontier:
         max_tries: int = 3,
         seen_buckets: int = 4096,
         retries: int = 8,
+        graph: bool = True,
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
     ):
@@ -424,6 +460,7 @@ class RedisFrontier:
         self.max_tries = max_tries
         self.seen_buckets = seen_buckets
         self.retries = retries
+        self.graph = graph  # store each classified page's cross-server links (the crawl graph)
         self.on_retry = on_retry
         self.on_lost = on_lost
         self.lost = False  # the connection stayed lost through all retries
@@ -432,6 +469,7 @@ class RedisFrontier:
         self._pop = client.register_script(_lua(_LUA_POP))
         self._complete = client.register_script(_lua(_LUA_COMPLETE))
         self._release = client.register_script(_lua(_LUA_RELEASE))
+        self._raise = client.register_script(_lua(_LUA_RAISE))
 
     def _call(self, script: Any, args: list[Any]) -> Any:
         if script is not self._pop:
@@ -450,17 +488,25 @@ class RedisFrontier:
             self.lost = True
             raise
 
-    def _link_args(self, links: Iterable[Link]) -> list[Any]:
-        """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member."""
+    def _link_args(
+        self, links: Iterable[Link], edges: bytearray | None = None, origin: str = ""
+    ) -> list[Any]:
+        """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member.
+
+        With ``edges``, the links to servers other than ``origin`` are appended to it as
+        crawl-graph records.
+        """
         args: list[Any] = []
         for link in links:
             fp = fingerprint(link.url)
-            origin, rest = split_url(link.url)
+            link_origin, rest = split_url(link.url)
+            if edges is not None and link_origin != origin:
+                edges += EDGE_RECORD.pack(host_hash(link_origin), fp)
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
             if link.anchor:
                 rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
-            args += (origin, link.depth, rest, pack(link.score, 0, fp), bucket, member)
+            args += (link_origin, link.depth, rest, pack(link.score, 0, fp), bucket, member)
         return args
 
     def push_many(self, links: Iterable[Link]) -> int:
@@ -512,10 +558,15 @@ class RedisFrontier:
         ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
         ``redirect`` (a redirect, whose target is among ``links``) or ``failed`` (no response).
         A page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
-        into the census. Returns (fetch order, 0 for failed; new URLs queued).
+        into the census, and its links to other servers into the crawl graph. Returns (fetch
+        order, 0 for failed; new URLs queued).
         """
+        edges = None
+        if kind == "page" and self.graph:
+            edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
+        link_args = self._link_args(links, edges, split_url(url)[0])
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
-        order, new = self._call(self._complete, [*args, *self._link_args(links)])
+        order, new = self._call(self._complete, [*args, bytes(edges or b""), *link_args])
         return int(order), int(new)
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
@@ -528,6 +579,36 @@ class RedisFrontier:
         if not leases:
             return 0
         return int(self._call(self._release, [int(retry), self.max_tries, *leases]))
+
+    def queued_hosts(self) -> list[str]:
+        """Origins with URLs queued (a SCAN over the host queues: for periodic jobs only)."""
+        start = len(self.prefix + keys.HOST_QUEUE)
+        pattern = keys.crawl_pattern(self.crawl, keys.HOST_QUEUE)
+        return self.retrying(
+            lambda: [key[start:] for key in self.client.scan_iter(match=pattern, count=1000)]
+        )
+
+    def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
+        """(member, packed order, URL) of every URL queued for one host, best first."""
+        key = self.prefix + keys.HOST_QUEUE + origin
+        queue = self.retrying(lambda: self.client.zrange(key, 0, -1, withscores=True))
+        return [
+            (member, int(packed), origin + member.split(" ", 2)[2].partition("\t")[0])
+            for member, packed in queue
+        ]
+
+    def raise_to(self, score: float, queued: Iterable[tuple[str, str, int]]) -> int:
+        """Raise queued URLs, given as (origin, member, packed order), to ``score``.
+
+        Their tries are kept; URLs already at ``score`` or better, and URLs no longer queued
+        (popped meanwhile), are left as they are. Returns how many moved, also counted as
+        ``reboosted`` in the crawl's stats.
+        """
+        args: list[Any] = []
+        for origin, member, packed in queued:
+            tries, _ = unpack_score(packed)
+            args += (origin, member, pack(score, tries, packed & HASH_MASK))
+        return int(self._call(self._raise, args)) if args else 0
 
     def counts(self) -> dict[str, float]:
         """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight."""

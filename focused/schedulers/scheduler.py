@@ -89,6 +89,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             max_tries=s.getint("FOCUSED_MAX_TRIES"),
             seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
             retries=s.getint("FOCUSED_REDIS_RETRIES"),
+            graph=s.getbool("FOCUSED_CRAWL_GRAPH"),
             on_retry=on_retry,
             on_lost=on_lost,
         )

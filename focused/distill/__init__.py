@@ -1,0 +1,7 @@
+"""The distiller (seed 000 §3.2, §4): server-weighted hubs and authorities over the crawl graph,
+and the re-boost of the best hubs' neglected neighbours.
+
+Data flow: :mod:`.graph` reads the crawl graph the frontier keeps in Redis, :mod:`.hits` scores
+it, :mod:`.job` writes the results back (re-boost, run record) under a lock, and
+:mod:`.extension` runs the job periodically inside a crawl.
+"""

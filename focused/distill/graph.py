@@ -1,0 +1,101 @@
+"""Read the crawl graph of a crawl from Redis into arrays (one pass, pipelined).
+
+Nodes ``0 .. n-1`` are the classified pages (with their URL, fetch order, R and server); nodes
+``n ..`` are link targets not fetched (yet), known by fingerprint and server. Edges are the
+pages' links to other servers, as stored by :meth:`RedisFrontier.complete`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import redis
+
+from focused import keys
+from focused.schedulers.frontier import (
+    PAGE_RECORD,
+    RedisFrontier,
+    host_hash,
+    split_url,
+)
+
+EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
+
+
+@dataclass
+class CrawlGraph:
+    urls: list[str]  # page i's URL
+    orders: np.ndarray  # page i's fetch order
+    relevance: np.ndarray  # page i's R
+    server: np.ndarray  # page i's server (host hash)
+    src: np.ndarray  # edge sources (page indices)
+    dst: np.ndarray  # edge targets: page indices, or n + index into ``targets``
+    dst_server: np.ndarray  # edge targets' servers
+    targets: np.ndarray  # fingerprints of the targets not fetched (nodes n ..)
+
+    @property
+    def pages(self) -> int:
+        return len(self.urls)
+
+
+def binary_client(client: redis.Redis) -> redis.Redis:
+    """A client of the same server that returns bytes (graph records are binary)."""
+    kwargs = dict(client.connection_pool.connection_kwargs, decode_responses=False)
+    pool = redis.ConnectionPool(connection_class=client.connection_pool.connection_class, **kwargs)
+    return redis.Redis(connection_pool=pool)
+
+
+def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> CrawlGraph:
+    """The crawl graph of ``frontier``'s crawl as it is now.
+
+    ``client`` is a bytes-returning client of the same server (:func:`binary_client`); made
+    on each call when not given.
+    """
+    raw = client or binary_client(frontier.client)
+    fetched = int(frontier.counts().get("fetched", 0))
+
+    def read() -> list:  # a new pipeline per try: a failed execute empties it
+        pipe = raw.pipeline(transaction=False)
+        for bucket in range(fetched // keys.URL_BUCKET + 1):
+            pipe.hgetall(f"{frontier.prefix}{keys.GRAPH}{bucket}")
+            pipe.hgetall(f"{frontier.prefix}{keys.URLS}{bucket}")
+        return pipe.execute()
+
+    replies = frontier.retrying(read)
+    urls, orders, relevance, fps, chunks, counts = [], [], [], [], [], []
+    for records, pages in zip(replies[::2], replies[1::2], strict=True):
+        for order, record in records.items():
+            url, r, _ = pages[order].decode().split("\t", 2)
+            urls.append(url)
+            orders.append(int(order))
+            relevance.append(float(r))
+            fps.append(PAGE_RECORD.unpack_from(record)[0])
+            edges = np.frombuffer(record, EDGE_DTYPE, offset=PAGE_RECORD.size)
+            chunks.append(edges)
+            counts.append(len(edges))
+    n = len(urls)
+    page_fps = np.array(fps, dtype=np.uint64)
+    edges = np.concatenate(chunks) if chunks else np.empty(0, EDGE_DTYPE)
+    src = np.repeat(np.arange(n, dtype=np.int64), counts)
+    dst = np.empty(len(edges), dtype=np.int64)
+    # Targets that are fetched pages become page indices; the others get indices n.. by
+    # fingerprint.
+    sorted_pages = np.argsort(page_fps)
+    target_fps = edges["fp"].astype(np.uint64)
+    at = np.searchsorted(page_fps[sorted_pages], target_fps)
+    at = np.minimum(at, n - 1)
+    fetched_target = page_fps[sorted_pages][at] == target_fps
+    dst[fetched_target] = sorted_pages[at[fetched_target]]
+    targets, inverse = np.unique(target_fps[~fetched_target], return_inverse=True)
+    dst[~fetched_target] = n + inverse
+    return CrawlGraph(
+        urls,
+        np.array(orders, dtype=np.int64),
+        np.array(relevance, dtype=np.float64),
+        np.array([host_hash(split_url(url)[0]) for url in urls], dtype=np.uint32),
+        src,
+        dst,
+        edges["server"].astype(np.uint32),
+        targets,
+    )

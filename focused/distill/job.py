@@ -1,0 +1,166 @@
+"""One distiller run: read the crawl graph, score hubs and authorities, re-boost, record.
+
+Only one process of a crawl distils at a time: the run holds ``distill:lock``, a key that
+expires after ``lock_s`` seconds, so a holder that crashes cannot keep it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import redis
+
+from focused import keys
+from focused.distill.graph import CrawlGraph, read_graph
+from focused.distill.hits import Scores, weighted_hits
+from focused.errors import FocusedError
+from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass
+class Distillation:
+    """What one run found and did."""
+
+    pages: int
+    edges: int  # hub -> authority edges between servers
+    authorities: int
+    rho: float
+    iterations: int
+    hubs: list[tuple[str, float]] = field(default_factory=list)  # best first
+    top_authorities: list[tuple[str, float]] = field(default_factory=list)
+    neglected: int = 0  # unvisited neighbours of the top hubs found queued
+    reboosted: int = 0  # of those, raised in the frontier
+    seconds: float = 0.0
+
+
+def crawl_frontier(client: redis.Redis, crawl: str) -> RedisFrontier:
+    """The frontier of an existing crawl, with the politeness its crawlers recorded in ``meta``
+    (a re-boost reschedules hosts by it)."""
+    prefix = keys.prefix(crawl)
+    if not client.exists(prefix + keys.STATS):
+        raise FocusedError(f"no crawl named {crawl!r} in this Redis")
+    meta = client.hgetall(prefix + keys.META)
+    return RedisFrontier(
+        client,
+        crawl,
+        host_delay=float(meta.get("host_delay", 1.0)),
+        host_concurrency=int(meta.get("host_concurrency", 1)),
+    )
+
+
+def score(graph: CrawlGraph, authority_share: float, top: int) -> tuple[Scores, Distillation]:
+    """Weighted HITS over ``graph``, with the ``top`` hubs and authorities by URL."""
+    scores = weighted_hits(graph, authority_share)
+
+    def best(values: np.ndarray) -> list[tuple[str, float]]:
+        ranked = np.argsort(-values, kind="stable")[:top]
+        return [(graph.urls[i], float(values[i])) for i in ranked if values[i] > 0]
+
+    return scores, Distillation(
+        graph.pages,
+        scores.edges,
+        scores.authorities,
+        scores.rho,
+        scores.iterations,
+        best(scores.hub),
+        best(scores.authority),
+    )
+
+
+def neglected_neighbours(
+    frontier: RedisFrontier, graph: CrawlGraph, hub: np.ndarray, top_hubs: int
+) -> list[tuple[str, str, int]]:
+    """The queued URLs (origin, member, packed order) that the best hubs link to.
+
+    Targets are known by fingerprint and server; each server's queue is read and its URLs
+    fingerprinted to find them, so the cost is the queue lengths of those servers.
+    """
+    best = np.argsort(-hub, kind="stable")[:top_hubs]
+    best = best[hub[best] > 0]
+    linked = np.isin(graph.src, best) & (graph.dst >= graph.pages)
+    wanted: dict[int, set[int]] = defaultdict(set)
+    for server, target in zip(graph.dst_server[linked], graph.dst[linked], strict=True):
+        wanted[int(server)].add(int(graph.targets[target - graph.pages]))
+    if not wanted:
+        return []
+    found = []
+    for origin in frontier.queued_hosts():
+        targets = wanted.get(host_hash(origin))
+        if targets:
+            found += [
+                (origin, member, packed)
+                for member, packed, url in frontier.host_queue(origin)
+                if fingerprint(url) in targets
+            ]
+    return found
+
+
+def distill(
+    frontier: RedisFrontier,
+    *,
+    authority_share: float = 0.15,
+    top_hubs: int = 10,
+    boost: float | None = 1.0,
+    top: int = 10,
+    client: redis.Redis | None = None,
+) -> Distillation:
+    """Score the crawl graph; with ``boost``, raise the top hubs' queued neighbours to it.
+
+    The run is recorded in the crawl's ``distill`` hash when it re-boosts (``focused hubs``
+    only reads).
+    """
+    started = time.perf_counter()
+    fetched = int(frontier.counts().get("fetched", 0))
+    graph = read_graph(frontier, client)
+    scores, result = score(graph, authority_share, top)
+    if boost is not None:
+        queued = neglected_neighbours(frontier, graph, scores.hub, top_hubs)
+        result.neglected = len(queued)
+        result.reboosted = frontier.raise_to(boost, queued)
+    result.seconds = time.perf_counter() - started
+    if boost is not None:
+        record = {
+            "fetched": fetched,
+            "time": time.time(),
+            "seconds": round(result.seconds, 3),
+            "pages": result.pages,
+            "edges": result.edges,
+            "authorities": result.authorities,
+            "reboosted": result.reboosted,
+            "top_hub": result.hubs[0][0] if result.hubs else "",
+        }
+        key = frontier.prefix + keys.DISTILL
+
+        def write() -> None:
+            pipe = frontier.client.pipeline()
+            pipe.hset(key, mapping=record)
+            pipe.hincrby(key, "runs", 1)
+            pipe.execute()
+
+        frontier.retrying(write)
+    return result
+
+
+def distill_locked(
+    frontier: RedisFrontier, lock_s: float = 600.0, **options
+) -> Distillation | None:
+    """:func:`distill` under the crawl's lock; None when another process holds it."""
+    key, token = frontier.prefix + keys.DISTILL_LOCK, uuid.uuid4().hex
+    held = frontier.retrying(
+        lambda: frontier.client.set(key, token, nx=True, px=int(lock_s * 1000))
+    )
+    if not held:
+        return None
+    try:
+        return distill(frontier, **options)
+    finally:
+        frontier.retrying(lambda: frontier.client.eval(_UNLOCK, 1, key, token))
