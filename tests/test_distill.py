@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import time
 
 import numpy as np
@@ -173,3 +175,22 @@ def test_distill_command_reboosts(frontier, redis_home, capsys):
     assert "re-boosted 1" in capsys.readouterr().out
     assert main(["hubs", "no-such-crawl", "--home", str(redis_home)]) == 2
     assert "no crawl named 'no-such-crawl'" in capsys.readouterr().err
+
+
+def test_a_crawl_distils_as_it_goes(crawl, redis_client):
+    stats = crawl.run(FOCUSED_DISTILL_PAGES=40, FOCUSED_HOST_DELAY=0.2)
+    runs = stats["focused/distiller/runs"]
+    assert runs >= 1 and "Distilled" in crawl.log()
+    record = redis_client.hgetall(keys.prefix(crawl.name) + keys.DISTILL)
+    assert int(record["runs"]) == runs and int(record["fetched"]) >= 40
+    # Each run came after 40 more fetched pages, the first too (the interval rule counts from
+    # the crawl's start, and is ten minutes). The log counts classified pages: a bad page or
+    # two in between is fetched, not classified.
+    distilled = [int(n) for n in re.findall(r"Distilled (\d+) pages", crawl.log())]
+    assert distilled[0] >= 35 and all(b - a >= 35 for a, b in itertools.pairwise(distilled))
+    # The crawl kept its graph: the hubs of the synthetic web's topic can be read back.
+    graph = read_graph(RedisFrontier(redis_client, crawl.name))
+    assert graph.pages > 100 and len(graph.src) > graph.pages
+    assert stats.get("focused/distiller/reboosted", 0) == int(
+        redis_client.hget(keys.prefix(crawl.name) + keys.STATS, "reboosted") or 0
+    )

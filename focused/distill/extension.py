@@ -48,6 +48,7 @@ class Distiller:
         }
         self.running = False
         self.not_before = 0.0
+        self.opened = time.time()
         self.task: task.LoopingCall | None = None
 
     @classmethod
@@ -64,6 +65,7 @@ class Distiller:
         return distiller
 
     def spider_opened(self) -> None:
+        self.opened = time.time()
         # The thread gets its own frontier object without the crawl's callbacks: those call
         # into the reactor, which only its own thread may do. It reports by raising.
         self.frontier = copy.copy(frontier_for(self.crawler))
@@ -86,7 +88,7 @@ class Distiller:
 
         fetched, (last_fetched, last_time) = frontier.retrying(read)
         new = int(fetched or 0) - int(last_fetched or 0)
-        waited = time.time() - float(last_time or 0)
+        waited = time.time() - max(float(last_time or 0), self.opened)
         return (self.pages and new >= self.pages) or (
             self.interval and new > 0 and waited >= self.interval
         )
