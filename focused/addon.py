@@ -31,6 +31,7 @@ class FocusedAddon:
             settings["ITEM_PIPELINES"].setdefault(path, order)
         settings["EXTENSIONS"].setdefault("focused.extensions.HarvestMonitor", 500)
         settings["EXTENSIONS"].setdefault("focused.distill.extension.Distiller", 510)
+        settings["EXTENSIONS"].setdefault("focused.extensions.ListWriter", 520)
         # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot
         # delay and concurrency must not add to it.
         settings.set("DOWNLOAD_DELAY", 0, priority="addon")

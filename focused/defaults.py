@@ -75,6 +75,15 @@ FOCUSED_DISTILL_BOOST = 1.0
 FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
 FOCUSED_DISTILL_LOCK_S = 600.0
 
+# Seed 004's lists of good hubs and sites, written at the end of a crawl to
+# FOCUSED_LISTS_DIR/<crawl>.json and usable as the next run's seeds (`seeds_from` in the topic
+# file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to other sites per word of
+# content; a hub or a site is good when at least FOCUSED_LIST_MIN_RELEVANT relevant pages were
+# found through it (reached by its links; fetched from it).
+FOCUSED_LISTS_DIR = "lists"
+FOCUSED_HUB_MIN_SCORE = 0.05
+FOCUSED_LIST_MIN_RELEVANT = 3
+
 # Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
 # the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
 # (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.

@@ -1,4 +1,5 @@
-"""HarvestMonitor: seed 000 §4's monitoring in Scrapy's stats and log.
+"""HarvestMonitor: seed 000 §4's monitoring in Scrapy's stats and log; ListWriter: seed 004's
+lists of good hubs and sites, written when a crawl ends.
 
 - The harvest rate: the moving average of R over the last 100 and 1,000 classified pages
   (``focused/harvest/100``, ``focused/harvest/1000``), next to the share of relevant pages
@@ -25,6 +26,7 @@ from twisted.internet import task
 
 from focused import keys
 from focused.errors import FocusedError
+from focused.lists import read_lists, write_lists
 from focused.monitor import alarms
 from focused.schedulers.scheduler import frontier_for
 
@@ -141,4 +143,39 @@ class HarvestMonitor:
                 "queued": counts.get("queued", 0),
                 "flight": counts["in_flight"],
             },
+        )
+
+
+class ListWriter:
+    """Writes the crawl's good hubs and sites (:mod:`focused.lists`) when the spider closes.
+
+    Every process of a crawl writes the same file from Redis; the last one to close has the
+    whole crawl's counts. Logs how many it wrote and where.
+    """
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.folder = crawler.settings.get("FOCUSED_LISTS_DIR")
+        self.min_relevant = crawler.settings.getint("FOCUSED_LIST_MIN_RELEVANT")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ListWriter:
+        if not crawler.settings.get("FOCUSED_LISTS_DIR"):
+            raise NotConfigured
+        writer = cls(crawler)
+        crawler.signals.connect(writer.spider_closed, signal=signals.spider_closed)
+        return writer
+
+    def spider_closed(self) -> None:
+        frontier = frontier_for(self.crawler)
+        try:
+            lists = frontier.retrying(
+                lambda: read_lists(frontier.client, frontier.crawl, self.min_relevant)
+            )
+        except FocusedError:  # Redis is lost (reported by the frontier): nothing to read
+            return
+        path = write_lists(lists, self.folder)
+        logger.info(
+            "Wrote %(hubs)d good hubs and %(sites)d good sites to %(path)s",
+            {"hubs": len(lists["hubs"]), "sites": len(lists["sites"]), "path": path},
         )

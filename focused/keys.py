@@ -26,6 +26,10 @@ key (after prefix)     type    what it holds
                                ``frontier.py``): the crawl graph the distiller reads
 ``distill``            hash    the distiller's last run: pages, edges, hubs, seconds, reboosted
 ``distill:lock``       string  held by the one process distilling (expires: a crash frees it)
+``hubscore``           zset    fetch order -> seed 004's hub score (links to other sites per word),
+                               for pages at or above FOCUSED_HUB_MIN_SCORE
+``sites``              hash    origin -> relevant pages fetched from it (seed 004's good sites)
+``found``              hash    fetch order -> relevant pages reached by a link from that page
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
 ``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
 ``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
@@ -53,6 +57,9 @@ SEEN = "seen:"
 URLS = "url:"
 GRAPH = "graph:"
 DISTILL = "distill"
+HUB_SCORES = "hubscore"
+SITES = "sites"
+FOUND = "found"
 DISTILL_LOCK = "distill:lock"
 STATS = "stats"
 RECENT = "recent"

@@ -5,6 +5,7 @@ the file, the field and what is wrong::
 
     name = "birds"
     seeds = ["http://www.example.test/Swan"]   # and/or seeds_file = "seeds.txt"
+    seeds_from = "previous"                      # or a lists file (optional; focused.lists)
     focus = "soft"                               # or "hard"
     [relevance]
     method = "taxonomy"
@@ -39,7 +40,8 @@ from focused.errors import TopicError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 FOCUS_MODES = ("soft", "hard")
-TOP_FIELDS = {"name", "seeds", "seeds_file", "focus", "relevance"}
+TOP_FIELDS = {"name", "seeds", "seeds_file", "seeds_from", "focus", "relevance"}
+PREVIOUS = "previous"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class Topic:
     method: str
     relevance: dict[str, Any] = field(default_factory=dict)
     link_score: str = "anchor"
+    # Seed 004's good hubs and sites of an earlier run, as more seeds: "" (none), "previous"
+    # (the lists the last run of this crawl wrote) or the path of a lists file.
+    seeds_from: str = ""
 
     @property
     def base(self) -> Path:
@@ -81,9 +86,16 @@ def _read_seeds(path: Path, data: dict[str, Any]) -> list[str]:
             line = line.split("#", 1)[0].strip()
             if line:
                 seeds.append(_check_url(path, f"seeds_file (line {number})", line))
-    if not seeds:
-        raise TopicError(path, "seeds", "no seed URLs (give `seeds` or `seeds_file`)")
+    if not seeds and "seeds_from" not in data:
+        raise TopicError(path, "seeds", "no seed URLs (give `seeds`, `seeds_file` or `seeds_from`)")
     return list(dict.fromkeys(seeds))
+
+
+def _read_seeds_from(path: Path, data: dict[str, Any]) -> str:
+    value = data.get("seeds_from", "")
+    if value in ("", PREVIOUS):
+        return value
+    return str(_existing(path, "seeds_from", value, folder=False))
 
 
 def _existing(path: Path, fieldname: str, value: Any, *, folder: bool) -> Path:
@@ -284,4 +296,5 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
         raise TopicError(
             path, "relevance.link_score", f"expected one of {LINK_SCORES}, got {link_score!r}"
         )
-    return Topic(path.resolve(), name, seeds, focus, method, options, link_score)
+    seeds_from = _read_seeds_from(path, data)
+    return Topic(path.resolve(), name, seeds, focus, method, options, link_score, seeds_from)

@@ -145,6 +145,11 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
         assert figures["pages"] == 60 and len(figures["found_curve"]) == 60
         assert set(figures) >= {"harvest", "recall", "similarity", "of_oracle"}
     assert topic["crawlers"]["taxonomy"]["cpu_per_page"] > 0
+    # The crawl's top hubs, as `focused hubs` names them from its Redis, scored by the labels
+    hubs = topic["crawlers"]["taxonomy"]["hubs"]
+    assert 0 < len(hubs) <= 10 and all(url.startswith("http://") for url in hubs)
+    assert 0 <= topic["crawlers"]["taxonomy"]["hubs_on_topic"] <= len(hubs)
+    assert "top 10 hubs" in done.stdout
     assert (
         topic["crawlers"]["oracle"]["harvest"]["60"]
         >= topic["crawlers"]["taxonomy"]["harvest"]["60"]

@@ -82,6 +82,9 @@ def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], di
         "cpu_seconds": run.cpu_seconds,
         "cpu_per_page": round(run.cpu_seconds / fetched, 5) if fetched else None,
         "pages_per_s": round(fetched / run.log_span, 2) if run.log_span else None,
+        # Seed 000's reconnaissance: how many of the crawl's top hubs are pages of the topic
+        "hubs": run.hubs,
+        "hubs_on_topic": sum(url_key(url) in task.targets for url in run.hubs),
     }
     return counted_pages(order, task.skip, pages), figures
 

@@ -42,7 +42,7 @@ def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str,
             figures[measure] = {
                 k: _mean([r[measure][k] for r in rows]) for k in sorted(ks, key=int)
             }
-        for key in ("cpu_per_page", "pages_per_s"):
+        for key in ("cpu_per_page", "pages_per_s", "hubs_on_topic"):
             values = [r[key] for r in rows if r.get(key) is not None]
             figures[key] = _mean(values) if values and len(values) == len(rows) else None
         out[name] = figures
@@ -123,14 +123,17 @@ def tables(result: dict[str, Any]) -> list[Table]:
         summary.add_column(f"{measure}\n@{k}", justify="right")
     summary.add_column("CPU ms\n/page", justify="right")
     summary.add_column("pages\n/s", justify="right")
+    summary.add_column("top 10 hubs\non topic", justify="right")
     for name in crawlers:
         figures = average[name]
         cpu, rate = figures["cpu_per_page"], figures["pages_per_s"]
+        hubs = figures.get("hubs_on_topic")
         summary.add_row(
             name,
             *(_figure(figures[m].get(k)) for m, k in columns),
             "-" if cpu is None else f"{cpu * 1000:.1f}",
             "-" if rate is None else f"{rate:.1f}",
+            "-" if hubs is None else f"{hubs:.1f}",
         )
 
     hardness = Table(title="Topic difficulty (seed 003)")

@@ -11,6 +11,9 @@ from focused.learning import SharedLinkModel
 from focused.pipelines.classify import topic_model_reads_anchors
 from focused.pipelines.duplicates import DUPLICATE
 from focused.relevance.linkmodel import OnlineLinkModel
+from focused.relevance.preprocess import hub_score
+from focused.relevance.text import analyze
+from focused.schedulers.frontier import split_url
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import STRATEGIES, SoftFocus, link_score_for
 
@@ -30,10 +33,17 @@ class FrontierPipeline:
     ``focused/links/extracted``, ``focused/links/new``.
     """
 
-    def __init__(self, frontier: RedisFrontier, strategy: SoftFocus, stats: StatsCollector):
+    def __init__(
+        self,
+        frontier: RedisFrontier,
+        strategy: SoftFocus,
+        stats: StatsCollector,
+        hub_min_score: float = 0.05,
+    ):
         self.frontier = frontier
         self.strategy = strategy
         self.stats = stats
+        self.hub_min_score = hub_min_score
 
     @classmethod
     @exit_on_user_error
@@ -62,7 +72,19 @@ class FrontierPipeline:
             learner,
             carry_anchors=topic_model_reads_anchors(topic),
         )
-        return cls(frontier, strategy, crawler.stats)
+        return cls(frontier, strategy, crawler.stats, s.getfloat("FOCUSED_HUB_MIN_SCORE"))
+
+    def hub_score(self, item: Any) -> float | None:
+        """Seed 004's hub score of a page, if it reaches FOCUSED_HUB_MIN_SCORE: links to other
+        sites per word of content (the text without the anchors' words, without stopwords)."""
+        origin = split_url(item["url"])[0]
+        external = sum(split_url(url)[0] != origin for url, *_ in item["links"])
+        if not external:
+            return None
+        anchors = " ".join(anchor for _, anchor, *_ in item["links"])
+        words = len(analyze(item["text"] or "")) - len(analyze(anchors))
+        score = hub_score(external, max(words, 0))
+        return score if score >= self.hub_min_score else None
 
     def process_item(self, item: Any) -> Any:
         if item["status"] is None:
@@ -88,6 +110,7 @@ class FrontierPipeline:
                 item["relevant"],
                 links,
                 item["category"] or "",
+                self.hub_score(item) if kind == "page" else None,
             )
         except FocusedError as exc:  # Redis is gone: the lease will bring the URL back
             raise DropItem(f"not acknowledged: {exc}", log_level="DEBUG") from None

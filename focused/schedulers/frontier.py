@@ -317,7 +317,7 @@ return out
 """
 
 # ARGV: prefix, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
-# category, graph record ('' for none), links...
+# category, graph record ('' for none), hub score ('' for none), links...
 _LUA_COMPLETE = """
 local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
@@ -357,13 +357,20 @@ else
     if ARGV[10] ~= '' then
       redis.call('HSET', k('%(graph)s') .. math.floor(order / %(url_bucket)d), order, ARGV[10])
     end
+    if ARGV[11] ~= '' then redis.call('ZADD', k('%(hubs)s'), ARGV[11], order) end
+    if ARGV[8] == '1' then
+      -- seed 004's lists: relevant pages per site, and found through each parent page
+      redis.call('HINCRBY', k('%(sites)s'), o, 1)
+      local parent = string.match(m, '^%%d+ (%%d+) ')
+      if parent ~= '0' then redis.call('HINCRBY', k('%(found)s'), parent, 1) end
+    end
   else
     redis.call('HINCRBY', k('%(stats)s'), kind, 1)
   end
 end
 redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
 local touched = {[o] = true}
-local new = push_links(11, order, touched)
+local new = push_links(12, order, touched)
 for h in pairs(touched) do schedule(h, now) end
 return {order, new}
 """
@@ -407,6 +414,9 @@ _LUA_NAMES = {
     "seen": keys.SEEN,
     "urls": keys.URLS,
     "graph": keys.GRAPH,
+    "hubs": keys.HUB_SCORES,
+    "sites": keys.SITES,
+    "found": keys.FOUND,
     "stats": keys.STATS,
     "recent": keys.RECENT,
     "curve": keys.CURVE,
@@ -552,21 +562,25 @@ class RedisFrontier:
         relevant: bool = False,
         links: Sequence[Link] = (),
         category: str = "",
+        hub_score: float | None = None,
     ) -> tuple[int, int]:
         """Acknowledge a leased URL and queue its page's out-links, in one call.
 
         ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
         ``redirect`` (a redirect, whose target is among ``links``) or ``failed`` (no response).
         A page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
-        into the census, and its links to other servers into the crawl graph. Returns (fetch
-        order, 0 for failed; new URLs queued).
+        into the census, and its links to other servers into the crawl graph. A relevant page
+        counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
+        of good sites and hubs, :mod:`focused.lists`). Returns (fetch order, 0 for failed; new
+        URLs queued).
         """
         edges = None
         if kind == "page" and self.graph:
             edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
         link_args = self._link_args(links, edges, split_url(url)[0])
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
-        order, new = self._call(self._complete, [*args, bytes(edges or b""), *link_args])
+        hub = "" if hub_score is None else repr(float(hub_score))
+        order, new = self._call(self._complete, [*args, bytes(edges or b""), hub, *link_args])
         return int(order), int(new)
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,9 +24,11 @@ from w3lib.url import safe_url_string
 
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import META, PageItem
+from focused.lists import list_seeds, lists_path
 from focused.relevance.text import page_text
+from focused.schedulers.scheduler import crawl_name
 from focused.strategies import link_score_for
-from focused.topic import Topic, load_topic, load_topic_text
+from focused.topic import PREVIOUS, Topic, load_topic, load_topic_text
 
 CONTEXT_WORDS = 12  # words of text kept on each side of an anchor
 
@@ -96,8 +99,31 @@ class FocusedSpider(scrapy.Spider):
         link_score = link_score_for(self.settings.get("FOCUSED_LINK_SCORE"), self.topic.link_score)
         return CONTEXT_WORDS if link_score == "context" else 0
 
+    def seeds(self) -> list[str]:
+        """The topic's seeds, then the good hubs and sites of ``seeds_from`` (seed 004)."""
+        seeds_from = self.topic.seeds_from
+        if seeds_from == PREVIOUS:
+            path = lists_path(self.settings.get("FOCUSED_LISTS_DIR"), crawl_name(self.crawler))
+            if not path.exists():
+                self.logger.warning("seeds_from: no lists of a previous run at %s", path)
+                return self.topic.seeds
+        elif not seeds_from:
+            return self.topic.seeds
+        else:
+            path = Path(seeds_from)
+        try:
+            listed = list_seeds(path)
+        except FocusedError as exc:
+            self.logger.error("seeds_from: %s", exc)
+            return self.topic.seeds
+        self.logger.info("seeds_from: %d hubs and sites from %s", len(listed), path)
+        return list(dict.fromkeys(self.topic.seeds + listed))
+
     async def start(self) -> AsyncIterator[scrapy.Request]:
-        for url in self.topic.seeds:
+        seeds = self.seeds()
+        if not seeds:
+            self.logger.error("no seed URLs: the topic has none and seeds_from gave none")
+        for url in seeds:
             yield scrapy.Request(url, meta={"depth": 0, META: {"score": 1.0}})
 
     def _item(self, request: scrapy.Request, url: str, status: int | None) -> PageItem:

@@ -1,0 +1,78 @@
+"""Seed 004's lists of good hubs and good sites, kept from one run for the next.
+
+During a crawl the frontier counts, in Redis, the relevant pages fetched from each site and
+the relevant pages reached by each page's links, and keeps the hub score (links to other
+sites per word of content) of pages that reach FOCUSED_HUB_MIN_SCORE. At the end of a crawl
+:class:`~focused.extensions.ListWriter` writes the hubs and sites through which at least
+FOCUSED_LIST_MIN_RELEVANT relevant pages were found to ``FOCUSED_LISTS_DIR/<crawl>.json``;
+a topic file's ``seeds_from = "previous"`` (or a path to such a file) starts the next run
+from them as well as from its seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from focused import keys
+from focused.errors import FocusedError
+
+
+def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
+    """The crawl's good hubs and sites, most relevant pages found first."""
+    prefix = keys.prefix(crawl)
+    hubs = client.zrange(prefix + keys.HUB_SCORES, 0, -1, withscores=True)
+    found = client.hmget(prefix + keys.FOUND, [order for order, _ in hubs]) if hubs else []
+    good = [
+        (order, score, int(n)) for (order, score), n in zip(hubs, found, strict=True)
+        if n and int(n) >= min_relevant
+    ]  # fmt: skip
+    pipe = client.pipeline(transaction=False)
+    for order, _, _ in good:
+        pipe.hget(f"{prefix}{keys.URLS}{int(order) // keys.URL_BUCKET}", order)
+    urls = [record.split("\t", 1)[0] for record in pipe.execute()] if good else []
+    sites = [
+        (site, int(n)) for site, n in client.hgetall(prefix + keys.SITES).items()
+        if int(n) >= min_relevant
+    ]  # fmt: skip
+    return {
+        "crawl": crawl,
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "min_relevant": min_relevant,
+        "hubs": sorted(
+            (
+                {"url": url, "hub_score": round(score, 4), "relevant_found": n}
+                for url, (_, score, n) in zip(urls, good, strict=True)
+            ),
+            key=lambda hub: (-hub["relevant_found"], -hub["hub_score"], hub["url"]),
+        ),
+        "sites": [
+            {"site": site, "relevant": n} for site, n in sorted(sites, key=lambda s: (-s[1], s[0]))
+        ],
+    }
+
+
+def lists_path(folder: str | Path, crawl: str) -> Path:
+    return Path(folder) / f"{crawl}.json"
+
+
+def write_lists(lists: dict[str, Any], folder: str | Path) -> Path:
+    path = lists_path(folder, lists["crawl"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.part")
+    partial.write_text(json.dumps(lists, indent=1) + "\n")
+    partial.replace(path)  # readers never see half a file
+    return path
+
+
+def list_seeds(path: Path) -> list[str]:
+    """Seed URLs from a lists file: its hubs, then its sites' home pages."""
+    try:
+        lists = json.loads(path.read_text())
+        return [hub["url"] for hub in lists["hubs"]] + [s["site"] + "/" for s in lists["sites"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FocusedError(f"{path}: not a lists file of `focused` ({exc})") from None

@@ -1,0 +1,79 @@
+"""Seed 004's lists of good hubs and sites: counted by the frontier, written at the end of a
+crawl, read back as the next run's seeds."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from focused.cli import main
+from focused.errors import FocusedError, TopicError
+from focused.lists import list_seeds, read_lists, write_lists
+from focused.schedulers.frontier import Link, RedisFrontier
+from focused.topic import load_topic
+
+
+def test_the_frontier_counts_what_was_found_through_each_hub_and_site(redis_client, crawl_name):
+    f = RedisFrontier(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
+    f.push_many([Link("http://hub.test/list", 1.0)])
+    (hub,) = f.pop_ready(1).leased
+    children = [f"http://site.test/{i}" for i in range(4)] + ["http://other.test/x"]
+    f.complete(hub.lease, hub.url, "page", 0.2, False, [Link(u, 0.5) for u in children], "T", 0.4)
+    leased = f.pop_ready(10).leased
+    for item in leased:  # three relevant pages on site.test, one more elsewhere, all via the hub
+        relevant = item.url != "http://site.test/3"
+        f.complete(item.lease, item.url, "page", 0.9 if relevant else 0.1, relevant, [], "T")
+    lists = read_lists(redis_client, crawl_name, min_relevant=3)
+    assert lists["hubs"] == [{"url": "http://hub.test/list", "hub_score": 0.4, "relevant_found": 4}]
+    assert lists["sites"] == [{"site": "http://site.test", "relevant": 3}]
+    assert read_lists(redis_client, crawl_name, min_relevant=5)["hubs"] == []
+
+
+def test_lists_file_round_trip_and_bad_file(tmp_path: Path):
+    lists = {
+        "crawl": "birds",
+        "hubs": [{"url": "http://a.test/hub", "hub_score": 0.3, "relevant_found": 5}],
+        "sites": [{"site": "http://b.test", "relevant": 4}],
+    }
+    path = write_lists(lists, tmp_path / "lists")
+    assert path == tmp_path / "lists" / "birds.json"
+    assert list_seeds(path) == ["http://a.test/hub", "http://b.test/"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(FocusedError, match="bad.json: not a lists file"):
+        list_seeds(bad)
+
+
+def test_topic_seeds_from(tmp_path: Path):
+    base = 'name = "t"\n[relevance]\nmethod = "keywords"\nkeywords = ["bird"]\n'
+    topic = tmp_path / "t.toml"
+    topic.write_text('seeds_from = "previous"\n' + base)
+    assert load_topic(topic).seeds_from == "previous" and load_topic(topic).seeds == []
+    topic.write_text('seeds_from = "lists/t.json"\n' + base)
+    with pytest.raises(TopicError, match="seeds_from: file not found"):
+        load_topic(topic)
+    topic.write_text(base)
+    with pytest.raises(TopicError, match="seeds: no seed URLs"):
+        load_topic(topic)
+
+
+def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, tmp_path):
+    stats = crawl.run(FOCUSED_HUB_MIN_SCORE=0.01, FOCUSED_LIST_MIN_RELEVANT=2)
+    assert stats["item_scraped_count"] > 100
+    written = json.loads((tmp_path / "lists" / f"{crawl.name}.json").read_text())
+    assert written["hubs"] and written["sites"]
+    assert all(hub["relevant_found"] >= 2 and hub["hub_score"] >= 0.01 for hub in written["hubs"])
+    assert f"Wrote {len(written['hubs'])} good hubs" in crawl.log()
+    # The next run, afresh (`focused reset`), of a topic without seeds of its own.
+    assert main(["reset", crawl.name, "--home", str(crawl.home)]) == 0
+    text = re.sub(r"^seeds = \[.*?\]\n", "", (web / "topic.toml").read_text(), flags=re.S | re.M)
+    crawl.topic = web / f"topic-{crawl.name}.toml"
+    crawl.topic.write_text('seeds_from = "previous"\n' + text)
+    assert load_topic(crawl.topic).seeds == []
+    stats = crawl.run("again.jsonl")
+    seeds = len(written["hubs"]) + len(written["sites"])
+    assert f"seeds_from: {seeds} hubs and sites from" in crawl.log("again.jsonl")
+    assert stats["item_scraped_count"] > 100
