@@ -7,7 +7,7 @@ each page's acknowledgement.
 
 On a fresh redis-server (or FOCUSED_REDIS_URL): --pages classified pages on --hosts hosts,
 each with --links links to pages on other hosts, whose targets follow a Zipf-like popularity
-over the fetched pages and four times as many pages not fetched; those are queued in the
+over the fetched pages and four times as many pages not fetched (in random order); those are queued in the
 frontier, so the re-boost searches real host queues. The graph records are written in the
 frontier's own format (``EDGE_RECORD``), pipelined. Printed: Redis bytes per link; the
 distiller's stages (read, HITS, re-boost) and its whole run; networkx's ``hits`` on a
@@ -57,7 +57,7 @@ def build(client: redis.Redis, args: argparse.Namespace) -> tuple[RedisFrontier,
     urls = [url(i, hosts) for i in range(nodes)]
     fps = [fingerprint(u) for u in urls]
     relevance = rng.beta(0.5, 1.5, n)
-    popularity = 1.0 / np.arange(1, nodes + 1) ** 0.8
+    popularity = 1.0 / rng.permutation(np.arange(1, nodes + 1)) ** 0.8  # fetched or not
     popularity /= popularity.sum()
     edges = []
     raw = binary_client(client)
