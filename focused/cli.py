@@ -91,9 +91,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
+    from focused import keys
     from focused.monitor import reset_crawl
 
-    print(f"deleted {reset_crawl(_client(args), args.name)} keys of crawl {args.name!r}")
+    client = _client(args)
+    print(f"deleted {reset_crawl(client, args.name, args.keep_known)} keys of crawl {args.name!r}")
+    if args.keep_known:
+        known = client.hlen(keys.prefix(args.name) + keys.KNOWN)
+        print(f"kept {known} known pages: the next run skips those that come back unchanged")
     return 0
 
 
@@ -258,6 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
     sub.add_argument("name", help="crawl name")
+    sub.add_argument(
+        "--keep-known",
+        action="store_true",
+        help="keep the fetched pages' text checksums and Last-Modified: the next run skips "
+        "pages that come back unchanged (seed 004)",
+    )
     redis_options(sub)
 
     scrapyd.add_arguments(

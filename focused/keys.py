@@ -42,6 +42,8 @@ key (after prefix)     type    what it holds
 ``checksums``          hash    text checksum -> fingerprint of the first URL fetched with that
                                text (seed 004's duplicates; ``pipelines/duplicates.py``)
 ``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)
+``known``              hash    URL fingerprint -> "<checksum> TAB <Last-Modified>" of pages fetched
+                               by earlier runs (kept by ``focused reset --keep-known``)
 =====================  ======  ============================================================
 """
 
@@ -70,6 +72,7 @@ META = "meta"
 LINK_LOG = "linklog"
 CHECKSUMS = "checksums"
 MODIFIED = "modified"
+KNOWN = "known"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000

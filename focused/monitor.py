@@ -214,8 +214,25 @@ def format_report(report: dict[str, Any], top: int = 15) -> str:
     return "\n".join(lines)
 
 
-def reset_crawl(client: redis.Redis, crawl: str) -> int:
-    """Delete every key of one crawl (and nothing else); returns how many were deleted."""
+def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
+    """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
+    ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
+    prefix = keys.prefix(crawl)
+    known = dict(client.hscan_iter(prefix + keys.KNOWN, count=1000))
+    sums = {fp: checksum for checksum, fp in client.hscan_iter(prefix + keys.CHECKSUMS, count=1000)}
+    modified = dict(client.hscan_iter(prefix + keys.MODIFIED, count=1000))
+    for fp in sums.keys() | modified.keys():
+        known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
+    return known
+
+
+def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> int:
+    """Delete every key of one crawl (and nothing else); returns how many were deleted.
+
+    With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
+    run skips those that come back unchanged (seed 004; ``pipelines/duplicates.py``).
+    """
+    known = known_pages(client, crawl) if keep_known else {}
     deleted = 0
     batch: list[str] = []
     for key in client.scan_iter(keys.crawl_pattern(crawl), count=1000):
@@ -225,4 +242,7 @@ def reset_crawl(client: redis.Redis, crawl: str) -> int:
             batch.clear()
     if batch:
         deleted += client.unlink(*batch)
+    items = list(known.items())
+    for start in range(0, len(items), 10_000):
+        client.hset(keys.prefix(crawl) + keys.KNOWN, mapping=dict(items[start : start + 10_000]))
     return deleted

@@ -92,6 +92,35 @@ def test_a_url_fetched_again_without_last_modified_is_classified_again(pipeline)
     assert pipeline.process_item(page("http://a.test/copy", "Some text."))["bad"] == "duplicate"
 
 
+def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
+    pipeline, redis_client, crawl_name, stats
+):
+    from focused.monitor import reset_crawl
+
+    pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))
+    pipeline.process_item(page("http://a.test/dated", "Monday's news.", MONDAY))
+    pipeline.process_item(page("http://a.test/edited", "Geese fly south."))
+    redis_client.hset(keys.prefix(crawl_name) + keys.STATS, "fetched", 3)
+    assert reset_crawl(redis_client, crawl_name, keep_known=True) >= 3
+    assert not redis_client.exists(keys.prefix(crawl_name) + keys.STATS)
+    # The next run: unchanged text, or an unchanged Last-Modified whatever the text, is known;
+    # an edited page and a new one are classified.
+    assert pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))["bad"]
+    assert pipeline.process_item(page("http://a.test/dated", "Ads changed.", MONDAY))["bad"]
+    assert pipeline.process_item(page("http://a.test/edited", "Geese fly north."))["bad"] is None
+    assert pipeline.process_item(page("http://a.test/new", "Ducks dive."))["bad"] is None
+    assert stats.get_value("focused/duplicate/known") == 2
+    # Knowledge accumulates over runs: the edited page is known in its new form after the next
+    # reset, and the pages of the first run stay known.
+    reset_crawl(redis_client, crawl_name, keep_known=True)
+    assert pipeline.process_item(page("http://a.test/edited", "Geese fly north."))["bad"]
+    assert pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))["bad"]
+    # A plain reset forgets everything.
+    reset_crawl(redis_client, crawl_name)
+    again = pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))
+    assert again["bad"] is None
+
+
 def test_different_crawls_do_not_share(redis_client, crawl_name, stats):
     one = DuplicatesPipeline(redis_client, crawl_name, stats=stats)
     two = DuplicatesPipeline(redis_client, crawl_name + "-two", stats=stats)

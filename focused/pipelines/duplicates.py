@@ -5,7 +5,10 @@ A fetched page is a duplicate when
 - its text (title and body, :func:`~focused.relevance.preprocess.text_checksum`: case, layout
   and Unicode forms do not count) is that of another URL fetched before in this crawl, or
 - its URL was fetched before in this crawl and came back with the same ``Last-Modified``
-  (a lease that ran out while the first fetch was still being processed, a repeated run).
+  (a lease that ran out while the first fetch was still being processed), or
+- its URL is *known* from an earlier run of the crawl (``focused reset NAME --keep-known``)
+  and came back unchanged: the same text or the same ``Last-Modified`` (seed 004: a search
+  run regularly must skip what it already knows).
 
 The same URL fetched again with no ``Last-Modified``, or a different one, is not a duplicate,
 even with the same text: so a URL whose first fetch was never acknowledged (a killed crawler)
@@ -16,11 +19,12 @@ the frontier's acknowledgement of the first fetch).
 A duplicate is marked ``bad = "duplicate"``: the classifier skips it, and the frontier
 acknowledges it with kind ``duplicate`` (counted as ``duplicate`` in the crawl's Redis stats)
 and queues none of its links. Stats: ``focused/pages/duplicate``, and by reason
-``focused/duplicate/text`` and ``focused/duplicate/last_modified``.
+``focused/duplicate/text``, ``focused/duplicate/last_modified`` and ``focused/duplicate/known``.
 
 Redis (see :mod:`focused.keys`): ``checksums`` maps each text checksum to the fingerprint of
 the first URL fetched with it, ``modified`` each URL fingerprint to its latest
-``Last-Modified``. One Lua script call per page checks and records both, atomically across
+``Last-Modified``, ``known`` each URL fingerprint of earlier runs to its checksum and
+``Last-Modified``. One Lua script call per page checks and records them, atomically across
 processes. ``FOCUSED_SKIP_DUPLICATES = False`` disables the pipeline.
 """
 
@@ -46,12 +50,17 @@ if TYPE_CHECKING:
 
 DUPLICATE = "duplicate"  # the item's ``bad`` reason, and the frontier's kind
 
-# KEYS: checksums, modified. ARGV: text checksum, URL fingerprint, Last-Modified ('': none).
-# Returns why the page is a duplicate ('last_modified' or 'text'), or nil.
+# KEYS: checksums, modified, known. ARGV: text checksum, URL fingerprint, Last-Modified ('':
+# none). Returns why the page is a duplicate ('known', 'last_modified' or 'text'), or nil.
 _LUA_CHECK = """
 local why = false
+local known = redis.call('HGET', KEYS[3], ARGV[2])
+if known then
+  local sum, modified = string.match(known, '^([^\t]*)\t(.*)$')
+  if sum == ARGV[1] or (ARGV[3] ~= '' and modified == ARGV[3]) then why = 'known' end
+end
 if ARGV[3] ~= '' then
-  if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then why = 'last_modified' end
+  if not why and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then why = 'last_modified' end
   redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 end
 local first = redis.call('HGET', KEYS[1], ARGV[1])
@@ -92,7 +101,7 @@ class DuplicatesPipeline:
         self.stats = stats
         self.run = run or (lambda call: retrying(call, retries=0))
         prefix = keys.prefix(crawl)
-        self.keys = [prefix + keys.CHECKSUMS, prefix + keys.MODIFIED]
+        self.keys = [prefix + keys.CHECKSUMS, prefix + keys.MODIFIED, prefix + keys.KNOWN]
         self._check = client.register_script(_LUA_CHECK)
 
     @classmethod
@@ -105,7 +114,8 @@ class DuplicatesPipeline:
         return cls(frontier.client, frontier.crawl, stats=crawler.stats, run=frontier.retrying)
 
     def check(self, url: str, document: str, last_modified: str | None) -> str | None:
-        """Record a fetched page; why it is a duplicate (``text``, ``last_modified``) or None."""
+        """Record a fetched page; why it is a duplicate (``known``, ``text``,
+        ``last_modified``) or None."""
         args = [
             text_checksum(document),
             fingerprint(url),
