@@ -25,6 +25,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused import keys
+from focused.distill.job import distill
 from focused.errors import FocusedError
 from focused.lists import read_lists, write_lists
 from focused.monitor import alarms
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 WINDOWS = (100, 1000)
+TOP_HUBS = 10  # distiller hubs in the lists file
 
 
 class HarvestMonitor:
@@ -147,7 +149,8 @@ class HarvestMonitor:
 
 
 class ListWriter:
-    """Writes the crawl's good hubs and sites (:mod:`focused.lists`) when the spider closes.
+    """Writes the crawl's good hubs and sites (:mod:`focused.lists`), and the distiller's top 10
+    hubs (as ``focused hubs`` names them), when the spider closes.
 
     Every process of a crawl writes the same file from Redis; the last one to close has the
     whole crawl's counts. Logs how many it wrote and where.
@@ -172,6 +175,9 @@ class ListWriter:
             lists = frontier.retrying(
                 lambda: read_lists(frontier.client, frontier.crawl, self.min_relevant)
             )
+            if frontier.graph:  # and seed 000's reconnaissance: the distiller's top hubs
+                result = distill(frontier, boost=None, top=TOP_HUBS)
+                lists["top_hubs"] = [{"url": url, "score": round(h, 6)} for url, h in result.hubs]
         except FocusedError:  # Redis is lost (reported by the frontier): nothing to read
             return
         path = write_lists(lists, self.folder)

@@ -70,9 +70,12 @@ def write_lists(lists: dict[str, Any], folder: str | Path) -> Path:
 
 
 def list_seeds(path: Path) -> list[str]:
-    """Seed URLs from a lists file: its hubs, then its sites' home pages."""
+    """Seed URLs from a lists file: its good hubs, the distiller's top hubs, then its good
+    sites' home pages."""
     try:
         lists = json.loads(path.read_text())
-        return [hub["url"] for hub in lists["hubs"]] + [s["site"] + "/" for s in lists["sites"]]
+        hubs = lists["hubs"] + lists.get("top_hubs", [])
+        urls = [hub["url"] for hub in hubs] + [s["site"] + "/" for s in lists["sites"]]
+        return list(dict.fromkeys(urls))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise FocusedError(f"{path}: not a lists file of `focused` ({exc})") from None

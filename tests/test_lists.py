@@ -37,10 +37,11 @@ def test_lists_file_round_trip_and_bad_file(tmp_path: Path):
         "crawl": "birds",
         "hubs": [{"url": "http://a.test/hub", "hub_score": 0.3, "relevant_found": 5}],
         "sites": [{"site": "http://b.test", "relevant": 4}],
+        "top_hubs": [{"url": "http://c.test/x", "score": 0.5}, {"url": "http://a.test/hub"}],
     }
     path = write_lists(lists, tmp_path / "lists")
     assert path == tmp_path / "lists" / "birds.json"
-    assert list_seeds(path) == ["http://a.test/hub", "http://b.test/"]
+    assert list_seeds(path) == ["http://a.test/hub", "http://c.test/x", "http://b.test/"]
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(FocusedError, match="bad.json: not a lists file"):
@@ -66,6 +67,9 @@ def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, 
     written = json.loads((tmp_path / "lists" / f"{crawl.name}.json").read_text())
     assert written["hubs"] and written["sites"]
     assert all(hub["relevant_found"] >= 2 and hub["hub_score"] >= 0.01 for hub in written["hubs"])
+    # and the distiller's top hubs, as `focused hubs` names them
+    assert 0 < len(written["top_hubs"]) <= 10
+    seeds = len(list_seeds(tmp_path / "lists" / f"{crawl.name}.json"))
     assert f"Wrote {len(written['hubs'])} good hubs" in crawl.log()
     # The next run, afresh (`focused reset`), of a topic without seeds of its own.
     assert main(["reset", crawl.name, "--home", str(crawl.home)]) == 0
@@ -74,6 +78,5 @@ def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, 
     crawl.topic.write_text('seeds_from = "previous"\n' + text)
     assert load_topic(crawl.topic).seeds == []
     stats = crawl.run("again.jsonl")
-    seeds = len(written["hubs"]) + len(written["sites"])
     assert f"seeds_from: {seeds} hubs and sites from" in crawl.log("again.jsonl")
     assert stats["item_scraped_count"] > 100

@@ -100,20 +100,12 @@ class CrawlRun:
     hubs: list[str]  # the top hubs (``focused hubs``) of the crawl when it ended, best first
 
 
-def crawl_hubs(home: Path, top: int = 10) -> list[str]:
-    """URLs of the ``top`` hubs of the one crawl in a finished crawl's embedded Redis, as
-    ``focused hubs`` names them; none if the crawl left no state."""
-    from focused.connection import connect
-    from focused.distill.job import crawl_frontier, distill
-    from focused.monitor import crawl_names
-
-    if not (home / "redis.db").exists():
-        return []
-    client = connect(home=home)
-    names = crawl_names(client)
-    if len(names) != 1:
-        return []
-    return [url for url, _ in distill(crawl_frontier(client, names[0]), boost=None, top=top).hubs]
+def crawl_hubs(run_dir: Path) -> list[str]:
+    """URLs of a finished crawl's top 10 hubs, as ``focused hubs`` names them: from the lists
+    file the crawl wrote when it closed (``FOCUSED_LISTS_DIR``, relative to its folder)."""
+    for path in (run_dir / "lists").glob("*.json"):
+        return [hub["url"] for hub in json.loads(path.read_text()).get("top_hubs", [])]
+    return []
 
 
 def name_words(category: str) -> list[str]:
@@ -333,7 +325,7 @@ def crawl(
         round(seconds, 2),
         round(usage.ru_utime + usage.ru_stime, 2),
         round(span, 2),
-        crawl_hubs(run_dir / ".focused"),
+        crawl_hubs(run_dir),
     )
 
 
