@@ -251,8 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--hubs",
         type=int,
-        default=defaults.FOCUSED_DISTILL_HUBS,
-        help="top hubs whose queued neighbours are raised (default %(default)s)",
+        default=10,
+        help="top hubs whose queued neighbours are raised (default %(default)s, seed 000's; "
+        "inside a crawl FOCUSED_DISTILL_HUBS, 0 by default)",
     )
     sub.add_argument(
         "--boost",

@@ -84,7 +84,8 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
     pipe.zcard(prefix + keys.WAIT)
     pipe.hlen(prefix + keys.CRAWLED)
     pipe.lrange(prefix + keys.RECENT, 0, max(WINDOWS) - 1)
-    stats, in_flight, ready, waiting, hosts, recent = pipe.execute()
+    pipe.hgetall(prefix + keys.DISTILL)
+    stats, in_flight, ready, waiting, hosts, recent, distilled = pipe.execute()
     if not stats and not in_flight:
         return {}
     counts = {name: float(value) for name, value in stats.items()}
@@ -107,6 +108,10 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "mean_relevance": round(counts.get("relevance_sum", 0) / classified, 4)
         if classified
         else None,
+        # the distiller's last run: at how many fetched pages, its top hub, what it re-boosted
+        "distilled_at": int(distilled["fetched"]) if distilled else None,
+        "top_hub": distilled.get("top_hub") or None,
+        "reboosted": int(counts.get("reboosted", 0)),
     }
     values = [float(r) for r in recent]
     for window in WINDOWS:
@@ -190,6 +195,9 @@ def format_status(status: dict[str, Any]) -> str:
             "hosts ready / waiting / crawled",
             f"{status['hosts_ready']} / {status['hosts_waiting']} / {status['hosts_crawled']}",
         ),
+        ("distilled at (fetched pages)", status["distilled_at"]),
+        ("top hub", status["top_hub"]),
+        ("re-boosted URLs", status["reboosted"]),
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {show(value)}" for name, value in rows)

@@ -15,6 +15,7 @@ from focused.cli import main
 from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, distill_locked
+from focused.monitor import crawl_status
 from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
 
 
@@ -178,7 +179,7 @@ def test_distill_command_reboosts(frontier, redis_home, capsys):
 
 
 def test_a_crawl_distils_as_it_goes(crawl, redis_client):
-    stats = crawl.run(FOCUSED_DISTILL_PAGES=40, FOCUSED_HOST_DELAY=0.2)
+    stats = crawl.run(FOCUSED_DISTILL_PAGES=40, FOCUSED_HOST_DELAY=0.2, FOCUSED_DISTILL_HUBS=10)
     runs = stats["focused/distiller/runs"]
     assert runs >= 1 and "Distilled" in crawl.log()
     record = redis_client.hgetall(keys.prefix(crawl.name) + keys.DISTILL)
@@ -191,6 +192,17 @@ def test_a_crawl_distils_as_it_goes(crawl, redis_client):
     # The crawl kept its graph: the hubs of the synthetic web's topic can be read back.
     graph = read_graph(RedisFrontier(redis_client, crawl.name))
     assert graph.pages > 100 and len(graph.src) > graph.pages
-    assert stats.get("focused/distiller/reboosted", 0) == int(
-        redis_client.hget(keys.prefix(crawl.name) + keys.STATS, "reboosted") or 0
-    )
+    reboosted = stats["focused/distiller/reboosted"]
+    assert reboosted >= 1
+    assert reboosted == int(redis_client.hget(keys.prefix(crawl.name) + keys.STATS, "reboosted"))
+    # `focused status` shows the last run
+    status = crawl_status(redis_client, crawl.name)
+    assert status["distilled_at"] == int(record["fetched"]) and status["top_hub"]
+    assert status["reboosted"] == reboosted
+
+
+def test_by_default_a_crawl_distils_without_reboosting(crawl, redis_client):
+    stats = crawl.run(FOCUSED_DISTILL_PAGES=40, FOCUSED_HOST_DELAY=0.2)
+    assert stats["focused/distiller/runs"] >= 1
+    assert stats.get("focused/distiller/reboosted", 0) == 0
+    assert "re-boosted 0 of 0" in crawl.log()

@@ -202,7 +202,7 @@ def prepared(bundle: Bundle, graph: WebGraph, tmp_path_factory: pytest.TempPathF
 METHOD_OF = {
     "taxonomy": "taxonomy",
     "taxonomy-learning": "taxonomy",
-    "taxonomy-no-distiller": "taxonomy",
+    "taxonomy-reboost": "taxonomy",
     "breadth-first": "taxonomy",
     "best-first": "centroid",
     "best-first-anchor": "centroid",

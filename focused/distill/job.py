@@ -113,7 +113,8 @@ def distill(
     top: int = 10,
     client: redis.Redis | None = None,
 ) -> Distillation:
-    """Score the crawl graph; with ``boost``, raise the top hubs' queued neighbours to it.
+    """Score the crawl graph; with ``boost``, raise the ``top_hubs`` best hubs' queued
+    neighbours to it (none when ``top_hubs`` is 0).
 
     The run is recorded in the crawl's ``distill`` hash when it re-boosts (``focused hubs``
     only reads).

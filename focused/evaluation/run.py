@@ -57,14 +57,15 @@ DEFAULT_SETTINGS = {
 # (with the taxonomy), so its CPU per page includes that. The best-first crawlers are seed
 # 002's, so without the online link model. Crawlers with no settings of their own (ours, and
 # the other relevance methods) crawl with the project's defaults: soft focus, the topic's
-# link score. ``taxonomy-learning`` is ours with the online link model, ``taxonomy-no-distiller``
-# ours without the distiller's re-boost. What each topic file holds: ``prepare``.
+# link score. ``taxonomy-learning`` is ours with the online link model, ``taxonomy-reboost``
+# ours with seed 000's re-boost of the top 10 hubs' neighbours (off by default). What each
+# topic file holds: ``prepare``.
 _NO_DISTILLER = {"FOCUSED_DISTILL_PAGES": "0", "FOCUSED_DISTILL_INTERVAL": "0"}
 _SOFT = {"FOCUSED_STRATEGY": "soft", "FOCUSED_LINK_MODEL": "False", **_NO_DISTILLER}
 CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "taxonomy": ("taxonomy.toml", {}),
     "taxonomy-learning": ("taxonomy.toml", {"FOCUSED_LINK_MODEL": "True"}),
-    "taxonomy-no-distiller": ("taxonomy.toml", _NO_DISTILLER),
+    "taxonomy-reboost": ("taxonomy.toml", {"FOCUSED_DISTILL_HUBS": "10"}),
     "breadth-first": ("taxonomy.toml", {"FOCUSED_STRATEGY": "breadth-first"}),
     "best-first": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "content"}),
     "best-first-anchor": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "anchor"}),
