@@ -5,10 +5,10 @@ each page's acknowledgement.
     .venv/bin/python benchmarks/distill.py                    # 40,000 pages x 25 links = 1M
     .venv/bin/python benchmarks/distill.py --pages 4000       # a quick look
 
-On a fresh redis-server (or FOCUSED_REDIS_URL): --pages classified pages on --hosts hosts,
-each with --links links to pages on other hosts, whose targets follow a Zipf-like popularity
-over the fetched pages and four times as many pages not fetched (in random order); those are queued in the
-frontier, so the re-boost searches real host queues. The graph records are written in the
+On a fresh redis-server (or FOCUSED_REDIS_URL): --pages classified pages on --hosts hosts, each
+with --links links to pages on other hosts, whose targets follow a Zipf-like popularity (in
+random order) over the fetched pages and four times as many pages not fetched; those are queued
+in the frontier, so the re-boost searches real host queues. The graph records are written in the
 frontier's own format (``EDGE_RECORD``), pipelined. Printed: Redis bytes per link; the
 distiller's stages (read, HITS, re-boost) and its whole run; networkx's ``hits`` on a
 ``DiGraph`` of the same edges (graph building included) and the ratio; and the time of
