@@ -51,6 +51,7 @@ def crawl(
         "FOCUSED_CRAWL": crawl_name,
         "FOCUSED_STRATEGY": strategy,
         "CLOSESPIDER_ITEMCOUNT": pages,
+        "FOCUSED_LISTS_DIR": str(out / "lists"),
         "LOG_LEVEL": "WARNING",
         **parse_settings(settings),
     }
@@ -145,6 +146,7 @@ def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()
     )
     console.print(f"Harvest curves plotted in {plot}")
     console.print(
-        f"Feeds and logs in {out}; `focused status demo` shows the crawl's state in Redis."
+        f"Feeds, logs and the lists of good hubs and sites in {out}; `focused status demo` "
+        "shows the crawl's state in Redis, `focused hubs demo` its best hubs."
     )
     return 0
