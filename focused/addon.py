@@ -32,6 +32,7 @@ class FocusedAddon:
         settings["EXTENSIONS"].setdefault("focused.extensions.HarvestMonitor", 500)
         settings["EXTENSIONS"].setdefault("focused.distill.extension.Distiller", 510)
         settings["EXTENSIONS"].setdefault("focused.extensions.ListWriter", 520)
+        settings["EXTENSIONS"].setdefault("focused.maintenance.Maintenance", 530)
         # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot
         # delay and concurrency must not add to it.
         settings.set("DOWNLOAD_DELAY", 0, priority="addon")

@@ -79,6 +79,14 @@ FOCUSED_DISTILL_BOOST = 1.0
 FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
 FOCUSED_DISTILL_LOCK_S = 600.0
 
+# Maintenance mode (seed 000): after every FOCUSED_REVISIT_EVERY fetched pages, queue about
+# FOCUSED_REVISIT_SHARE of them again among known pages, best first by FOCUSED_REVISIT_ORDER
+# ("relevance": relevant pages by R, each once a cycle; "hub": the distiller's best hubs), to
+# find their new links; pages that changed are classified again. 0: no revisits.
+FOCUSED_REVISIT_SHARE = 0.0
+FOCUSED_REVISIT_ORDER = "relevance"
+FOCUSED_REVISIT_EVERY = 100
+
 # Seed 004's lists of good hubs and sites, written at the end of a crawl to
 # FOCUSED_LISTS_DIR/<crawl>.json and usable as the next run's seeds (`seeds_from` in the topic
 # file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to other sites per word of

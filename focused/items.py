@@ -50,3 +50,4 @@ class PageItem(scrapy.Item):
     anchor_relevance = scrapy.Field()  # R of that anchor text, if scored
     parent_relevance = scrapy.Field()  # R of the page that link was on (None for seeds)
     parent_category = scrapy.Field()
+    revisit = scrapy.Field()  # a known page fetched again (maintenance mode)

@@ -7,7 +7,8 @@ build the per-host keys from the same templates (they are formatted into the Lua
 =====================  ======  ============================================================
 key (after prefix)     type    what it holds
 =====================  ======  ============================================================
-``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"``
+``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"`` (depth
+                               ``r0`` for a known page queued again: maintenance mode)
                                (then TAB and the anchor text, when the link model is on),
                                score = packed (num_tries, 1-R, hash); see ``frontier.py``
 ``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
@@ -30,6 +31,10 @@ key (after prefix)     type    what it holds
                                for pages at or above FOCUSED_HUB_MIN_SCORE
 ``sites``              hash    origin -> relevant pages fetched from it (seed 004's good sites)
 ``found``              hash    fetch order -> relevant pages reached by a link from that page
+``revisit``            zset    URL -> R of relevant pages not revisited yet in this round of
+                               maintenance mode; ``revisit:next`` those revisited, for the next
+``hubs``               zset    fetch order -> hub score of the distiller's last run (top 1,000)
+``maintain``           hash    maintenance mode: fetched count at its last round
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
 ``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
 ``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
@@ -62,6 +67,9 @@ DISTILL = "distill"
 HUB_SCORES = "hubscore"
 SITES = "sites"
 FOUND = "found"
+REVISIT = "revisit"
+HUBS = "hubs"
+MAINTAIN = "maintain"
 DISTILL_LOCK = "distill:lock"
 STATS = "stats"
 RECENT = "recent"

@@ -112,6 +112,9 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "distilled_at": int(distilled["fetched"]) if distilled else None,
         "top_hub": distilled.get("top_hub") or None,
         "reboosted": int(counts.get("reboosted", 0)),
+        # maintenance mode: known pages queued again, and those that came back unchanged
+        "revisits": int(counts.get("revisits", 0)),
+        "unchanged": int(counts.get("unchanged", 0)),
     }
     values = [float(r) for r in recent]
     for window in WINDOWS:
@@ -198,6 +201,7 @@ def format_status(status: dict[str, Any]) -> str:
         ("distilled at (fetched pages)", status["distilled_at"]),
         ("top hub", status["top_hub"]),
         ("re-boosted URLs", status["reboosted"]),
+        ("revisits queued / unchanged", f"{status['revisits']} / {status['unchanged']}"),
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {show(value)}" for name, value in rows)

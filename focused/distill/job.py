@@ -20,6 +20,8 @@ from focused.distill.hits import Scores, weighted_hits
 from focused.errors import FocusedError
 from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
 
+KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
+
 _UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -116,8 +118,8 @@ def distill(
     """Score the crawl graph; with ``boost``, raise the ``top_hubs`` best hubs' queued
     neighbours to it (none when ``top_hubs`` is 0).
 
-    The run is recorded in the crawl's ``distill`` hash when it re-boosts (``focused hubs``
-    only reads).
+    The run is recorded in the crawl's ``distill`` hash, and its best hubs' scores in ``hubs``,
+    unless ``boost`` is None (``focused hubs`` only reads).
     """
     started = time.perf_counter()
     fetched = int(frontier.counts().get("fetched", 0))
@@ -140,11 +142,16 @@ def distill(
             "top_hub": result.hubs[0][0] if result.hubs else "",
         }
         key = frontier.prefix + keys.DISTILL
+        ranked = np.argsort(-scores.hub, kind="stable")[:KEEP_HUBS]
+        hubs = {int(graph.orders[i]): float(scores.hub[i]) for i in ranked if scores.hub[i] > 0}
 
         def write() -> None:
             pipe = frontier.client.pipeline()
             pipe.hset(key, mapping=record)
             pipe.hincrby(key, "runs", 1)
+            pipe.delete(frontier.prefix + keys.HUBS)
+            if hubs:
+                pipe.zadd(frontier.prefix + keys.HUBS, hubs)
             pipe.execute()
 
         frontier.retrying(write)

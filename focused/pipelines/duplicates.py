@@ -6,6 +6,9 @@ A fetched page is a duplicate when
   and Unicode forms do not count) is that of another URL fetched before in this crawl, or
 - its URL was fetched before in this crawl and came back with the same ``Last-Modified``
   (a lease that ran out while the first fetch was still being processed), or
+- it is a *revisit* (maintenance mode, :mod:`focused.maintenance`) and came back with the
+  text or the ``Last-Modified`` it had: ``bad = "unchanged"``, acknowledged as such, not
+  classified again; a revisit that changed is classified again and its new links queued, or
 - its URL is *known* from an earlier run of the crawl (``focused reset NAME --keep-known``)
   and came back unchanged: the same text or the same ``Last-Modified`` (seed 004: a search
   run regularly must skip what it already knows).
@@ -49,15 +52,25 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 DUPLICATE = "duplicate"  # the item's ``bad`` reason, and the frontier's kind
+UNCHANGED = "unchanged"  # the same for a revisit that found the page as it was
 
 # KEYS: checksums, modified, known. ARGV: text checksum, URL fingerprint, Last-Modified ('':
-# none). Returns why the page is a duplicate ('known', 'last_modified' or 'text'), or nil.
+# none), '1' for a revisit. Returns why the page is a duplicate ('unchanged' (a revisit),
+# 'known', 'last_modified' or 'text'), or nil.
 _LUA_CHECK = """
 local why = false
+if ARGV[4] == '1' then
+  if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2]
+     or (ARGV[3] ~= '' and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3]) then
+    why = 'unchanged'
+  end
+end
 local known = redis.call('HGET', KEYS[3], ARGV[2])
 if known then
   local sum, modified = string.match(known, '^([^\t]*)\t(.*)$')
-  if sum == ARGV[1] or (ARGV[3] ~= '' and modified == ARGV[3]) then why = 'known' end
+  if not why and (sum == ARGV[1] or (ARGV[3] ~= '' and modified == ARGV[3])) then
+    why = 'known'
+  end
 end
 if ARGV[3] ~= '' then
   if not why and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then why = 'last_modified' end
@@ -113,13 +126,16 @@ class DuplicatesPipeline:
         frontier = frontier_for(crawler)
         return cls(frontier.client, frontier.crawl, stats=crawler.stats, run=frontier.retrying)
 
-    def check(self, url: str, document: str, last_modified: str | None) -> str | None:
+    def check(
+        self, url: str, document: str, last_modified: str | None, revisit: bool = False
+    ) -> str | None:
         """Record a fetched page; why it is a duplicate (``known``, ``text``,
         ``last_modified``) or None."""
         args = [
             text_checksum(document),
             fingerprint(url),
             last_modified_value(last_modified) if last_modified else "",
+            "1" if revisit else "",
         ]
         return self.run(lambda: self._check(keys=self.keys, args=args))
 
@@ -128,11 +144,18 @@ class DuplicatesPipeline:
             return item
         document = f"{item.get('title') or ''}\n{item['text']}"
         try:
-            why = self.check(item["url"], document, item.get("last_modified"))
+            why = self.check(
+                item["url"], document, item.get("last_modified"), bool(item.get("revisit"))
+            )
         except FocusedError as exc:  # Redis is gone: the lease will bring the URL back
             raise DropItem(f"not checked for duplicates: {exc}", log_level="DEBUG") from None
-        if why:
+        if why == UNCHANGED:
+            item["bad"] = UNCHANGED
+            self.stats.inc_value("focused/revisit/unchanged")
+        elif why:
             item["bad"] = DUPLICATE
             self.stats.inc_value(f"focused/pages/{DUPLICATE}")
             self.stats.inc_value(f"focused/duplicate/{why}")
+        elif item.get("revisit"):
+            self.stats.inc_value("focused/revisit/changed")
         return item

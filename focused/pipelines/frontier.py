@@ -9,7 +9,7 @@ from scrapy.exceptions import DropItem
 from focused.errors import FocusedError, exit_on_user_error
 from focused.learning import SharedLinkModel
 from focused.pipelines.classify import topic_model_reads_anchors
-from focused.pipelines.duplicates import DUPLICATE
+from focused.pipelines.duplicates import DUPLICATE, UNCHANGED
 from focused.relevance.linkmodel import OnlineLinkModel
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
@@ -90,7 +90,7 @@ class FrontierPipeline:
         if item["status"] is None:
             kind = "failed"
         elif item["bad"]:
-            kind = DUPLICATE if item["bad"] == DUPLICATE else "bad"
+            kind = item["bad"] if item["bad"] in (DUPLICATE, UNCHANGED) else "bad"
         else:
             kind = "page"
         if kind == "page":

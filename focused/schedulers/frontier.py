@@ -97,6 +97,7 @@ class Leased:
     anchor: str = ""  # the anchor text the URL was queued with, if any
     parent_relevance: float | None = None  # R of the parent page, if it was classified
     parent_category: str = ""
+    revisit: bool = False  # a known page fetched again (maintenance mode, ``requeue``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +293,7 @@ while popped < n do
     redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
     redis.call('HINCRBY', k('%(inflight)s'), o, 1)
     hold(o, now)
-    local parent = string.match(m, '^%%d+ (%%d+) ')
+    local parent = string.match(m, '^r?%%d+ (%%d+) ')
     local purl = ''
     if parent ~= '0' then
       purl = redis.call('HGET', k('%(urls)s') .. math.floor(tonumber(parent) / %(url_bucket)d),
@@ -317,7 +318,8 @@ return out
 """
 
 # ARGV: prefix, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
-# category, graph record ('' for none), hub score ('' for none), links...
+# category, graph record ('' for none), hub score ('' for none), '1' to keep relevant pages for
+# revisits, links...
 _LUA_COMPLETE = """
 local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
@@ -361,8 +363,11 @@ else
     if ARGV[8] == '1' then
       -- seed 004's lists: relevant pages per site, and found through each parent page
       redis.call('HINCRBY', k('%(sites)s'), o, 1)
-      local parent = string.match(m, '^%%d+ (%%d+) ')
+      local parent = string.match(m, '^r?%%d+ (%%d+) ')
       if parent ~= '0' then redis.call('HINCRBY', k('%(found)s'), parent, 1) end
+      if ARGV[12] == '1' and string.sub(m, 1, 1) ~= 'r' then
+        redis.call('ZADD', k('%(revisit)s'), ARGV[7], url)
+      end
     end
   else
     redis.call('HINCRBY', k('%(stats)s'), kind, 1)
@@ -370,7 +375,7 @@ else
 end
 redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
 local touched = {[o] = true}
-local new = push_links(12, order, touched)
+local new = push_links(13, order, touched)
 for h in pairs(touched) do schedule(h, now) end
 return {order, new}
 """
@@ -403,6 +408,25 @@ if raised > 0 then redis.call('HINCRBY', k('%(stats)s'), 'reboosted', raised) en
 return raised
 """
 
+# ARGV: prefix, conc, delay, then (origin, member, packed) triples: known pages to fetch again
+_LUA_REQUEUE = """
+local touched = {}
+local queued = 0
+for i = 4, #ARGV, 3 do
+  if redis.call('ZADD', qkey(ARGV[i]), 'NX', ARGV[i + 2], ARGV[i + 1]) == 1 then
+    queued = queued + 1
+    touched[ARGV[i]] = true
+  end
+end
+local now = now_s()
+for o in pairs(touched) do schedule(o, now) end
+if queued > 0 then
+  redis.call('HINCRBY', k('%(stats)s'), 'queued', queued)
+  redis.call('HINCRBY', k('%(stats)s'), 'revisits', queued)
+end
+return queued
+"""
+
 _LUA_NAMES = {
     "queue": keys.HOST_QUEUE,
     "ready": keys.READY,
@@ -417,6 +441,7 @@ _LUA_NAMES = {
     "hubs": keys.HUB_SCORES,
     "sites": keys.SITES,
     "found": keys.FOUND,
+    "revisit": keys.REVISIT,
     "stats": keys.STATS,
     "recent": keys.RECENT,
     "curve": keys.CURVE,
@@ -454,6 +479,7 @@ class RedisFrontier:
         seen_buckets: int = 4096,
         retries: int = 8,
         graph: bool = True,
+        revisits: bool = False,
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
     ):
@@ -471,6 +497,7 @@ class RedisFrontier:
         self.seen_buckets = seen_buckets
         self.retries = retries
         self.graph = graph  # store each classified page's cross-server links (the crawl graph)
+        self.revisits = revisits  # keep relevant pages in ``revisit`` (maintenance mode)
         self.on_retry = on_retry
         self.on_lost = on_lost
         self.lost = False  # the connection stayed lost through all retries
@@ -480,6 +507,7 @@ class RedisFrontier:
         self._complete = client.register_script(_lua(_LUA_COMPLETE))
         self._release = client.register_script(_lua(_LUA_RELEASE))
         self._raise = client.register_script(_lua(_LUA_RAISE))
+        self._requeue = client.register_script(_lua(_LUA_REQUEUE))
 
     def _call(self, script: Any, args: list[Any]) -> Any:
         if script is not self._pop:
@@ -534,6 +562,7 @@ class RedisFrontier:
             origin, packed, member = lease.split(" ", 2)
             depth, parent, rest = member.split(" ", 2)
             rest, _, anchor = rest.partition("\t")
+            revisit = depth.startswith("r")
             # A classified parent's record is "url TAB R TAB category" (see ``complete``).
             parent_url, *page = record.split("\t", 2)
             tries, score = unpack_score(int(packed))
@@ -541,7 +570,7 @@ class RedisFrontier:
                 Leased(
                     origin + rest,
                     lease,
-                    int(depth),
+                    int(depth.removeprefix("r")),
                     int(parent),
                     parent_url,
                     tries,
@@ -549,6 +578,7 @@ class RedisFrontier:
                     anchor,
                     float(page[0]) if page else None,
                     page[1] if len(page) > 1 and page[1] != "-" else "",
+                    revisit,
                 )
             )
         return Pop(leased, queued, in_flight, float(wake) if wake else None)
@@ -580,7 +610,8 @@ class RedisFrontier:
         link_args = self._link_args(links, edges, split_url(url)[0])
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
         hub = "" if hub_score is None else repr(float(hub_score))
-        order, new = self._call(self._complete, [*args, bytes(edges or b""), hub, *link_args])
+        extra = [bytes(edges or b""), hub, "1" if self.revisits else ""]
+        order, new = self._call(self._complete, [*args, *extra, *link_args])
         return int(order), int(new)
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
@@ -593,6 +624,18 @@ class RedisFrontier:
         if not leases:
             return 0
         return int(self._call(self._release, [int(retry), self.max_tries, *leases]))
+
+    def requeue(self, urls: Iterable[str], score: float = 1.0) -> int:
+        """Queue known URLs again (past the seen set), marked as revisits, at ``score``.
+
+        A URL already queued is left as it is. Returns how many were queued, also counted as
+        ``revisits`` in the crawl's stats (maintenance mode, :mod:`focused.maintenance`).
+        """
+        args: list[Any] = []
+        for url in urls:
+            origin, rest = split_url(url)
+            args += (origin, f"r0 0 {rest}", pack(score, 0, fingerprint(url)))
+        return int(self._call(self._requeue, args)) if args else 0
 
     def queued_hosts(self) -> list[str]:
         """Origins with URLs queued (a SCAN over the host queues: for periodic jobs only)."""

@@ -90,6 +90,8 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
             retries=s.getint("FOCUSED_REDIS_RETRIES"),
             graph=s.getbool("FOCUSED_CRAWL_GRAPH"),
+            revisits=s.getfloat("FOCUSED_REVISIT_SHARE") > 0
+            and s.get("FOCUSED_REVISIT_ORDER") == "relevance",
             on_retry=on_retry,
             on_lost=on_lost,
         )
@@ -243,6 +245,7 @@ class FrontierScheduler(BaseScheduler):
                             "anchor": leased.anchor,
                             "parent_relevance": leased.parent_relevance,
                             "parent_category": leased.parent_category,
+                            "revisit": leased.revisit,
                         },
                     },
                 )

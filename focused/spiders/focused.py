@@ -148,6 +148,7 @@ class FocusedSpider(scrapy.Spider):
             anchor=record.get("anchor", ""),
             parent_relevance=record.get("parent_relevance"),
             parent_category=record.get("parent_category", ""),
+            revisit=record.get("revisit", False),
         )
 
     def _bad(self, item: PageItem, reason: str) -> PageItem:
