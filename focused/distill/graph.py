@@ -33,6 +33,7 @@ class CrawlGraph:
     dst: np.ndarray  # edge targets: page indices, or n + index into ``targets``
     dst_server: np.ndarray  # edge targets' servers
     targets: np.ndarray  # fingerprints of the targets not fetched (nodes n ..)
+    fetched: int  # the crawl's fetched count when the graph was read
 
     @property
     def pages(self) -> int:
@@ -98,4 +99,5 @@ def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> Cr
         dst,
         edges["server"].astype(np.uint32),
         targets,
+        fetched,
     )

@@ -122,7 +122,6 @@ def distill(
     unless ``boost`` is None (``focused hubs`` only reads).
     """
     started = time.perf_counter()
-    fetched = int(frontier.counts().get("fetched", 0))
     graph = read_graph(frontier, client)
     scores, result = score(graph, authority_share, top)
     if boost is not None:
@@ -132,7 +131,7 @@ def distill(
     result.seconds = time.perf_counter() - started
     if boost is not None:
         record = {
-            "fetched": fetched,
+            "fetched": graph.fetched,
             "time": time.time(),
             "seconds": round(result.seconds, 3),
             "pages": result.pages,
