@@ -20,6 +20,7 @@ import redis
 
 from focused import keys
 from focused.errors import FocusedError
+from focused.schedulers.frontier import page_urls
 
 
 def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
@@ -31,10 +32,7 @@ def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, 
         (order, score, int(n)) for (order, score), n in zip(hubs, found, strict=True)
         if n and int(n) >= min_relevant
     ]  # fmt: skip
-    pipe = client.pipeline(transaction=False)
-    for order, _, _ in good:
-        pipe.hget(f"{prefix}{keys.URLS}{int(order) // keys.URL_BUCKET}", order)
-    urls = [record.split("\t", 1)[0] for record in pipe.execute()] if good else []
+    urls = page_urls(client, crawl, [order for order, _, _ in good])
     sites = [
         (site, int(n)) for site, n in client.hgetall(prefix + keys.SITES).items()
         if int(n) >= min_relevant

@@ -28,6 +28,7 @@ from twisted.internet import task
 
 from focused import keys
 from focused.errors import FocusedError, exit_on_user_error
+from focused.schedulers.frontier import page_urls
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
@@ -78,14 +79,8 @@ def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
         )
     else:
         popped = frontier.retrying(lambda: client.zpopmax(prefix + keys.HUBS, count))
-
-        def records() -> list[str]:
-            pipe = client.pipeline(transaction=False)
-            for member, _ in popped:
-                pipe.hget(f"{prefix}{keys.URLS}{int(member) // keys.URL_BUCKET}", member)
-            return pipe.execute()
-
-        urls = [record.split("\t", 1)[0] for record in frontier.retrying(records) if record]
+        orders = [member for member, _ in popped]
+        urls = frontier.retrying(lambda: page_urls(client, frontier.crawl, orders))
     return frontier.requeue(urls)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -21,6 +21,7 @@ from scrapy.utils.log import failure_to_exc_info
 from twisted.internet import task, threads
 
 from focused import keys
+from focused.distill.graph import binary_client
 from focused.distill.job import Distillation, distill_locked
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
@@ -40,7 +41,7 @@ class Distiller:
         self.pages = pages
         self.interval = interval
         s = crawler.settings
-        self.options = {
+        self.options: dict[str, Any] = {
             "lock_s": s.getfloat("FOCUSED_DISTILL_LOCK_S"),
             "authority_share": s.getfloat("FOCUSED_DISTILL_AUTHORITY_SHARE"),
             "top_hubs": s.getint("FOCUSED_DISTILL_HUBS"),
@@ -70,6 +71,7 @@ class Distiller:
         # into the reactor, which only its own thread may do. It reports by raising.
         self.frontier = copy.copy(frontier_for(self.crawler))
         self.frontier.on_retry = self.frontier.on_lost = None
+        self.options["client"] = binary_client(self.frontier.client)  # one pool for all runs
         self.task = task.LoopingCall(self.check)
         self.task.start(CHECK_S, now=False)
 

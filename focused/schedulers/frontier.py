@@ -144,6 +144,16 @@ def host_hash(origin: str) -> int:
     return int.from_bytes(hashlib.blake2b(origin.encode(), digest_size=4).digest(), "big")
 
 
+def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> list[str]:
+    """URLs of fetched pages by fetch order (from the ``url:`` records; unknown ones left out)."""
+    prefix = keys.prefix(crawl) + keys.URLS
+    pipe = client.pipeline(transaction=False)
+    for order in orders:
+        pipe.hget(f"{prefix}{int(order) // keys.URL_BUCKET}", order)
+    records = pipe.execute() if orders else []
+    return [record.split("\t", 1)[0] for record in records if record]
+
+
 def split_url(url: str) -> tuple[str, str]:
     """(origin, rest): ``http://Host:80`` and ``/path?query`` (host lower-cased)."""
     scheme_end = url.find("://")
