@@ -154,6 +154,13 @@ def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> l
     return [record.split("\t", 1)[0] for record in records if record]
 
 
+def split_member(member: str) -> tuple[str, str, str, str]:
+    """(depth, parent, path, anchor) of a host-queue member (module doc, ``keys``)."""
+    depth, parent, rest = member.split(" ", 2)
+    path, _, anchor = rest.partition("\t")
+    return depth, parent, path, anchor
+
+
 def split_url(url: str) -> tuple[str, str]:
     """(origin, rest): ``http://Host:80`` and ``/path?query`` (host lower-cased)."""
     scheme_end = url.find("://")
@@ -193,6 +200,8 @@ local function now_s()
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
 local function int(x) return string.format('%%.0f', x) end
+-- The fetch order of the page a queued member was found on ('0' for none).
+local function parent_of(m) return string.match(m, '^r?%%d+ (%%d+) ') end
 local function secs(x) return string.format('%%.6f', x) end
 
 -- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
@@ -303,7 +312,7 @@ while popped < n do
     redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
     redis.call('HINCRBY', k('%(inflight)s'), o, 1)
     hold(o, now)
-    local parent = string.match(m, '^r?%%d+ (%%d+) ')
+    local parent = parent_of(m)
     local purl = ''
     if parent ~= '0' then
       purl = redis.call('HGET', k('%(urls)s') .. math.floor(tonumber(parent) / %(url_bucket)d),
@@ -373,7 +382,7 @@ else
     if ARGV[8] == '1' then
       -- seed 004's lists: relevant pages per site, and found through each parent page
       redis.call('HINCRBY', k('%(sites)s'), o, 1)
-      local parent = string.match(m, '^r?%%d+ (%%d+) ')
+      local parent = parent_of(m)
       if parent ~= '0' then redis.call('HINCRBY', k('%(found)s'), parent, 1) end
       if ARGV[12] == '1' and string.sub(m, 1, 1) ~= 'r' then
         redis.call('ZADD', k('%(revisit)s'), ARGV[7], url)
@@ -570,8 +579,7 @@ class RedisFrontier:
         for i in range(3, len(out), 2):
             lease, record = out[i], out[i + 1]
             origin, packed, member = lease.split(" ", 2)
-            depth, parent, rest = member.split(" ", 2)
-            rest, _, anchor = rest.partition("\t")
+            depth, parent, rest, anchor = split_member(member)
             revisit = depth.startswith("r")
             # A classified parent's record is "url TAB R TAB category" (see ``complete``).
             parent_url, *page = record.split("\t", 2)
@@ -659,10 +667,7 @@ class RedisFrontier:
         """(member, packed order, URL) of every URL queued for one host, best first."""
         key = self.prefix + keys.HOST_QUEUE + origin
         queue = self.retrying(lambda: self.client.zrange(key, 0, -1, withscores=True))
-        return [
-            (member, int(packed), origin + member.split(" ", 2)[2].partition("\t")[0])
-            for member, packed in queue
-        ]
+        return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
     def raise_to(self, score: float, queued: Iterable[tuple[str, str, int]]) -> int:
         """Raise queued URLs, given as (origin, member, packed order), to ``score``.
