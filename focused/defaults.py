@@ -49,6 +49,13 @@ FOCUSED_STRATEGY = ""
 # the best on Wikispeedia (README, "Harvest on Wikispeedia").
 FOCUSED_LINK_SCORE = ""
 
+# Anchor glosses (focused.relevance.gloss): an anchor's R is the mean of its R alone and its R
+# with WordNet's definition and broader terms of what it names, so a name the topic's examples
+# never contain ("Krypton") is still scored by its meaning. "auto" glosses when WordNet is found
+# (FOCUSED_WORDNET, else /usr/share/wordnet) and logs one warning when it is not; True requires
+# WordNet; False never glosses. Used by every link score but "content".
+FOCUSED_ANCHOR_GLOSS = "auto"
+
 # The online link model (focused.learning): learns during the crawl which out-links lead to
 # relevant pages and blends that with the estimate above, trusting it as much as
 # n / (n + FOCUSED_LINK_MODEL_WARMUP) after n fetched pages. Its training log is shared by all

@@ -80,6 +80,8 @@ def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client)
     assert stats["focused/redirects/queued"] >= 1 and stats["focused/redirects/seen"] >= 1
     # The 500 page was retried through the frontier, then failed for good.
     assert stats["focused/frontier/retries"] >= 2
+    # Anchors in words WordNet knows were scored with their glosses (the default "auto").
+    assert stats["focused/links/glossed"] > 0
     assert "Spider closed (finished)" in crawl.log()
     relevant = [item for item in feed if item["relevant"]]
     assert relevant and all(item["category"] for item in relevant)

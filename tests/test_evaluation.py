@@ -203,6 +203,7 @@ METHOD_OF = {
     "taxonomy": "taxonomy",
     "taxonomy-learning": "taxonomy",
     "taxonomy-reboost": "taxonomy",
+    "taxonomy-no-gloss": "taxonomy",
     "breadth-first": "taxonomy",
     "best-first": "centroid",
     "best-first-anchor": "centroid",
@@ -232,6 +233,9 @@ def test_crawlers_are_their_method_and_link_score(prepared):
     assert CRAWLERS["best-first"][1]["FOCUSED_LINK_SCORE"] == "content"
     assert CRAWLERS["best-first-anchor"][1]["FOCUSED_LINK_SCORE"] == "anchor"
     assert CRAWLERS["best-first-both"][1]["FOCUSED_LINK_SCORE"] == "both"
+    # Seed 002's best-first crawlers score anchors as the paper does, without glosses.
+    assert all(CRAWLERS[n][1]["FOCUSED_ANCHOR_GLOSS"] == "False" for n in CRAWLERS if "best" in n)
+    assert CRAWLERS["taxonomy-no-gloss"][1] == {"FOCUSED_ANCHOR_GLOSS": "false"}
     assert load_topic(folder / "keywords.toml").relevance["keywords"] == ["science"]
     assert name_words("Science/Physics/Space_Astronomy") == ["space", "astronomy"]
     assert name_words("Citizenship/Politics_and_government") == ["politics", "government"]

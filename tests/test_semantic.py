@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError
 from focused.errors import FocusedError, TopicError
 from focused.pipelines.classify import topic_model
 from focused.relevance import SemanticModel
-from focused.relevance.semantic import WORDNET_ENV, find_wordnet
+from focused.relevance.wordnet import WORDNET_ENV, find_wordnet
 from focused.topic import load_topic
 
 

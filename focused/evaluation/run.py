@@ -55,17 +55,24 @@ DEFAULT_SETTINGS = {
 # Crawler -> (its topic file, settings that make it that crawler; these win over ``-s``,
 # which is meant for the project's own method). Breadth-first still classifies its pages
 # (with the taxonomy), so its CPU per page includes that. The best-first crawlers are seed
-# 002's, so without the online link model. Crawlers with no settings of their own (ours, and
-# the other relevance methods) crawl with the project's defaults: soft focus, the topic's
-# link score. ``taxonomy-learning`` is ours with the online link model, ``taxonomy-reboost``
-# ours with seed 000's re-boost of the top 10 hubs' neighbours (off by default). What each
+# 002's, so without the online link model or anchor glosses. Crawlers with no settings of
+# their own (ours, and the other relevance methods) crawl with the project's defaults: soft
+# focus, the topic's link score, anchor glosses. ``taxonomy-learning`` is ours with the
+# online link model, ``taxonomy-reboost`` ours with seed 000's re-boost of the top 10 hubs'
+# neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses. What each
 # topic file holds: ``prepare``.
 _NO_DISTILLER = {"FOCUSED_DISTILL_PAGES": "0", "FOCUSED_DISTILL_INTERVAL": "0"}
-_SOFT = {"FOCUSED_STRATEGY": "soft", "FOCUSED_LINK_MODEL": "False", **_NO_DISTILLER}
+_SOFT = {
+    "FOCUSED_STRATEGY": "soft",
+    "FOCUSED_LINK_MODEL": "False",
+    "FOCUSED_ANCHOR_GLOSS": "False",
+    **_NO_DISTILLER,
+}
 CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "taxonomy": ("taxonomy.toml", {}),
     "taxonomy-learning": ("taxonomy.toml", {"FOCUSED_LINK_MODEL": "True"}),
     "taxonomy-reboost": ("taxonomy.toml", {"FOCUSED_DISTILL_HUBS": "10"}),
+    "taxonomy-no-gloss": ("taxonomy.toml", {"FOCUSED_ANCHOR_GLOSS": "false"}),
     "breadth-first": ("taxonomy.toml", {"FOCUSED_STRATEGY": "breadth-first"}),
     "best-first": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "content"}),
     "best-first-anchor": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "anchor"}),

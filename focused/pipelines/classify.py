@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from focused.errors import TopicError, exit_on_user_error
+from focused.errors import FocusedError, TopicError, exit_on_user_error
+from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.store import load_or_fit_centroid, load_or_fit_examples, load_or_train
 from focused.relevance.thesaurus import ThesaurusModel
@@ -91,6 +92,29 @@ def topic_model(topic: Topic, models_dir: str) -> Any:
     return MODELS[topic.method](topic, models_dir)
 
 
+# Anchors whose glossed R is kept (a gloss is scored once per anchor text, not once per link);
+# the cache starts again when full.
+GLOSSED_CACHE = 100_000
+
+
+def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | None:
+    """The glosser FOCUSED_ANCHOR_GLOSS asks for: "auto" (one when WordNet is found, else None
+    and a warning that says how to install it), true (WordNet required) or false (None).
+    ``wordnet``: the topic's WordNet folder (``relevance.wordnet``), None for the default."""
+    value = str(setting).strip().lower()
+    if value in ("false", "0", "off", "no", ""):
+        return None
+    if value not in ("auto", "true", "1", "on", "yes"):
+        raise FocusedError(f"FOCUSED_ANCHOR_GLOSS: expected auto, true or false, got {setting!r}")
+    try:
+        return AnchorGlosser(wordnet)
+    except FocusedError as exc:
+        if value != "auto":
+            raise
+        logger.warning("Anchors are scored without glosses: %s", exc)
+        return None
+
+
 class ClassifierPipeline:
     """Scores each fetched HTML page with the topic's relevance model.
 
@@ -98,8 +122,11 @@ class ClassifierPipeline:
     ``path_good``; with any link score but ``content`` also ``link_scores``, the R of each
     out-link's anchor text (with ``context``, the geometric mean of that and R of the anchor in
     its context), and ``anchor_relevance``, the R of the anchor text the page was reached by
-    (for the online link model), all scored in one batch. Only the first
-    FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass through untouched.
+    (for the online link model), all scored in one batch. With a ``glosser`` an anchor's R is
+    the mean of its R alone and with its gloss (:mod:`focused.relevance.gloss`), the latter
+    scored once per anchor text; glossed anchors are counted in ``focused/links/glossed``.
+    Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
+    through untouched.
     """
 
     def __init__(
@@ -111,6 +138,8 @@ class ClassifierPipeline:
         needs_path: bool,
         max_chars: int = 0,
         reads_urls: bool = False,
+        glosser: AnchorGlosser | None = None,
+        stats: Any = None,
     ):
         self.model = model
         self.threshold = threshold
@@ -118,19 +147,30 @@ class ClassifierPipeline:
         self.needs_path = needs_path
         self.max_chars = max_chars
         self.reads_urls = reads_urls
+        self.glosser = glosser
+        self.glossed_relevance: dict[str, float] = {}  # anchor -> R with its gloss
+        self.stats = stats
 
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
         s = crawler.settings
         topic = crawler.spider.topic
+        link_score = link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score)
+        scores_anchors = link_score != "content"
         return cls(
             topic_model(topic, s.get("FOCUSED_MODELS_DIR")),
             threshold=relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
-            link_score=link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score),
+            link_score=link_score,
             needs_path=topic.focus == "hard",
             max_chars=s.getint("FOCUSED_MAX_TEXT_CHARS"),
             reads_urls=topic_model_reads_anchors(topic),
+            glosser=(
+                anchor_glosser(s.get("FOCUSED_ANCHOR_GLOSS"), topic.relevance.get("wordnet"))
+                if scores_anchors
+                else None
+            ),
+            stats=crawler.stats,
         )
 
     def process_item(self, item: Any) -> Any:
@@ -141,16 +181,28 @@ class ClassifierPipeline:
         scores_links = self.link_score != "content"
         links = item["links"] if scores_links else []
         own = [item["anchor"]] if scores_links and item.get("anchor") else []
-        texts = [doc, *own, *(anchor for _, anchor, _ in links)]
+        anchors = [*own, *(anchor for _, anchor, _ in links)]
+        texts = [doc, *anchors]
         if self.link_score == "context":
             texts += [context for _, _, context in links]
-        # The page, the anchor it was reached by, its out-links' anchors (and contexts) in one
-        # batch: one vectorizer pass, one matrix product.
+        glossed: dict[int, float] = {}  # position in ``anchors`` -> R with the anchor's gloss
+        pending: dict[str, list[int]] = {}  # glossed anchors not scored before, in ``texts``
+        if self.glosser is not None:
+            for i, anchor in enumerate(anchors):
+                if anchor in self.glossed_relevance:
+                    glossed[i] = self.glossed_relevance[anchor]
+                elif anchor in pending:
+                    pending[anchor].append(i)
+                elif gloss := self.glosser.gloss(anchor):
+                    pending[anchor] = [i]
+                    texts.append(f"{anchor}\n{gloss}")
+        # The page, the anchor it was reached by, its out-links' anchors (contexts, glosses) in
+        # one batch: one vectorizer pass, one matrix product.
         if self.reads_urls:  # the page's URL and anchor; each out-link's target URL
             urls = [item["url"], *([None] * len(own)), *(url for url, _, _ in links)]
             urls += [None] * (len(texts) - len(urls))
-            anchors = [item.get("anchor") or None, *([None] * (len(texts) - 1))]
-            relevance, category = self.model.score_pages(texts, urls=urls, anchors=anchors)
+            page_anchor = [item.get("anchor") or None, *([None] * (len(texts) - 1))]
+            relevance, category = self.model.score_pages(texts, urls=urls, anchors=page_anchor)
         else:
             relevance, category = self.model.score_pages(texts)
         item["relevance"] = round(float(relevance[0]), 6)
@@ -158,12 +210,25 @@ class ClassifierPipeline:
         item["category"] = category[0]
         if self.needs_path:
             item["path_good"] = bool(self.model.best_path_good([doc])[0])
-        rest = np.asarray(relevance[1:], dtype=float)
+        if not anchors:
+            return item
+        scores = np.asarray(relevance[1 : 1 + len(anchors)], dtype=float)
+        if pending:
+            if len(self.glossed_relevance) >= GLOSSED_CACHE:
+                self.glossed_relevance.clear()
+            for (anchor, at), r in zip(pending.items(), relevance[-len(pending) :], strict=True):
+                self.glossed_relevance[anchor] = float(r)
+                glossed.update(dict.fromkeys(at, float(r)))
+        if glossed:
+            at = list(glossed)
+            scores[at] = (scores[at] + np.fromiter(glossed.values(), float, len(at))) / 2
+            if self.stats is not None:
+                self.stats.inc_value("focused/links/glossed", len(at))
         if own:
-            item["anchor_relevance"], rest = float(rest[0]), rest[1:]
+            item["anchor_relevance"], scores = float(scores[0]), scores[1:]
         if links:
-            scores = rest[: len(links)]
             if self.link_score == "context":
-                scores = np.sqrt(scores * rest[len(links) :])
+                start = 1 + len(anchors)
+                scores = np.sqrt(scores * np.asarray(relevance[start : start + len(links)]))
             item["link_scores"] = scores.tolist()
         return item

@@ -43,157 +43,34 @@ Where the paper leaves a choice, this module takes the following:
   nothing); a ``description`` word WordNet does not know is kept and matches only itself.
   Two topic words of one synset ("car", "automobile") are one topic term.
 
-WordNet 3.0 is read with nltk's ``WordNetCorpusReader`` from a dict folder: the ``wordnet``
-parameter, else the environment variable FOCUSED_WORDNET, else ``/usr/share/wordnet``, where
-Debian's ``wordnet-base`` installs it (``scripts/setup.sh`` installs it). Fitting reads the
-folder's index once per process (about 1.5 s); the fitted model keeps only the expanded terms.
+WordNet 3.0 is read by :mod:`focused.relevance.wordnet` (the ``wordnet`` parameter names its
+folder). Fitting reads the folder's index once per process (about 1.5 s); the fitted model
+keeps only the expanded terms.
 Scoring analyses each page once for its matches and once more to count its terms, then takes
 one sparse matrix product for the whole batch.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import re
-import warnings
 from collections.abc import Sequence
-from functools import lru_cache, partial
-from pathlib import Path
-from typing import IO, Any
+from functools import partial
 
-import nltk.data
 import numpy as np
 from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader, WordNetError
 from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from focused.errors import FocusedError
 from focused.relevance.keywords import _keyword_terms
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
+from focused.relevance.wordnet import load_wordnet
 
-__all__ = ["DEBIAN_WORDNET", "WORDNET_ENV", "SemanticModel", "find_wordnet", "load_wordnet"]
+__all__ = ["SemanticModel"]
 
-DEBIAN_WORDNET = "/usr/share/wordnet"  # `apt-get install wordnet-base` puts the dict files here
-WORDNET_ENV = "FOCUSED_WORDNET"
-# The files nltk's reader opens when it starts (data.* when a synset is first read).
-_WORDNET_FILES = tuple(
-    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
-) + tuple(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
-# WordNet 3.0's lexicographer files, in file-number order (lexnames(5WN)); wordnet-base ships
-# only the man page, and nltk's reader needs the list to start.
-_LEXNAMES = [
-    "adj.all",
-    "adj.pert",
-    "adv.all",
-    "noun.Tops",
-    "noun.act",
-    "noun.animal",
-    "noun.artifact",
-    "noun.attribute",
-    "noun.body",
-    "noun.cognition",
-    "noun.communication",
-    "noun.event",
-    "noun.feeling",
-    "noun.food",
-    "noun.group",
-    "noun.location",
-    "noun.motive",
-    "noun.object",
-    "noun.person",
-    "noun.phenomenon",
-    "noun.plant",
-    "noun.possession",
-    "noun.process",
-    "noun.quantity",
-    "noun.relation",
-    "noun.shape",
-    "noun.state",
-    "noun.substance",
-    "noun.time",
-    "verb.body",
-    "verb.change",
-    "verb.cognition",
-    "verb.communication",
-    "verb.competition",
-    "verb.consumption",
-    "verb.contact",
-    "verb.creation",
-    "verb.emotion",
-    "verb.motion",
-    "verb.perception",
-    "verb.possession",
-    "verb.social",
-    "verb.stative",
-    "verb.weather",
-    "adj.ppl",
-]
-_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 _SYNSET_NAME = re.compile(r"^\S+\.[nvasr]\.\d+$")  # e.g. java.n.03
-
-
-class _WordNet(WordNetCorpusReader):
-    """nltk's reader over a plain WordNet dict folder, such as Debian's wordnet-base.
-
-    That folder has no ``lexnames`` file, so the standard list stands in for a missing one, and
-    no mapping to nltk's own downloaded WordNet is built (it serves multilingual data, which
-    is not read here; nltk would look for a download that is not there).
-    """
-
-    def __init__(self, folder: Path):
-        self._folder = folder
-        with warnings.catch_warnings():  # "multilingual functions are not available"
-            warnings.simplefilter("ignore", UserWarning)
-            super().__init__(str(folder), None)
-
-    def open(self, file: str) -> IO[Any]:
-        if file == "lexnames" and not (self._folder / file).is_file():
-            return io.StringIO(
-                "".join(
-                    f"{i:02d}\t{name}\t{_CATEGORY[name.partition('.')[0]]}\n"
-                    for i, name in enumerate(_LEXNAMES)
-                )
-            )
-        return super().open(file)
-
-    def map_wn(self, version: str = "wordnet") -> None:
-        return None
-
-
-def find_wordnet(wordnet: str | os.PathLike[str] | None = None) -> Path:
-    """The WordNet dict folder: ``wordnet`` if given, else $FOCUSED_WORDNET, else Debian's.
-
-    Raises FocusedError, one line saying where it looked and how to install WordNet.
-    """
-    if wordnet:
-        folder, why = Path(wordnet), "the wordnet option"
-    elif os.environ.get(WORDNET_ENV):
-        folder, why = Path(os.environ[WORDNET_ENV]), f"${WORDNET_ENV}"
-    else:
-        folder, why = Path(DEBIAN_WORDNET), "Debian's wordnet-base"
-    missing = next((name for name in _WORDNET_FILES if not (folder / name).is_file()), None)
-    if missing:
-        raise FocusedError(
-            f"WordNet not found: {folder} ({why}) has no {missing}; install it with "
-            f"`apt-get install wordnet-base`, or set {WORDNET_ENV} or relevance.wordnet "
-            "to a WordNet 3.0 dict folder"
-        )
-    return folder.resolve()
-
-
-@lru_cache(maxsize=4)
-def _load(folder: Path) -> WordNetCorpusReader:
-    if str(folder) not in nltk.data.path:  # nltk reads only below its data paths
-        nltk.data.path.append(str(folder))
-    return _WordNet(folder)
-
-
-def load_wordnet(wordnet: str | os.PathLike[str] | None = None) -> WordNetCorpusReader:
-    """nltk's WordNet reader over :func:`find_wordnet`'s folder, read once per process."""
-    return _load(find_wordnet(wordnet))
 
 
 def _concept(wn: WordNetCorpusReader, word: str) -> Synset | None:

@@ -1,0 +1,79 @@
+"""Anchor glosses: what an anchor text names, said in words a topic model knows.
+
+A link's anchor is often a name ("Tawny Owl", "Krypton", "Tanzania") that none of the topic's
+training pages contains, so the topic model can only guess at it; WordNet knows many such
+names, and its definition of one and the names of its broader concepts ("owl: nocturnal bird
+of prey with hawk-like beak ...; bird of prey, raptor, bird, vertebrate") are words the model
+does know. The classifier pipeline scores each anchor alone and with its gloss and takes the
+mean as the anchor's R (``FOCUSED_ANCHOR_GLOSS``); an anchor WordNet does not know keeps its
+own R.
+
+An anchor is looked up as a noun (WordNet's morphology turns "owls" into "owl"): the whole
+anchor, then its head before " of " ("Music of Thailand" -> "music"), then the head's last two
+words and last word ("Great Crested Grebe" -> "crested grebe", "grebe"); the first that WordNet
+knows is glossed. Text in brackets is left out, and anchors of more than ``max_words`` words
+are sentences the model reads well enough, so they are not looked up. A gloss holds, for each
+of the first ``senses`` senses (WordNet orders them by frequency), the definition and the
+names of its hypernyms (instance hypernyms too: "Tanzania" is an instance of "African
+country") up to ``depth`` levels up. On the Wikispeedia development topics these choices were
+not critical: 1 to 9 senses and depth 1 to 5 gave a link ordering within 0.02 of each other.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+from nltk.corpus.reader.wordnet import NOUN, Synset
+
+from focused.relevance.wordnet import load_wordnet
+
+__all__ = ["AnchorGlosser"]
+
+_BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+
+
+class AnchorGlosser:
+    """Glosses anchor texts from WordNet 3.0 (``wordnet``: its dict folder, None for the
+    default one, see :mod:`focused.relevance.wordnet`). Glosses are cached by anchor text, up
+    to ``cache`` of them. Raises FocusedError when WordNet is not found."""
+
+    def __init__(
+        self,
+        wordnet: str | os.PathLike[str] | None = None,
+        *,
+        senses: int = 3,
+        depth: int = 3,
+        max_words: int = 6,
+        cache: int = 100_000,
+    ):
+        self.wordnet = load_wordnet(wordnet)
+        self.senses = senses
+        self.depth = depth
+        self.max_words = max_words
+        self.gloss = lru_cache(maxsize=cache)(self._gloss)
+
+    def synsets(self, anchor: str) -> list[Synset]:
+        """The noun senses of the first of the anchor's lookups that WordNet knows."""
+        words = _WORD.findall(_BRACKETS.sub(" ", anchor).lower())
+        if not words or len(words) > self.max_words:
+            return []
+        head = words[: words.index("of", 1)] if "of" in words[1:] else words
+        for lookup in dict.fromkeys(map(tuple, (words, head, head[-2:], head[-1:]))):
+            found = self.wordnet.synsets("_".join(lookup), pos=NOUN)
+            if found:
+                return found
+        return []
+
+    def _gloss(self, anchor: str) -> str:
+        """Definitions and hypernym names of the anchor's senses; "" when WordNet has none."""
+        parts: list[str] = []
+        for synset in self.synsets(anchor)[: self.senses]:
+            parts.append(synset.definition())
+            level = [synset]
+            for _ in range(self.depth):
+                level = [h for s in level for h in s.hypernyms() + s.instance_hypernyms()]
+                parts.extend(name.replace("_", " ") for s in level for name in s.lemma_names())
+        return " ".join(parts)

@@ -1,0 +1,98 @@
+"""Anchor glosses from real WordNet 3.0, and the classifier pipeline's glossed anchor scores."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from focused.errors import FocusedError
+from focused.items import PageItem
+from focused.pipelines.classify import ClassifierPipeline, anchor_glosser
+from focused.relevance.gloss import AnchorGlosser
+from focused.relevance.keywords import KeywordModel
+from focused.relevance.wordnet import WORDNET_ENV
+
+
+@pytest.fixture(scope="module")
+def glosser() -> AnchorGlosser:
+    return AnchorGlosser()
+
+
+def test_a_name_is_glossed_with_its_definition_and_broader_terms(glosser):
+    krypton = glosser.gloss("Krypton")
+    assert "inert gas" in krypton and "chemical element" in krypton
+    assert "African country" in glosser.gloss("Tanzania")  # an instance hypernym
+    owl = glosser.gloss("Tawny Owls")  # plural: WordNet's morphology finds "tawny owl"
+    assert "bird of prey" in owl and owl.split()[0] == "reddish-brown"
+
+
+def test_lookups_fall_back_to_the_head_and_its_last_words(glosser):
+    assert glosser.synsets("Music of Thailand")[0].name() == "music.n.01"
+    assert glosser.synsets("Great Crested Grebe (bird)")[0].name() == "great_crested_grebe.n.01"
+    assert glosser.synsets("Lesser Spotted Grebe")[0].name() == "grebe.n.01"
+
+
+def test_numbers_sentences_and_unknown_names_get_no_gloss(glosser):
+    assert glosser.gloss("2004") == ""
+    assert glosser.gloss("Xqzzyv") == ""
+    assert glosser.gloss("read the whole story of how the owl got its name") == ""
+    assert glosser.gloss("owl") != ""
+
+
+def test_senses_and_depth_bound_the_gloss(glosser):
+    assert "hawk" not in glosser.gloss("kite")  # the bird is WordNet's 4th sense of "kite"
+    assert "hawk" in AnchorGlosser(senses=4).gloss("kite")
+    shallow = AnchorGlosser(depth=1).gloss("Tawny Owl").split()
+    assert "owl" in shallow and "prey" not in shallow  # owl <- bird of prey <- bird
+    assert "bird of prey" in glosser.gloss("Tawny Owl")
+
+
+def page(links) -> PageItem:
+    return PageItem(
+        url="http://a.test/p",
+        title="",
+        text="birds",
+        links=list(links),
+        bad=None,
+        relevance=None,
+        relevant=False,
+        category=None,
+        anchor="Tawny Owl",
+    )
+
+
+def test_a_glossed_anchor_scores_the_mean_of_it_alone_and_with_its_gloss(glosser):
+    model = KeywordModel(keywords=["bird"], r0=0.5).fit()
+    links = [
+        ("http://b.test/", "Tawny Owl", ""),
+        ("http://c.test/", "Xqzzyv", ""),
+        ("http://d.test/", "Tawny Owl", ""),
+    ]
+    plain = ClassifierPipeline(model, threshold=0.5, link_score="anchor", needs_path=False)
+    glossed = ClassifierPipeline(
+        model, threshold=0.5, link_score="anchor", needs_path=False, glosser=glosser
+    )
+    before, after = plain.process_item(page(links)), glossed.process_item(page(links))
+    assert before["link_scores"] == [0, 0, 0]  # "bird" is not in "Tawny Owl"
+    with_gloss = model.relevance([f"Tawny Owl\n{glosser.gloss('Tawny Owl')}"])[0]
+    assert with_gloss > 0
+    assert after["link_scores"] == [with_gloss / 2, 0, with_gloss / 2]  # unknown: its own R
+    assert after["anchor_relevance"] == with_gloss / 2  # the arrival anchor too
+    assert after["relevance"] == before["relevance"]
+    assert glossed.glossed_relevance == {"Tawny Owl": with_gloss}  # scored once, then kept
+    glossed.glossed_relevance["Tawny Owl"] = 0.5  # the next page reads the kept score
+    assert glossed.process_item(page(links[:1]))["link_scores"] == [0.25]
+
+
+def test_the_setting_picks_auto_required_or_off(tmp_path, monkeypatch, caplog):
+    assert anchor_glosser("false") is None and anchor_glosser(False) is None
+    assert isinstance(anchor_glosser("auto"), AnchorGlosser)
+    with pytest.raises(FocusedError, match="FOCUSED_ANCHOR_GLOSS"):
+        anchor_glosser("sometimes")
+    monkeypatch.setenv(WORDNET_ENV, str(tmp_path))  # no WordNet there
+    with caplog.at_level(logging.WARNING):
+        assert anchor_glosser("auto") is None
+    assert "apt-get install wordnet-base" in caplog.text
+    with pytest.raises(FocusedError, match="WordNet not found"):
+        anchor_glosser(True)
