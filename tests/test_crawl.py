@@ -111,15 +111,17 @@ def test_focus_beats_breadth_first_on_the_topic(tmp_path, redis_home, crawl_name
 
     with ServedWeb(web) as served:
         focused = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
-        focused.run("focused.jsonl", CLOSESPIDER_ITEMCOUNT=180, CONCURRENT_REQUESTS=4)
+        stats = focused.run("focused.jsonl", CLOSESPIDER_ITEMCOUNT=180, CONCURRENT_REQUESTS=4)
         bfs = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name + "-bfs", tmp_path)
-        bfs.run(
+        bfs_stats = bfs.run(
             "bfs.jsonl",
             CLOSESPIDER_ITEMCOUNT=180,
             CONCURRENT_REQUESTS=4,
             FOCUSED_STRATEGY="breadth-first",
         )
     assert harvest(focused, "focused.jsonl") > harvest(bfs, "bfs.jsonl") + 0.15
+    # Breadth-first orders links by depth, so it neither scores nor glosses their anchors.
+    assert stats["focused/links/glossed"] > 0 and "focused/links/glossed" not in bfs_stats
 
 
 def test_sigkill_loses_nothing(crawl, served, redis_client):
