@@ -80,7 +80,8 @@ def test_a_glossed_anchor_scores_the_mean_of_it_alone_and_with_its_gloss(glosser
     assert after["link_scores"] == [with_gloss / 2, 0, with_gloss / 2]  # unknown: its own R
     assert after["anchor_relevance"] == with_gloss / 2  # the arrival anchor too
     assert after["relevance"] == before["relevance"]
-    assert glossed.glossed_relevance == {"Tawny Owl": with_gloss}  # scored once, then kept
+    # Looked up and scored once per anchor text, then kept; WordNet's "no" is kept too.
+    assert glossed.glossed_relevance == {"Tawny Owl": with_gloss, "Xqzzyv": None}
     glossed.glossed_relevance["Tawny Owl"] = 0.5  # the next page reads the kept score
     assert glossed.process_item(page(links[:1]))["link_scores"] == [0.25]
 

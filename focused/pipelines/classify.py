@@ -92,8 +92,8 @@ def topic_model(topic: Topic, models_dir: str) -> Any:
     return MODELS[topic.method](topic, models_dir)
 
 
-# Anchors whose glossed R is kept (a gloss is scored once per anchor text, not once per link);
-# the cache starts again when full.
+# Anchor texts whose glossed R is kept (an anchor is looked up in WordNet and its gloss scored
+# once per anchor text, not once per link); the cache starts again when full.
 GLOSSED_CACHE = 100_000
 
 
@@ -148,7 +148,8 @@ class ClassifierPipeline:
         self.max_chars = max_chars
         self.reads_urls = reads_urls
         self.glosser = glosser
-        self.glossed_relevance: dict[str, float] = {}  # anchor -> R with its gloss
+        # anchor -> R with its gloss; None: WordNet does not know the anchor
+        self.glossed_relevance: dict[str, float | None] = {}
         self.stats = stats
 
     @classmethod
@@ -190,14 +191,20 @@ class ClassifierPipeline:
         glossed: dict[int, float] = {}  # position in ``anchors`` -> R with the anchor's gloss
         pending: dict[str, list[int]] = {}  # glossed anchors not scored before, in ``texts``
         if self.glosser is not None:
+            known = self.glossed_relevance
+            if len(known) >= GLOSSED_CACHE:
+                known.clear()
             for i, anchor in enumerate(anchors):
-                if anchor in self.glossed_relevance:
-                    glossed[i] = self.glossed_relevance[anchor]
+                if anchor in known:
+                    if (r := known[anchor]) is not None:
+                        glossed[i] = r
                 elif anchor in pending:
                     pending[anchor].append(i)
                 elif gloss := self.glosser.gloss(anchor):
                     pending[anchor] = [i]
                     texts.append(f"{anchor}\n{gloss}")
+                else:
+                    known[anchor] = None
         # The page, the anchor it was reached by, its out-links' anchors (contexts, glosses) in
         # one batch: one vectorizer pass, one matrix product.
         if self.reads_urls:  # the page's URL and anchor; each out-link's target URL
@@ -216,8 +223,6 @@ class ClassifierPipeline:
             return item
         scores = np.asarray(relevance[1 : 1 + len(anchors)], dtype=float)
         if pending:
-            if len(self.glossed_relevance) >= GLOSSED_CACHE:
-                self.glossed_relevance.clear()
             for (anchor, at), r in zip(pending.items(), relevance[-len(pending) :], strict=True):
                 self.glossed_relevance[anchor] = float(r)
                 glossed.update(dict.fromkeys(at, float(r)))

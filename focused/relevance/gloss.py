@@ -16,14 +16,15 @@ are sentences the model reads well enough, so they are not looked up. A gloss ho
 of the first ``senses`` senses (WordNet orders them by frequency), the definition and the
 names of its hypernyms (instance hypernyms too: "Tanzania" is an instance of "African
 country") up to ``depth`` levels up. On the Wikispeedia development topics these choices were
-not critical: 1 to 9 senses and depth 1 to 5 gave a link ordering within 0.02 of each other.
+not critical: in a simulation of the crawl, 1 to 9 senses and depth 1 to 5 all found .79 to
+.83 of the oracle's relevant pages by 100 fetches. Glosses are not cached here: the classifier
+pipeline keeps each anchor text's glossed R instead.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
 
 from nltk.corpus.reader.wordnet import NOUN, Synset
 
@@ -37,8 +38,8 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 class AnchorGlosser:
     """Glosses anchor texts from WordNet 3.0 (``wordnet``: its dict folder, None for the
-    default one, see :mod:`focused.relevance.wordnet`). Glosses are cached by anchor text, up
-    to ``cache`` of them. Raises FocusedError when WordNet is not found."""
+    default one, see :mod:`focused.relevance.wordnet`). Raises FocusedError when WordNet is not
+    found."""
 
     def __init__(
         self,
@@ -47,13 +48,11 @@ class AnchorGlosser:
         senses: int = 3,
         depth: int = 3,
         max_words: int = 6,
-        cache: int = 100_000,
     ):
         self.wordnet = load_wordnet(wordnet)
         self.senses = senses
         self.depth = depth
         self.max_words = max_words
-        self.gloss = lru_cache(maxsize=cache)(self._gloss)
 
     def synsets(self, anchor: str) -> list[Synset]:
         """The noun senses of the first of the anchor's lookups that WordNet knows."""
@@ -67,7 +66,7 @@ class AnchorGlosser:
                 return found
         return []
 
-    def _gloss(self, anchor: str) -> str:
+    def gloss(self, anchor: str) -> str:
         """Definitions and hypernym names of the anchor's senses; "" when WordNet has none."""
         parts: list[str] = []
         for synset in self.synsets(anchor)[: self.senses]:
