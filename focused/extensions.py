@@ -30,6 +30,7 @@ from focused.errors import FocusedError
 from focused.lists import read_lists, write_lists
 from focused.monitor import alarms
 from focused.schedulers.scheduler import frontier_for
+from focused.strategies import strategy_name
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -64,7 +65,7 @@ class HarvestMonitor:
 
     @property
     def focus(self) -> str:
-        return self.settings.get("FOCUSED_STRATEGY") or self.crawler.spider.topic.focus
+        return strategy_name(self.settings, self.crawler.spider.topic)
 
     def harvest(self, window: int) -> float | None:
         last = self.windows[window]

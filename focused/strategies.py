@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
 from focused.learning import SharedLinkModel
 from focused.relevance.linkmodel import LinkContext
 from focused.schedulers.frontier import Link
-from focused.topic import LINK_SCORES
+from focused.topic import LINK_SCORES, Topic
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
 
 class SoftFocus:
@@ -126,12 +129,21 @@ class BreadthFirst(SoftFocus):
         return self.kept([Link(url, 1.0 / (1 + depth), depth) for url, *_ in page["links"]])
 
 
-def link_score_for(setting: str, topic_link_score: str) -> str:
-    """FOCUSED_LINK_SCORE when set, else the topic file's ``link_score``."""
-    value = setting or topic_link_score
+STRATEGIES = {"soft": SoftFocus, "hard": HardFocus, "breadth-first": BreadthFirst}
+
+
+def strategy_name(settings: BaseSettings, topic: Topic) -> str:
+    """FOCUSED_STRATEGY when set, else the topic file's ``focus``."""
+    name = settings.get("FOCUSED_STRATEGY") or topic.focus
+    if name not in STRATEGIES:
+        raise FocusedError(f"FOCUSED_STRATEGY: expected one of {sorted(STRATEGIES)}, got {name!r}")
+    return name
+
+
+def link_score_for(settings: BaseSettings, topic: Topic) -> str:
+    """FOCUSED_LINK_SCORE when set, else the topic file's ``link_score``; ``content`` under
+    breadth-first, which orders links by depth, so that no anchor is scored for nothing."""
+    value = settings.get("FOCUSED_LINK_SCORE") or topic.link_score
     if value not in LINK_SCORES:
         raise FocusedError(f"FOCUSED_LINK_SCORE: expected one of {LINK_SCORES}, got {value!r}")
-    return value
-
-
-STRATEGIES = {"soft": SoftFocus, "hard": HardFocus, "breadth-first": BreadthFirst}
+    return "content" if strategy_name(settings, topic) == "breadth-first" else value

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from focused.strategies import BreadthFirst, HardFocus, SoftFocus
+import pytest
+from scrapy.settings import Settings
+
+from focused.errors import FocusedError
+from focused.strategies import BreadthFirst, HardFocus, SoftFocus, link_score_for, strategy_name
+from focused.topic import Topic
 
 PAGE = {
     "depth": 2,
@@ -78,3 +83,21 @@ def test_anchors_are_queued_only_when_something_reads_them_back():
     assert {link.anchor for link in SoftFocus("anchor").links(PAGE)} == {""}
     carried = SoftFocus("anchor", carry_anchors=True).links(PAGE)
     assert [link.anchor for link in carried] == ["cycling", "football"]
+
+
+def test_settings_pick_the_strategy_and_link_score_over_the_topic():
+    topic = Topic(Path("t.toml"), "t", [], "soft", "keywords", link_score="context")
+    assert (strategy_name(Settings(), topic), link_score_for(Settings(), topic)) == (
+        "soft",
+        "context",
+    )
+    both = Settings({"FOCUSED_LINK_SCORE": "both", "FOCUSED_STRATEGY": "hard"})
+    assert (strategy_name(both, topic), link_score_for(both, topic)) == ("hard", "both")
+    # Breadth-first orders links by depth: no anchor (or context) is scored for it.
+    assert link_score_for(Settings({"FOCUSED_STRATEGY": "breadth-first"}), topic) == "content"
+    for bad, name in (
+        ({"FOCUSED_STRATEGY": "depth-first"}, "FOCUSED_STRATEGY"),
+        ({"FOCUSED_LINK_SCORE": "title"}, "FOCUSED_LINK_SCORE"),
+    ):
+        with pytest.raises(FocusedError, match=name):
+            link_score_for(Settings(bad), topic)

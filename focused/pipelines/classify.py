@@ -157,9 +157,7 @@ class ClassifierPipeline:
     def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
         s = crawler.settings
         topic = crawler.spider.topic
-        link_score = link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score)
-        if (s.get("FOCUSED_STRATEGY") or topic.focus) == "breadth-first":
-            link_score = "content"  # links are ordered by depth: their anchors are not scored
+        link_score = link_score_for(s, topic)
         scores_anchors = link_score != "content"
         return cls(
             topic_model(topic, s.get("FOCUSED_MODELS_DIR")),

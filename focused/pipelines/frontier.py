@@ -15,7 +15,7 @@ from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import split_url
 from focused.schedulers.scheduler import frontier_for
-from focused.strategies import STRATEGIES, SoftFocus, link_score_for
+from focused.strategies import STRATEGIES, SoftFocus, link_score_for, strategy_name
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -52,12 +52,8 @@ class FrontierPipeline:
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierPipeline:
         s = crawler.settings
-        name = s.get("FOCUSED_STRATEGY") or crawler.spider.topic.focus
-        if name not in STRATEGIES:
-            raise FocusedError(
-                f"FOCUSED_STRATEGY: expected one of {sorted(STRATEGIES)}, got {name!r}"
-            )
         topic = crawler.spider.topic
+        name = strategy_name(s, topic)
         frontier = frontier_for(crawler)
         learner = None
         if name != "breadth-first" and s.getbool("FOCUSED_LINK_MODEL"):
@@ -69,7 +65,7 @@ class FrontierPipeline:
                 sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
             )
         strategy = STRATEGIES[name](
-            link_score_for(s.get("FOCUSED_LINK_SCORE"), topic.link_score),
+            link_score_for(s, topic),
             s.getint("DEPTH_LIMIT"),
             s.getlist("FOCUSED_DROP_URL_PATTERNS"),
             learner,

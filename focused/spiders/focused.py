@@ -96,8 +96,7 @@ class FocusedSpider(scrapy.Spider):
     @cached_property
     def context_words(self) -> int:
         """Words kept around each anchor: only the ``context`` link score reads them."""
-        link_score = link_score_for(self.settings.get("FOCUSED_LINK_SCORE"), self.topic.link_score)
-        return CONTEXT_WORDS if link_score == "context" else 0
+        return CONTEXT_WORDS if link_score_for(self.settings, self.topic) == "context" else 0
 
     def seeds(self) -> list[str]:
         """The topic's seeds, then the good hubs and sites of ``seeds_from`` (seed 004)."""
