@@ -29,10 +29,10 @@ class FocusedAddon:
         settings.set("FEED_EXPORT_FIELDS", FEED_FIELDS, priority="addon")
         for path, order in PIPELINES.items():
             settings["ITEM_PIPELINES"].setdefault(path, order)
-        settings["EXTENSIONS"].setdefault("focused.extensions.HarvestMonitor", 500)
-        settings["EXTENSIONS"].setdefault("focused.distill.extension.Distiller", 510)
-        settings["EXTENSIONS"].setdefault("focused.extensions.ListWriter", 520)
-        settings["EXTENSIONS"].setdefault("focused.maintenance.Maintenance", 530)
+        settings["EXTENSIONS"].setdefault("focused.extensions.harvest.HarvestMonitor", 500)
+        settings["EXTENSIONS"].setdefault("focused.extensions.distiller.Distiller", 510)
+        settings["EXTENSIONS"].setdefault("focused.extensions.lists.ListWriter", 520)
+        settings["EXTENSIONS"].setdefault("focused.extensions.maintenance.Maintenance", 530)
         # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot
         # delay and concurrency must not add to it.
         settings.set("DOWNLOAD_DELAY", 0, priority="addon")

@@ -12,6 +12,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from importlib import import_module
 
 from focused.errors import FocusedError
 
@@ -185,11 +186,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return evaluation.run(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from focused import defaults, evaluation, scrapyd
-    from focused.options import add_settings_argument
-    from focused.webs import capture, generate, labels, server
+def _lazy(target: str) -> Callable[[argparse.ArgumentParser], None]:
+    """A command's argument builder named ``module:function``, imported only when needed."""
 
+    def add(parser: argparse.ArgumentParser) -> None:
+        module, _, function = target.partition(":")
+        getattr(import_module(module), function)(parser)
+
+    return add
+
+
+def _command_words(argv: list[str] | None) -> list[str]:
+    """The leading words of a command line (``web serve``...): the command that will run."""
+    words = []
+    for word in sys.argv[1:] if argv is None else argv:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    return words
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``focused``; only the command named in ``argv`` gets its arguments (and
+    imports the modules that define them), so ``focused --help`` and ``focused status`` start
+    without loading scikit-learn, Scrapy or the evaluation code."""
+    from focused import defaults
+    from focused.options import add_settings_argument
+
+    chosen = _command_words(argv)
     parser = argparse.ArgumentParser(
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
     )
@@ -200,10 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
         run: Callable[[argparse.Namespace], int] | None,
         help: str,
         parent: argparse._SubParsersAction = commands,
+        arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+        path: tuple[str, ...] = (),
     ) -> argparse.ArgumentParser:
         sub = parent.add_parser(name, help=help, description=help)
         if run is not None:  # None: a group whose subcommands set their own
             sub.set_defaults(run=run)
+        if arguments is not None and list((*path, name)) == chosen[: len(path) + 1]:
+            arguments(sub)
         return sub
 
     def redis_options(sub: argparse.ArgumentParser) -> None:
@@ -272,53 +300,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     redis_options(sub)
 
-    scrapyd.add_arguments(
-        command("schedule", cmd_schedule, "schedule one crawl per topic file on scrapyd")
+    command(
+        "schedule",
+        cmd_schedule,
+        "schedule one crawl per topic file on scrapyd",
+        arguments=_lazy("focused.scrapyd:add_arguments"),
     )
 
     web = command("web", None, "offline webs: serve, generate or capture a bundle")
     web_commands = web.add_subparsers(dest="web_command", required=True, metavar="COMMAND")
-    server.add_arguments(
-        command(
+    for name, run, help, arguments in (
+        (
             "serve",
             cmd_web_serve,
             "serve a bundle on 127.0.0.1 (proxy and Host header)",
-            web_commands,
-        )
-    )
-    generate.add_arguments(
-        command(
-            "generate", cmd_web_generate, "generate a synthetic topical web bundle", web_commands
-        )
-    )
-    capture.add_from_warc_arguments(
-        command(
+            "focused.webs.server:add_arguments",
+        ),
+        (
+            "generate",
+            cmd_web_generate,
+            "generate a synthetic topical web bundle",
+            "focused.webs.generate:add_arguments",
+        ),
+        (
             "from-warc",
             cmd_web_from_warc,
             "make a bundle of the HTTP responses in WARC files",
-            web_commands,
-        )
-    )
-    capture.add_from_pages_arguments(
-        command(
+            "focused.webs.capture:add_from_warc_arguments",
+        ),
+        (
             "from-pages",
             cmd_web_from_pages,
             "make a bundle of a folder of saved pages (e.g. wget -r)",
-            web_commands,
-        )
-    )
+            "focused.webs.capture:add_from_pages_arguments",
+        ),
+    ):
+        command(name, run, help, web_commands, _lazy(arguments), ("web",))
 
     taxonomy = command("taxonomy", None, "taxonomy folders of example documents")
     taxonomy_commands = taxonomy.add_subparsers(
         dest="taxonomy_command", required=True, metavar="COMMAND"
     )
-    labels.add_arguments(
-        command(
-            "from-labels",
-            cmd_taxonomy_from_labels,
-            "build a taxonomy folder from a labelled bundle (labels.tsv)",
-            taxonomy_commands,
-        )
+    command(
+        "from-labels",
+        cmd_taxonomy_from_labels,
+        "build a taxonomy folder from a labelled bundle (labels.tsv)",
+        taxonomy_commands,
+        _lazy("focused.webs.labels:add_arguments"),
+        ("taxonomy",),
     )
 
     sub = command("demo", cmd_demo, "crawl a synthetic web: soft focus against breadth-first")
@@ -326,14 +355,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
     add_settings_argument(sub, "a Scrapy setting for both crawls (repeatable)")
 
-    sub = command("evaluate", cmd_evaluate, "compare crawlers on a labelled offline web (seed 003)")
-    evaluation.add_arguments(sub)
+    command(
+        "evaluate",
+        cmd_evaluate,
+        "compare crawlers on a labelled offline web (seed 003)",
+        arguments=_lazy("focused.evaluation:add_arguments"),
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.run(args)
     except FocusedError as exc:

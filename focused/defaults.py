@@ -133,3 +133,29 @@ FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
 FOCUSED_ALARM_MIN_PAGES = 200
 FOCUSED_STAGNATION_HARVEST = 0.1
 FOCUSED_DIFFUSION_RATIO = 0.5
+
+# What a crawl keeps (written after the frontier pipeline; never changes what is crawled).
+# WARC 1.1 files (gzip'd, warcio) of fetched responses with their requests: "relevant" keeps
+# the relevant pages, "all" every response with a body, "none" nothing. Files go to
+# FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series per process, each file
+# closed and a new one started past FOCUSED_WARC_MAX_SIZE bytes (1 GB, as Heritrix).
+FOCUSED_WARC = "relevant"
+FOCUSED_WARC_DIR = None
+FOCUSED_WARC_MAX_SIZE = 1_000_000_000
+
+# Watching a crawl from Redis. Every FOCUSED_HEARTBEAT_S seconds each crawler process records
+# itself (host, pid, its figures) under the crawl's key prefix; a process not heard from in
+# three beats is gone. Its Scrapy stats are added to the crawl-wide stats in Redis every
+# FOCUSED_STATS_FLUSH_S seconds and when it closes (focused status, the dashboard and the
+# exporter read them).
+FOCUSED_HEARTBEAT_S = 5.0
+FOCUSED_STATS_FLUSH_S = 5.0
+
+# Seeds pushed into a running crawl: every FOCUSED_SEEDS_CHECK_S seconds a process moves the
+# URLs of the Redis list focused:<crawl>:start_urls (scrapy-redis's redis_key) into the
+# frontier, where they are deduplicated and politely scheduled like any link.
+FOCUSED_SEEDS_CHECK_S = 1.0
+
+# A crawl started under a name that already has state in Redis from another topic file is
+# refused (it would merge two crawls); True resumes it anyway.
+FOCUSED_RESUME_ANYWAY = False

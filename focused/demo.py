@@ -9,7 +9,6 @@ against the web's own labels (ground truth), not the crawler's opinion of its pa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from focused.connection import connect
+from focused.connection import connect, home_dir
 from focused.crawlproc import crawl_command, crawl_env
 from focused.errors import FocusedError
 from focused.monitor import crawl_status, plot_harvest, reset_crawl
@@ -90,15 +89,15 @@ def harvest_curve(feed: Path, bundle: Bundle, category: str, skip: set[str]) -> 
 
 def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()) -> int:
     console = Console()
-    home_dir = Path(home or os.environ.get("FOCUSED_HOME") or ".focused").resolve()
-    web = home_dir / "demo-web"
+    home = home_dir(home).resolve()
+    web = home / "demo-web"
     if not (web / "topic.toml").exists():
         console.print(f"Generating a synthetic web in {web} ...")
         generate_web(web, n_pages=3000, n_hosts=150, seed=0, overwrite=True)
     topic = load_topic(web / "topic.toml")
     bundle = Bundle.load(web)
     category = topic.relevance["good"][0]
-    out = home_dir / "demo"
+    out = home / "demo"
     out.mkdir(parents=True, exist_ok=True)
     console.print(
         f"Crawling {len(bundle.pages)} pages on {len(topic.seeds)} seeds for topic "
@@ -122,7 +121,7 @@ def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()
                 strategy,
                 pages,
                 served.proxy,
-                home_dir,
+                home,
                 out,
                 progress,
                 list(settings),

@@ -49,6 +49,11 @@ key (after prefix)     type    what it holds
 ``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)
 ``known``              hash    URL fingerprint -> "<checksum> TAB <Last-Modified>" of pages fetched
                                by earlier runs (kept by ``focused reset --keep-known``)
+``start_urls``         list    seed URLs pushed into the crawl (``focused seed``; scrapy-redis's
+                               ``redis_key``), moved into the frontier by a running process
+``procs``              zset    process id -> unix time of its last heartbeat
+``proc:<id>``          hash    one process: host, pid, started, state and its figures (expires)
+``scrapy``             hash    crawl-wide Scrapy stats: every process's counters added up
 =====================  ======  ============================================================
 """
 
@@ -81,6 +86,10 @@ LINK_LOG = "linklog"
 CHECKSUMS = "checksums"
 MODIFIED = "modified"
 KNOWN = "known"
+START_URLS = "start_urls"
+PROCS = "procs"
+PROC = "proc:"
+SCRAPY_STATS = "scrapy"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000

@@ -3,7 +3,7 @@
 During a crawl the frontier counts, in Redis, the relevant pages fetched from each site and
 the relevant pages reached by each page's links, and keeps the hub score (links to other
 sites per word of content) of pages that reach FOCUSED_HUB_MIN_SCORE. At the end of a crawl
-:class:`~focused.extensions.ListWriter` writes the hubs and sites through which at least
+:class:`~focused.extensions.lists.ListWriter` writes the hubs and sites through which at least
 FOCUSED_LIST_MIN_RELEVANT relevant pages were found to ``FOCUSED_LISTS_DIR/<crawl>.json``;
 a topic file's ``seeds_from = "previous"`` (or a path to such a file) starts the next run
 from them as well as from its seeds.

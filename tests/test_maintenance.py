@@ -9,8 +9,8 @@ from scrapy.utils.test import get_crawler
 from focused import keys
 from focused.distill.job import distill
 from focused.items import PageItem
-from focused.maintenance import revisit_round
 from focused.pipelines.duplicates import DuplicatesPipeline
+from focused.revisits import revisit_round
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.webs.server import read_log
 

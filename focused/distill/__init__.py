@@ -3,5 +3,5 @@ and the re-boost of the best hubs' neglected neighbours.
 
 Data flow: :mod:`.graph` reads the crawl graph the frontier keeps in Redis, :mod:`.hits` scores
 it, :mod:`.job` writes the results back (re-boost, run record) under a lock, and
-:mod:`.extension` runs the job periodically inside a crawl.
+:class:`focused.extensions.distiller.Distiller` runs the job periodically inside a crawl.
 """

@@ -6,7 +6,7 @@ A fetched page is a duplicate when
   and Unicode forms do not count) is that of another URL fetched before in this crawl, or
 - its URL was fetched before in this crawl and came back with the same ``Last-Modified``
   (a lease that ran out while the first fetch was still being processed), or
-- it is a *revisit* (maintenance mode, :mod:`focused.maintenance`) and came back with the
+- it is a *revisit* (maintenance mode, :mod:`focused.revisits`) and came back with the
   text or the ``Last-Modified`` it had: ``bad = "unchanged"``, acknowledged as such, not
   classified again; a revisit that changed is classified again and its new links queued, or
 - its URL is *known* from an earlier run of the crawl (``focused reset NAME --keep-known``)

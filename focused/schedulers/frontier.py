@@ -647,7 +647,7 @@ class RedisFrontier:
         """Queue known URLs again (past the seen set), marked as revisits, at ``score``.
 
         A URL already queued is left as it is. Returns how many were queued, also counted as
-        ``revisits`` in the crawl's stats (maintenance mode, :mod:`focused.maintenance`).
+        ``revisits`` in the crawl's stats (maintenance mode, :mod:`focused.revisits`).
         """
         args: list[Any] = []
         for url in urls:

@@ -1,4 +1,4 @@
-"""Maintenance: seed 000's maintenance mode, re-visiting known pages for new links.
+"""Seed 000's maintenance mode, re-visiting known pages for new links.
 
 With ``FOCUSED_REVISIT_SHARE`` above 0, after every ``FOCUSED_REVISIT_EVERY`` fetched pages
 (crawl-wide; one process claims each round atomically) about that share of them is spent on
@@ -15,30 +15,21 @@ A revisited page that comes back with the text or ``Last-Modified`` it had is ac
 ``unchanged`` and not classified again; one that changed is classified again and its new links
 are queued (``pipelines/duplicates.py``). Stats: ``focused/revisit/queued``,
 ``focused/revisit/unchanged``, ``focused/revisit/changed``.
+
+The rounds run in a crawl from :class:`focused.extensions.maintenance.Maintenance`.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
-from scrapy import signals
-from scrapy.exceptions import NotConfigured
-from twisted.internet import task
-
 from focused import keys
-from focused.errors import FocusedError, exit_on_user_error
 from focused.schedulers.frontier import page_urls
-from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
-
     from focused.schedulers.frontier import RedisFrontier
 
-logger = logging.getLogger(__name__)
 ORDERS = ("relevance", "hub")
-CHECK_S = 1.0
 
 # KEYS: stats, maintain. ARGV: pages per round. Claims a round when that many pages were fetched
 # since the last one (of any process): returns 1, else 0.
@@ -84,53 +75,9 @@ def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
     return frontier.requeue(urls)
 
 
-class Maintenance:
-    def __init__(self, crawler: Crawler, share: float, order: str, every: int):
-        self.crawler = crawler
-        self.share = share
-        self.order = order
-        self.every = every
-        self.task: task.LoopingCall | None = None
-
-    @classmethod
-    @exit_on_user_error
-    def from_crawler(cls, crawler: Crawler) -> Maintenance:
-        s = crawler.settings
-        share, order = s.getfloat("FOCUSED_REVISIT_SHARE"), s.get("FOCUSED_REVISIT_ORDER")
-        if share <= 0:
-            raise NotConfigured
-        if not share < 1:
-            raise FocusedError(f"FOCUSED_REVISIT_SHARE: expected a share below 1, got {share}")
-        if order not in ORDERS:
-            raise FocusedError(f"FOCUSED_REVISIT_ORDER: expected one of {ORDERS}, got {order!r}")
-        maintenance = cls(crawler, share, order, s.getint("FOCUSED_REVISIT_EVERY"))
-        crawler.signals.connect(maintenance.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(maintenance.spider_closed, signal=signals.spider_closed)
-        return maintenance
-
-    def spider_opened(self) -> None:
-        self.frontier = frontier_for(self.crawler)
-        self.claim = self.frontier.client.register_script(_CLAIM)
-        self.task = task.LoopingCall(self.check)
-        self.task.start(CHECK_S, now=False)
-
-    def spider_closed(self) -> None:
-        if self.task is not None and self.task.running:
-            self.task.stop()
-
-    def check(self) -> None:
-        prefix = self.frontier.prefix
-        claim_keys = [prefix + keys.STATS, prefix + keys.MAINTAIN]
-        try:
-            if not self.frontier.retrying(lambda: self.claim(keys=claim_keys, args=[self.every])):
-                return
-            queued = revisit_round(
-                self.frontier, self.order, max(1, round(self.every * self.share))
-            )
-        except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
-            return
-        self.crawler.stats.inc_value("focused/revisit/queued", queued)
-        logger.info(
-            "Maintenance: queued %(queued)d known pages again (by %(order)s)",
-            {"queued": queued, "order": self.order},
-        )
+def claim_round(frontier: RedisFrontier, every: int) -> bool:
+    """Whether this process claimed the next round: ``every`` pages were fetched (crawl-wide)
+    since the last round of any process."""
+    prefix = frontier.prefix
+    claim_keys = [prefix + keys.STATS, prefix + keys.MAINTAIN]
+    return bool(frontier.retrying(lambda: frontier.client.eval(_CLAIM, 2, *claim_keys, every)))

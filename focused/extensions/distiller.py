@@ -1,4 +1,5 @@
-"""Distiller: the distiller as a Scrapy extension, run periodically inside a crawl.
+"""Distiller: the distiller (:mod:`focused.distill`) as a Scrapy extension, run periodically
+inside a crawl.
 
 Every second it reads the crawl-wide count of fetched pages (one pipelined round trip) and
 runs :func:`~focused.distill.job.distill_locked` in a thread when FOCUSED_DISTILL_PAGES pages

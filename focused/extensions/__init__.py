@@ -1,0 +1,10 @@
+"""Crawl-time extensions, one module each (as Scrapy keeps ``scrapy/extensions/``).
+
+The add-on (:mod:`focused.addon`) enables them; each raises ``NotConfigured`` when its
+settings turn it off.
+
+- :mod:`~focused.extensions.harvest`: harvest rate and seed 000's alarms in stats and log.
+- :mod:`~focused.extensions.distiller`: the distiller, run periodically inside the crawl.
+- :mod:`~focused.extensions.lists`: seed 004's lists of good hubs and sites, at the end.
+- :mod:`~focused.extensions.maintenance`: seed 000's maintenance mode (revisits).
+"""

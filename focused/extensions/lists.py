@@ -1,0 +1,60 @@
+"""ListWriter: seed 004's lists of good hubs and sites (:mod:`focused.lists`), written when a
+crawl ends."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from focused.distill.job import distill
+from focused.errors import FocusedError
+from focused.lists import read_lists, write_lists
+from focused.schedulers.scheduler import frontier_for
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+TOP_HUBS = 10  # distiller hubs in the lists file
+
+
+class ListWriter:
+    """Writes the crawl's good hubs and sites (:mod:`focused.lists`), and the distiller's top 10
+    hubs (as ``focused hubs`` names them), when the spider closes.
+
+    Every process of a crawl writes the same file from Redis; the last one to close has the
+    whole crawl's counts. Logs how many it wrote and where.
+    """
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.folder = crawler.settings.get("FOCUSED_LISTS_DIR")
+        self.min_relevant = crawler.settings.getint("FOCUSED_LIST_MIN_RELEVANT")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ListWriter:
+        if not crawler.settings.get("FOCUSED_LISTS_DIR"):
+            raise NotConfigured
+        writer = cls(crawler)
+        crawler.signals.connect(writer.spider_closed, signal=signals.spider_closed)
+        return writer
+
+    def spider_closed(self) -> None:
+        frontier = frontier_for(self.crawler)
+        try:
+            lists = frontier.retrying(
+                lambda: read_lists(frontier.client, frontier.crawl, self.min_relevant)
+            )
+            if frontier.graph:  # and seed 000's reconnaissance: the distiller's top hubs
+                result = distill(frontier, boost=None, top=TOP_HUBS)
+                lists["top_hubs"] = [{"url": url, "score": round(h, 6)} for url, h in result.hubs]
+        except FocusedError:  # Redis is lost (reported by the frontier): nothing to read
+            return
+        path = write_lists(lists, self.folder)
+        logger.info(
+            "Wrote %(hubs)d good hubs and %(sites)d good sites to %(path)s",
+            {"hubs": len(lists["hubs"]), "sites": len(lists["sites"]), "path": path},
+        )
