@@ -7,14 +7,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from focused import defaults
+from focused.errors import exit_on_user_error
 from focused.items import FEED_FIELDS
+from focused.settingcheck import check_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
+logger = logging.getLogger(__name__)
 PIPELINES = {
     "focused.pipelines.duplicates.DuplicatesPipeline": 50,
     "focused.pipelines.classify.ClassifierPipeline": 100,
@@ -25,6 +29,9 @@ PIPELINES = {
 class FocusedAddon:
     def update_settings(self, settings: BaseSettings) -> None:
         settings.setmodule(defaults, priority="addon")
+        # A bad value stops here with one line, before a component trips over it.
+        for warning in exit_on_user_error(check_settings)(settings):
+            logger.warning("%(warning)s", {"warning": warning})
         settings.set("SCHEDULER", "focused.schedulers.FrontierScheduler", priority="addon")
         settings.set("FEED_EXPORT_FIELDS", FEED_FIELDS, priority="addon")
         for path, order in PIPELINES.items():
@@ -33,6 +40,11 @@ class FocusedAddon:
         settings["EXTENSIONS"].setdefault("focused.extensions.distiller.Distiller", 510)
         settings["EXTENSIONS"].setdefault("focused.extensions.lists.ListWriter", 520)
         settings["EXTENSIONS"].setdefault("focused.extensions.maintenance.Maintenance", 530)
+        settings["EXTENSIONS"].setdefault("focused.extensions.seeds.SeedFeeder", 535)
+        settings["EXTENSIONS"].setdefault("focused.extensions.warc.WarcWriter", 540)
+        settings["EXTENSIONS"].setdefault("focused.extensions.heartbeat.Heartbeat", 550)
+        # Every process's Scrapy stats also added up in Redis, for the crawl-wide readers.
+        settings.set("STATS_CLASS", "focused.extensions.stats.RedisStatsCollector", "addon")
         # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot
         # delay and concurrency must not add to it.
         settings.set("DOWNLOAD_DELAY", 0, priority="addon")

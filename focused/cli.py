@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
 from importlib import import_module
+from pathlib import Path
 
 from focused.errors import FocusedError
 
@@ -21,6 +23,18 @@ def _client(args: argparse.Namespace):  # noqa: ANN202 - redis.Redis, imported l
     from focused.connection import connect
 
     return connect(args.redis_url, args.home)
+
+
+def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imported lazily
+    """The client of a read-only command, which never makes an embedded Redis where none was,
+    and the line that names the Redis it reads, printed here: on stderr with --json (stdout
+    stays JSON), else as the first line."""
+    from focused.connection import connect_existing
+
+    client, where = connect_existing(args.redis_url, args.home)
+    line = f"reading {where}"
+    print(line, file=sys.stderr if args.json else sys.stdout)
+    return client, line
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -38,57 +52,85 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from focused.monitor import crawl_names, crawl_status, format_status
+    from focused.monitor import crawl_names, crawl_snapshot, format_status
 
-    client = _client(args)
+    client, source = _reader(args)
     if not args.name:
         names = crawl_names(client)
         print("\n".join(names) if names else "no crawls in this Redis")
         return 0
     while True:
-        status = crawl_status(client, args.name)
-        if not status:
+        snapshot = crawl_snapshot(client, args.name)
+        if not snapshot:
             raise FocusedError(f"no crawl named {args.name!r} in this Redis")
         if args.json:
-            print(json.dumps(status))
+            print(json.dumps(snapshot), flush=True)
         else:
-            if args.watch:
-                print("\033[2J\033[H", end="")
-            print(format_status(status))
+            if args.watch:  # a terminal is cleared; a pipe gets one block per refresh
+                top = "\033[2J\033[H" if sys.stdout.isatty() else "\n"
+                print(f"{top}{time.strftime('%H:%M:%S')}, every {args.watch:g} s (Ctrl-C stops)")
+                print(source)
+            print(format_status(snapshot), flush=True)
         if not args.watch:
             return 0
         time.sleep(args.watch)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from focused import defaults
-    from focused.monitor import alarms, crawl_report, format_report, plot_harvest
+    from focused.monitor import crawl_snapshot, format_report, plot_harvest
 
-    report = crawl_report(_client(args), args.name)
+    client, _ = _reader(args)
+    report = crawl_snapshot(client, args.name)
     if not report:
         raise FocusedError(f"no crawl named {args.name!r} in this Redis")
-    report["alarms"] = [
-        {"name": alarm.name, "message": alarm.message}
-        for alarm in alarms(
-            report["focus"],
-            report["harvest_100"],
-            report["harvest_1000"],
-            report["classified"],
-            report["queued"] == 0 and report["in_flight"] == 0,
-            min_pages=defaults.FOCUSED_ALARM_MIN_PAGES,
-            diffusion_ratio=defaults.FOCUSED_DIFFUSION_RATIO,
-            stagnation_harvest=defaults.FOCUSED_STAGNATION_HARVEST,
-        )
-    ]
     png = args.png or f"{args.name}-harvest.png"
-    points = [(p["pages"], p["harvest"]) for p in report["curve"]]
+    points = [(p["pages"], p["harvest_100"]) for p in report["curve"]]
     if points:
         plot_harvest(
-            {args.name: points}, png, f"Harvest rate of {args.name} (mean R per 100 pages)"
+            {args.name: points}, png, f"Harvest of {args.name} (share relevant, per 100 pages)"
         )
         report["plot"] = png
     print(json.dumps(report) if args.json else format_report(report))
     return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    from focused import keys
+    from focused.topic import is_seed_url
+
+    urls = list(args.urls)
+    if args.file:
+        try:
+            lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise FocusedError(f"{args.file}: {exc.strerror}") from None
+        urls += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    bad = [url for url in urls if not is_seed_url(url)]
+    if bad:
+        raise FocusedError(f"not an http(s) URL: {bad[0]!r} (nothing was pushed)")
+    if not urls:
+        raise FocusedError("no URLs: give them as arguments or with --file")
+    key = keys.prefix(args.name) + keys.START_URLS
+    waiting = _client(args).rpush(key, *urls)
+    print(
+        f"pushed {len(urls)} URLs to {key} ({waiting} waiting): a running crawl moves them "
+        "into its frontier within seconds, else the next `scrapy crawl` of it at its start"
+    )
+    return 0
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from focused.connection import connect_existing
+    from focused.watch import dashboard
+
+    return dashboard.run(*connect_existing(args.redis_url, args.home), args.host, args.port)
+
+
+def cmd_exporter(args: argparse.Namespace) -> int:
+    from focused.connection import connect_existing
+    from focused.watch import metrics
+
+    return metrics.run(*connect_existing(args.redis_url, args.home), args.host, args.port)
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
@@ -107,7 +149,8 @@ def cmd_hubs(args: argparse.Namespace) -> int:
     from focused.distill.job import crawl_frontier, distill
     from focused.distill.report import as_json, format_result
 
-    frontier = crawl_frontier(_client(args), args.name)
+    client, _ = _reader(args)
+    frontier = crawl_frontier(client, args.name)
     result = distill(frontier, authority_share=args.authority_share, boost=None, top=args.top)
     print(json.dumps(as_json(args.name, result)) if args.json else format_result(args.name, result))
     return 0
@@ -142,6 +185,12 @@ def cmd_schedule(args: argparse.Namespace) -> int:
     from focused import scrapyd
 
     return scrapyd.run(args)
+
+
+def cmd_redis_serve(args: argparse.Namespace) -> int:
+    from focused import redisserver
+
+    return redisserver.run(args)
 
 
 def cmd_web_serve(args: argparse.Namespace) -> int:
@@ -259,6 +308,20 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="the report as one JSON object")
     redis_options(sub)
 
+    for name, run, help, port in (
+        ("dashboard", cmd_dashboard, "a self-refreshing web page of every crawl in a Redis", 8090),
+        ("exporter", cmd_exporter, "Prometheus metrics of every crawl in a Redis", 9410),
+    ):
+        sub = command(name, run, f"{help} (reads Redis only)")
+        sub.add_argument(
+            "--host",
+            default="127.0.0.1",
+            help="address to serve on (default %(default)s; another one shows the crawls to "
+            "anyone who can reach it)",
+        )
+        sub.add_argument("--port", type=int, default=port, help="port (default %(default)s)")
+        redis_options(sub)
+
     def distill_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("name", help="crawl name")
         sub.add_argument("--top", type=int, default=10, help="hubs and authorities to show")
@@ -290,6 +353,14 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         help="score they are raised to (default %(default)s)",
     )
 
+    sub = command(
+        "seed", cmd_seed, "push seed URLs into a crawl, running or not (its start_urls list)"
+    )
+    sub.add_argument("name", help="crawl name")
+    sub.add_argument("urls", nargs="*", metavar="URL", help="http(s) URLs")
+    sub.add_argument("--file", help="a file of URLs, one a line (# comments)")
+    redis_options(sub)
+
     sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
     sub.add_argument("name", help="crawl name")
     sub.add_argument(
@@ -305,6 +376,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         cmd_schedule,
         "schedule one crawl per topic file on scrapyd",
         arguments=_lazy("focused.scrapyd:add_arguments"),
+    )
+
+    redis_group = command("redis", None, "a Redis server for crawls that share one")
+    command(
+        "serve",
+        cmd_redis_serve,
+        "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
+        "and stops it",
+        redis_group.add_subparsers(dest="redis_command", required=True, metavar="COMMAND"),
+        _lazy("focused.redisserver:add_arguments"),
+        ("redis",),
     )
 
     web = command("web", None, "offline webs: serve, generate or capture a bundle")
@@ -374,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`focused status NAME | head -3`): stop quietly. Python flushes
+        # stdout again at exit, so point it at /dev/null first (the `signal` docs' recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

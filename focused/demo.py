@@ -127,7 +127,7 @@ def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()
                 list(settings),
             )
             curves[label] = harvest_curve(feed, bundle, category, set(topic.seeds))
-    table = Table(title=f"Harvest rate on '{category}' (share of fetched pages on the topic)")
+    table = Table(title=f"Harvest on '{category}' (share of fetched pages on the topic)")
     table.add_column("pages fetched", justify="right")
     for label in curves:
         table.add_column(label, justify="right")

@@ -20,6 +20,8 @@ FEED_FIELDS = [
     "host",
     "title",
     "bad",
+    "main_text",
+    "markdown",
 ]
 
 
@@ -38,8 +40,13 @@ class PageItem(scrapy.Item):
     host = scrapy.Field()
     title = scrapy.Field()
     bad = scrapy.Field()  # None, or why the page was skipped (not_html, http_404, ...)
+    # The page's main text (focused.content) if FOCUSED_MAIN_TEXT selects it, else None; and
+    # the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
+    main_text = scrapy.Field()
+    markdown = scrapy.Field()
     # For the pipelines, not exported:
-    text = scrapy.Field()
+    text = scrapy.Field()  # the whole page's visible text (relevance.text.page_text)
+    html = scrapy.Field()  # the decoded page, for its main text
     links = scrapy.Field()  # [(absolute url, anchor text, anchor in its context), ...]
     lease = scrapy.Field()  # the frontier lease to acknowledge
     last_modified = scrapy.Field()  # the response's Last-Modified header, if any (duplicates)
@@ -51,3 +58,6 @@ class PageItem(scrapy.Item):
     parent_relevance = scrapy.Field()  # R of the page that link was on (None for seeds)
     parent_category = scrapy.Field()
     revisit = scrapy.Field()  # a known page fetched again (maintenance mode)
+    # Why a ``bad = "duplicate"`` page is one (text, last_modified, known): the WARC writer
+    # keeps a URL that came back unchanged as a revisit record.
+    duplicate = scrapy.Field()

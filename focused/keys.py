@@ -25,7 +25,8 @@ key (after prefix)     type    what it holds
                                for classified pages ``"<url> TAB <R> TAB <category>"``
 ``graph:<n // 512>``   hash    fetch order n -> the page's links to other servers (binary; see
                                ``frontier.py``): the crawl graph the distiller reads
-``distill``            hash    the distiller's last run: pages, edges, hubs, seconds, reboosted
+``distill``            hash    the distiller's last run: pages, edges, seconds, reboosted, its
+                               top hubs and authorities (JSON ``[[url, score], ...]``)
 ``distill:lock``       string  held by the one process distilling (expires: a crash frees it)
 ``hubscore``           zset    fetch order -> seed 004's hub score (links to other sites per word),
                                for pages at or above FOCUSED_HUB_MIN_SCORE
@@ -36,19 +37,24 @@ key (after prefix)     type    what it holds
 ``hubs``               zset    fetch order -> hub score of the distiller's last run (top 1,000)
 ``maintain``           hash    maintenance mode: fetched count at its last round
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
-``recent``             list    R of the last 1,000 fetched pages, newest first (harvest rate)
+``recent``             list    R of the last 1,000 classified pages, newest first (harvest and
+                               mean relevance of the last pages; ``meta`` has the threshold)
 ``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
                                ``relevant:b`` relevant pages (the harvest curve)
 ``census``             hash    category -> classified pages whose best category it is
 ``tries``              hash    num_tries -> URLs acknowledged after that many failed tries
 ``linklog``            list    the online link model's training log, one entry per classified
                                page: label, estimate, parent R and category, URL, anchor
-``meta``               hash    the crawl's description: focus, topic file
+``meta``               hash    the crawl's description: focus, topic file, relevance threshold,
+                               alarm limits
 ``checksums``          hash    text checksum -> fingerprint of the first URL fetched with that
                                text (seed 004's duplicates; ``pipelines/duplicates.py``)
 ``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)
 ``known``              hash    URL fingerprint -> "<checksum> TAB <Last-Modified>" of pages fetched
                                by earlier runs (kept by ``focused reset --keep-known``)
+``warc``               hash    URL fingerprint -> "<record id> <WARC-Date> <payload digest>" of its
+                               latest WARC response record, for revisit records
+                               (``extensions/warc.py``; kept by ``focused reset --keep-known``)
 ``start_urls``         list    seed URLs pushed into the crawl (``focused seed``; scrapy-redis's
                                ``redis_key``), moved into the frontier by a running process
 ``procs``              zset    process id -> unix time of its last heartbeat
@@ -86,6 +92,7 @@ LINK_LOG = "linklog"
 CHECKSUMS = "checksums"
 MODIFIED = "modified"
 KNOWN = "known"
+WARC = "warc"
 START_URLS = "start_urls"
 PROCS = "procs"
 PROC = "proc:"

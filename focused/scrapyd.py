@@ -5,7 +5,8 @@ argument (``-a key=value``). Each job gets two: ``topic_toml``, the topic file's
 here first), and ``topic``, the file's absolute path, whose folder anchors the relative paths
 in it. So a node runs the topic as it was when scheduled, and needs only the folders the topic
 names (taxonomy, seeds file) at the same absolute paths, e.g. on a shared filesystem. Redis is
-the node's ``FOCUSED_REDIS_URL`` (its environment) unless ``-s FOCUSED_REDIS_URL=...`` is given.
+the node's ``FOCUSED_REDIS_URL`` (its environment) unless ``--redis-url`` (or
+``-s FOCUSED_REDIS_URL=...``) names one for the jobs, which the printed hint then reads too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import shlex
 import urllib.error
 import urllib.request
 import uuid
@@ -98,11 +100,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project", default="focused", help="scrapyd project deployed by scrapyd-deploy"
     )
+    parser.add_argument(
+        "--redis-url",
+        metavar="URL",
+        help="the Redis the jobs use, sent to them as FOCUSED_REDIS_URL (default: the node's own "
+        "FOCUSED_REDIS_URL)",
+    )
     add_settings_argument(parser, "a Scrapy setting for every job (repeatable)")
 
 
+def jobs_redis(redis_url: str | None, settings: dict[str, str]) -> str | None:
+    """The Redis URL the jobs are sent, from ``--redis-url`` or ``-s FOCUSED_REDIS_URL``; None
+    when neither names one (the jobs use the node's); ``settings`` gets it."""
+    url = redis_url or settings.get("FOCUSED_REDIS_URL") or None
+    if redis_url and settings.get("FOCUSED_REDIS_URL", redis_url) != redis_url:
+        raise FocusedError("--redis-url and -s FOCUSED_REDIS_URL name two Redis servers: give one")
+    if url is None:
+        return None
+    if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        raise FocusedError(f"--redis-url {url}: not a Redis URL (redis://host:6379/0)")
+    settings["FOCUSED_REDIS_URL"] = url
+    return url
+
+
+def watch_hint(name: str, redis_url: str | None) -> str:
+    """The command that watches a scheduled crawl: on the jobs' Redis when it is known, else
+    with a place for it."""
+    if redis_url is None:
+        return f"focused status {name} --redis-url URL --watch 5, URL being the node's Redis"
+    return f"focused status {name} --redis-url {shlex.quote(redis_url)} --watch 5"
+
+
 def run(args: argparse.Namespace) -> int:
-    for job in schedule_topics(args.scrapyd, args.project, args.topics, parse_settings(args.set)):
+    settings = parse_settings(args.set)
+    redis_url = jobs_redis(args.redis_url, settings)
+    for job in schedule_topics(args.scrapyd, args.project, args.topics, settings):
         name = job.rsplit("-", 1)[0]
-        print(f"{name}: scheduled job {job} on {args.scrapyd} (focused status {name} --watch 5)")
+        print(f"{name}: scheduled job {job} on {args.scrapyd} ({watch_hint(name, redis_url)})")
     return 0

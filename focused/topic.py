@@ -65,11 +65,16 @@ class Topic:
         return self.path.parent
 
 
+def is_seed_url(url: str) -> bool:
+    """An absolute http(s) URL with a host: what may enter a crawl as a seed."""
+    parts = urlsplit(url.strip())
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
 def _check_url(path: Path, fieldname: str, url: Any) -> str:
     if not isinstance(url, str):
         raise TopicError(path, fieldname, f"expected a URL string, got {url!r}")
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if not is_seed_url(url):
         raise TopicError(path, fieldname, f"not an http(s) URL: {url!r}")
     return url.strip()
 

@@ -13,16 +13,26 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet -e ".[test]"
     touch "$stamp"
 fi
-# WordNet 3.0 for the "semantic" relevance method: Debian's wordnet-base (/usr/share/wordnet).
+# Debian packages: WordNet 3.0 for the "semantic" relevance method (wordnet-base, in
+# /usr/share/wordnet) and Chromium, the headless browser of the dashboard's test (chromium).
 wordnet=${FOCUSED_WORDNET:-/usr/share/wordnet}
-if [ ! -f "$wordnet/index.noun" ]; then
+packages=()
+if [ -z "${FOCUSED_WORDNET:-}" ] && [ ! -f "$wordnet/index.noun" ]; then
+    packages+=(wordnet-base)
+fi
+if [ ! -x /usr/bin/chromium ]; then packages+=(chromium); fi
+if [ ${#packages[@]} -gt 0 ] && command -v apt-get >/dev/null; then
     sudo=""
     if [ "$(id -u)" != 0 ]; then sudo="sudo -n"; fi
     apt() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get "$@" >/dev/null 2>&1; }
-    if [ -n "${FOCUSED_WORDNET:-}" ] || ! command -v apt-get >/dev/null \
-        || ! { apt install -y --no-install-recommends wordnet-base \
-            || { apt update -qq && apt install -y --no-install-recommends wordnet-base; }; }; then
-        echo "setup: no WordNet in $wordnet; the semantic method needs it:" \
-            "apt-get install wordnet-base, or set FOCUSED_WORDNET to a WordNet 3.0 dict folder" >&2
-    fi
+    apt install -y --no-install-recommends "${packages[@]}" \
+        || { apt update -qq && apt install -y --no-install-recommends "${packages[@]}"; } || true
+fi
+if [ ! -f "$wordnet/index.noun" ]; then
+    echo "setup: no WordNet in $wordnet; the semantic method needs it:" \
+        "apt-get install wordnet-base, or set FOCUSED_WORDNET to a WordNet 3.0 dict folder" >&2
+fi
+if [ ! -x /usr/bin/chromium ]; then
+    echo "setup: no Chromium in /usr/bin/chromium; the dashboard's test needs it (and is" \
+        "skipped without it): apt-get install chromium" >&2
 fi

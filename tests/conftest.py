@@ -11,10 +11,13 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,8 +38,32 @@ def redis_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def redis_client(redis_home: Path) -> Iterator[redis.Redis]:
+    """A client held for the whole session: crawls see it connected and leave the embedded
+    server up; the test process, its last user, saves and stops it at exit."""
     client = connect(home=redis_home)
     yield client
+
+
+@contextmanager
+def redis_serve(home: Path) -> Iterator[str]:
+    """``focused redis serve`` on a free port with its data in ``home``: its FOCUSED_REDIS_URL.
+    Stopped with SIGTERM (it saves) on leaving."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = ["redis", "serve", "--home", str(home), "--port", str(port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "focused.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = next((line for line in process.stdout if line.startswith("FOCUSED_REDIS_URL=")), "")
+        assert line, process.stderr.read()
+        yield line.strip().partition("=")[2]
+    finally:
+        stop(process, 30)
 
 
 @pytest.fixture
@@ -125,8 +152,26 @@ STAT_LINE = re.compile(r"^[ {]'([^']+)': (-?[0-9.]+),?}?$", re.MULTILINE)
 
 
 @pytest.fixture
-def crawl(web: Path, served: ServedWeb, redis_home: Path, crawl_name: str, tmp_path: Path) -> Crawl:
+def crawl(
+    web: Path,
+    served: ServedWeb,
+    redis_home: Path,
+    redis_client: redis.Redis,
+    crawl_name: str,
+    tmp_path: Path,
+) -> Crawl:
+    """A crawl on the session's Redis, which ``redis_client`` keeps up between crawls."""
     return Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+
+
+def stop(process: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM (a clean stop), then SIGKILL if it is not over in ``timeout`` seconds."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> None:

@@ -46,3 +46,28 @@ def test_errors_are_one_line_without_traceback(tmp_path):
         result = focused(*args)
         assert result.returncode == 2, args
         assert result.stderr.startswith("focused: error: ") and result.stderr.count("\n") == 1
+
+
+def test_help_and_status_load_no_heavy_library():
+    code = (
+        "import sys; from focused.cli import build_parser\n"
+        "for argv in (['--help'], ['status', 'x'], ['web', 'serve', 'b']):\n"
+        "    build_parser(argv)\n"
+        "print(sorted(m for m in ('sklearn', 'scrapy', 'numpy', 'aiohttp') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['aiohttp']"  # `web serve` imports its server, nothing more
+
+
+def test_a_closed_pipe_ends_status_quietly(crawl, redis_home):
+    crawl.run(CLOSESPIDER_ITEMCOUNT=5)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "focused.cli", "status", crawl.name, "--home", str(redis_home)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.close()  # as `| head -0` does: every write finds the pipe closed
+    stderr = process.stderr.read().decode()
+    assert process.wait(60) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr

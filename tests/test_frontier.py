@@ -215,3 +215,17 @@ def test_a_lease_that_runs_out_keeps_the_urls_anchor_and_parent(frontier):
         1,
     )
     assert again.parent_relevance == 0.7
+
+
+def test_a_default_port_and_the_host_case_make_no_other_host(frontier):
+    f = frontier(host_concurrency=1)
+    assert split_url("http://Host:80/a") == split_url("http://host/a") == ("http://host", "/a")
+    assert split_url("https://Host:443/") == ("https://host", "/")
+    assert split_url("http://host:8080/a") == ("http://host:8080", "/a")
+    assert f.push_many([Link("http://Host:80/a", 0.5), Link("http://host/a", 0.5)]) == 1
+    f.push_many([Link("http://HOST:80/b", 0.9), Link("http://host/c", 0.8)])
+    # One host, one fetch at a time: the second URL waits for the first's acknowledgement.
+    pop = f.pop_ready(3)
+    assert urls(pop) == ["http://host/b"]
+    f.complete(pop.leased[0].lease, "http://host/b", "page", 0.5, False)
+    assert urls(f.pop_ready(3)) == ["http://host/c"]

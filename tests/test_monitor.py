@@ -64,5 +64,8 @@ def test_report_after_a_crawl(crawl, redis_home, tmp_path):
     assert sum(report["census"].values()) == report["classified"] > 0
     assert sum(report["tries"].values()) == report["fetched"] + report["failed"]
     assert report["curve"][-1]["pages"] == report["classified"]
+    # The curve's harvest: the share of relevant pages among each 100 classified.
+    first = [item for item in crawl.feed() if item["relevance"] is not None][:100]
+    assert report["curve"][0]["harvest_100"] == round(sum(i["relevant"] for i in first) / 100, 4)
     assert [a["name"] for a in report["alarms"]][:1] == ["stagnation"]
     assert png.read_bytes().startswith(b"\x89PNG")

@@ -1,17 +1,18 @@
 """Operations with scrapyd: deploy with scrapyd-deploy, schedule one crawl per topic, watch.
 
-A real scrapyd runs on 127.0.0.1 with the test's Redis (FOCUSED_HOME) and the served web's
-proxy in its environment, which its jobs inherit. The egg is built from a copy of the project,
-so the build leaves nothing (setup.py, build/, *.egg-info) in the repository.
+A real scrapyd runs on 127.0.0.1, configured by the project's scrapyd.conf, with a Redis of
+``focused redis serve`` and the served web's proxy in its environment, which its jobs inherit.
+The egg is built from a copy of the project, so the build leaves nothing (setup.py, build/,
+*.egg-info) in the repository.
 """
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -20,13 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from focused.cli import main
 from focused.errors import FocusedError
-from focused.scrapyd import schedule_topics
+from focused.scrapyd import jobs_redis, schedule_topics, watch_hint
 from focused.webs.server import ServedWeb
-from tests.conftest import wait_for
+from tests.conftest import redis_serve, stop, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,27 +56,31 @@ def answers(url: str) -> bool:
 
 
 @pytest.fixture
-def scrapyd(
-    tmp_path: Path, served: ServedWeb, redis_home: Path, redis_client: redis.Redis
-) -> Iterator[str]:
-    """A scrapyd on a free port whose jobs crawl the served web into the test's Redis.
+def node_redis(tmp_path: Path) -> Iterator[str]:
+    """The URL of the Redis in the scrapyd node's environment (``focused redis serve``)."""
+    with redis_serve(tmp_path / "node-redis") as url:
+        yield url
 
-    ``redis_client`` starts the embedded server first: two jobs starting it at the same moment
-    could each start one on the same data file.
+
+@pytest.fixture
+def scrapyd(tmp_path: Path, served: ServedWeb, node_redis: str) -> Iterator[str]:
+    """A scrapyd on a free port whose jobs crawl the served web, into ``node_redis`` unless
+    scheduled with another. Its configuration is the project's scrapyd.conf on another port,
+    polling its queue more often; an embedded Redis of its jobs would be in ``node/.focused``.
     """
     node = tmp_path / "node"
     node.mkdir()
     port = free_port()
-    (node / "scrapyd.conf").write_text(
-        "[scrapyd]\n"
-        f"bind_address = 127.0.0.1\nhttp_port = {port}\n"
-        "eggs_dir = eggs\nlogs_dir = logs\ndbs_dir = dbs\n"
-        "poll_interval = 0.2\nmax_proc = 4\n"
-    )
+    config = configparser.ConfigParser()
+    assert config.read(ROOT / "scrapyd.conf")
+    config["scrapyd"].update(http_port=str(port), poll_interval="0.2")
+    with (node / "scrapyd.conf").open("w") as file:
+        config.write(file)
     env = {
         **os.environ,
         "http_proxy": served.proxy,
-        "FOCUSED_HOME": str(redis_home),
+        "FOCUSED_REDIS_URL": node_redis,
+        "FOCUSED_HOME": str(node / ".focused"),
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("SCRAPY_SETTINGS_MODULE", None)  # the egg names its own settings module
@@ -94,12 +98,7 @@ def scrapyd(
         assert process.poll() is None, (node / "scrapyd.log").read_text()[-3000:]
         yield url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 10)
         log.close()
 
 
@@ -134,34 +133,50 @@ def topic_file(web: Path, folder: Path, name: str) -> Path:
     return path
 
 
-def test_deploy_and_schedule_two_topics_on_scrapyd(
-    scrapyd: str, web: Path, tmp_path: Path, redis_home: Path, crawl_name: str
+def test_deploy_schedule_watch_and_collect_items_on_scrapyd(
+    scrapyd: str, node_redis: str, web: Path, tmp_path: Path, crawl_name: str, capsys
 ):
     deploy(scrapyd, tmp_path)
     names = [f"{crawl_name}-a", f"{crawl_name}-b"]
     topics = [topic_file(web, tmp_path, name) for name in names]
-    settings = {"CLOSESPIDER_ITEMCOUNT": "20", "FOCUSED_HOST_DELAY": "0"}
+    settings = ["-s", "CLOSESPIDER_ITEMCOUNT=20", "-s", "FOCUSED_HOST_DELAY=0"]
     with pytest.raises(FocusedError, match="project 'nope' not found"):
-        schedule_topics(scrapyd, "nope", topics, settings)
-    jobs = schedule_topics(scrapyd, "focused", topics, settings)
-    assert [job.rsplit("-", 1)[0] for job in jobs] == names
+        schedule_topics(scrapyd, "nope", topics, {})
+    with redis_serve(tmp_path / "jobs-redis") as jobs_url:
+        # a is sent a Redis of its own, b uses the node's (its environment's).
+        schedule = ["schedule", "--scrapyd", scrapyd, *settings]
+        assert main([*schedule, str(topics[0]), "--redis-url", jobs_url]) == 0
+        assert main([*schedule, str(topics[1])]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].endswith(f"(focused status {names[0]} --redis-url {jobs_url} --watch 5)")
+        assert lines[1].endswith(f"({watch_hint(names[1], None)})")
+        jobs = [line.split()[3] for line in lines]
+        assert [job.rsplit("-", 1)[0] for job in jobs] == names
 
-    def finished() -> set[str]:
-        listing = get_json(scrapyd + "listjobs.json?project=focused")
-        return {job["id"] for job in listing["finished"]}
+        def finished() -> dict[str, dict]:
+            listing = get_json(scrapyd + "listjobs.json?project=focused")
+            return {job["id"]: job for job in listing["finished"]}
 
-    wait_for(lambda: set(jobs) <= finished(), timeout=120, interval=0.5)
-    for job in jobs:
-        log = (tmp_path / "node" / "logs" / "focused" / "focused" / f"{job}.log").read_text()
-        assert "'finish_reason': 'closespider_itemcount'" in log, log[-3000:]
-
-    for name in names:
-        result = focused("status", name, "--json", "--home", str(redis_home))
-        assert result.returncode == 0, result.stderr
-        status = json.loads(result.stdout)
-        assert status["crawl"] == name and status["fetched"] >= 20, status
-    listed = focused("status", "--home", str(redis_home)).stdout.split()
-    assert set(names) <= set(listed)
+        wait_for(lambda: set(jobs) <= set(finished()), timeout=120, interval=0.5)
+        done = finished()
+        for job, name, url in zip(jobs, names, (jobs_url, node_redis), strict=True):
+            log = (tmp_path / "node" / "logs" / "focused" / "focused" / f"{job}.log").read_text()
+            assert "'finish_reason': 'closespider_itemcount'" in log, log[-3000:]
+            result = focused("status", name, "--json", "--redis-url", url)
+            assert result.returncode == 0, result.stderr
+            assert result.stderr == f"reading {url}\n"
+            status = json.loads(result.stdout)
+            assert status["crawl"] == name and status["fetched"] >= 20, status
+            # The job's feed, named by listjobs.json: one item per URL it fetched.
+            assert done[job]["items_url"] == f"/items/focused/focused/{job}.jl"
+            with urllib.request.urlopen(scrapyd + done[job]["items_url"][1:]) as response:
+                items = [json.loads(line) for line in response.read().decode().splitlines()]
+            urls = {item["url"] for item in items}
+            assert len(urls) == len(items) == status["fetched"] + status["failed"]
+            assert all(url.startswith("http://") for url in urls)
+        listed = focused("status", "--redis-url", node_redis).stdout.split()
+        assert names[1] in listed and names[0] not in listed  # a's crawl went to its own Redis
+    assert not list((tmp_path / "node").rglob("redis.db*"))  # no job used an embedded Redis
 
 
 def test_schedule_errors_are_one_line(web: Path, tmp_path: Path, capsys):
@@ -174,8 +189,27 @@ def test_schedule_errors_are_one_line(web: Path, tmp_path: Path, capsys):
         ((str(same[0]), "--scrapyd", unreachable), "scrapyd at 127.0.0.1"),
         ((str(same[0]), "-s", "NOEQUALS"), "expected KEY=VALUE"),
         ((str(tmp_path / "missing.toml"),), "topic file not found"),
+        ((str(same[0]), "--redis-url", "http://x"), "not a Redis URL"),
+        (
+            (str(same[0]), "--redis-url", "redis://a/0", "-s", "FOCUSED_REDIS_URL=redis://b/0"),
+            "name two Redis servers",
+        ),
     ):
         assert main(["schedule", *args]) == 2
         stderr = capsys.readouterr().err
         assert stderr.startswith("focused: error: ") and stderr.count("\n") == 1, stderr
         assert problem in stderr
+
+
+def test_the_jobs_redis_comes_from_redis_url_or_the_setting():
+    settings = {"FOCUSED_REDIS_URL": "redis://r:6379/0"}
+    assert jobs_redis(None, settings) == "redis://r:6379/0"
+    assert jobs_redis("redis://r:6379/0", settings) == "redis://r:6379/0"
+    settings = {}
+    assert jobs_redis("redis://q:6379/1", settings) == "redis://q:6379/1"
+    assert settings == {"FOCUSED_REDIS_URL": "redis://q:6379/1"}  # sent to the jobs
+    assert jobs_redis(None, {}) is None
+    assert watch_hint("birds", "redis://q:6379/1") == (
+        "focused status birds --redis-url redis://q:6379/1 --watch 5"
+    )
+    assert "--redis-url URL" in watch_hint("birds", None)  # never a Redis it does not know

@@ -6,6 +6,7 @@ expires after ``lock_s`` seconds, so a holder that crashes cannot keep it.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections import defaultdict
@@ -138,7 +139,9 @@ def distill(
             "edges": result.edges,
             "authorities": result.authorities,
             "reboosted": result.reboosted,
-            "top_hub": result.hubs[0][0] if result.hubs else "",
+            # the run's best hubs and authorities, [[url, score], ...] best first (for readers)
+            "top_hubs": json.dumps([[url, round(s, 6)] for url, s in result.hubs]),
+            "top_authorities": json.dumps([[u, round(s, 6)] for u, s in result.top_authorities]),
         }
         key = frontier.prefix + keys.DISTILL
         ranked = np.argsort(-scores.hub, kind="stable")[:KEEP_HUBS]

@@ -22,6 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from focused import defaults
 from focused.errors import FocusedError
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.oracle import oracle_order
@@ -33,6 +34,7 @@ from focused.evaluation.run import (
     DEFAULT_SETTINGS,
     CrawlRun,
     crawl,
+    main_text_view,
     prepare,
     slug,
 )
@@ -131,10 +133,16 @@ def evaluate(
     folders: dict[str, Path] = {}
     problems: dict[str, dict[str, str]] = {}  # topic -> crawler -> why it cannot run
     results: list[dict[str, Any]] = []
+    # Examples are classified as the crawls classify pages: the whole page or its main text.
+    examples = bundle, graph
+    classify = settings.get("FOCUSED_CLASSIFY_TEXT", defaults.FOCUSED_CLASSIFY_TEXT)
+    if str(classify).strip().lower() == "main":
+        with console.status("extracting the main text of every page, for the examples"):
+            examples = main_text_view(bundle, graph)
     with console.status("preparing topics: taxonomies, examples, models, difficulty"):
         for task in tasks:
             folders[task.category] = out / slug(task.category)
-            problems[task.category] = prepare(bundle, graph, task, folders[task.category], real)
+            problems[task.category] = prepare(*examples, task, folders[task.category], real)
             results.append(
                 {
                     "category": task.category,

@@ -11,21 +11,23 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 
+from focused.content import main_text
 from focused.crawlproc import crawl_command, crawl_env
 from focused.errors import FocusedError
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.tasks import Task
 from focused.pipelines.classify import topic_model
 from focused.relevance.centroid import read_examples
-from focused.relevance.text import analyze
+from focused.relevance.text import analyze, page_text
 from focused.topic import load_topic
 from focused.webs.bundle import Bundle, url_key
 from focused.webs.labels import taxonomy_from_labels
@@ -37,6 +39,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "CrawlRun",
     "crawl",
+    "main_text_view",
     "name_words",
     "one_line",
     "prepare",
@@ -192,6 +195,24 @@ def _link_tree(source: Path, target: Path, skip: Path) -> None:
             os.link(path, destination)
         except OSError:
             shutil.copyfile(path, destination)
+
+
+def main_text_view(bundle: Bundle, graph: WebGraph) -> tuple[Bundle, WebGraph]:
+    """The bundle and graph as crawls with ``FOCUSED_CLASSIFY_TEXT = "main"`` classify them:
+    every HTML page reduced to its title and main text (left whole where there is none, as
+    the classifier does), so that the examples ``prepare`` writes from them are read the way
+    the crawled pages are. About a minute for Wikispeedia's 4,604 pages."""
+    pages, texts = dict(bundle.pages), dict(graph.texts)
+    for key in graph.texts:
+        page = bundle.pages[key]
+        main = main_text(page.body.decode("utf-8", "replace")).text
+        if not main:
+            continue
+        title = page_text(page.body).title
+        body = f"<html><head><title>{escape(title)}</title></head><body><p>{escape(main)}</p>"
+        pages[key] = replace(page, body=f"{body}</body></html>".encode())
+        texts[key] = f"{title}\n{main}"
+    return replace(bundle, pages=pages), WebGraph(graph.links, texts)
 
 
 def prepare(

@@ -1,16 +1,17 @@
 """HarvestMonitor: seed 000 §4's monitoring in Scrapy's stats and log.
 
-- The harvest rate: the moving average of R over the last 100 and 1,000 classified pages
-  (``focused/harvest/100``, ``focused/harvest/1000``), next to the share of relevant pages
-  among them (``focused/harvest/relevant_100``, ``..._1000``).
+- Harvest: the share of classified pages that are relevant, over this process's last 100
+  and 1,000 (``focused/harvest/100``, ``focused/harvest/1000``), next to their mean
+  relevance R (``focused/relevance/mean_100``, ``..._1000``).
 - Alarms (:func:`focused.monitor.alarms`): *stagnation* (the frontier runs dry, or the harvest
   collapses under hard focus) and *diffusion* (soft focus drifting into less relevant pages),
   each logged once as a warning with its figures and counted as ``focused/alarm/<name>``.
-- Every LOGSTATS_INTERVAL seconds one log line gives pages, relevant pages, the harvest rates
+- Every LOGSTATS_INTERVAL seconds one log line gives pages, relevant pages, the harvest
   and the frontier's queue depth.
 
-The windows are this process's pages; ``focused status`` and ``focused report`` show the whole
-crawl's from Redis. The crawl's focus is written to Redis (``meta``) for the report.
+The windows are this process's pages; ``focused status``, the dashboard and the exporter show
+the whole crawl's from Redis. The crawl's focus, relevance threshold and alarm limits are
+written to Redis (``meta``), so that those readers judge the crawl as it does.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from twisted.internet import task
 from focused import keys
 from focused.errors import FocusedError
 from focused.monitor import alarms
+from focused.pipelines.classify import relevant_threshold
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import strategy_name
 
@@ -64,8 +66,9 @@ class HarvestMonitor:
         return strategy_name(self.settings, self.crawler.spider.topic)
 
     def harvest(self, window: int) -> float | None:
+        """The share of relevant pages among this process's last ``window`` classified pages."""
         last = self.windows[window]
-        return self.sums[window][0] / len(last) if last else None
+        return self.sums[window][1] / len(last) if last else None
 
     def item_scraped(self, item: Any) -> None:
         if item.get("relevance") is None:
@@ -80,10 +83,8 @@ class HarvestMonitor:
             last.append(page)
             sums[0] += page[0]
             sums[1] += page[1]
-            self.stats.set_value(f"focused/harvest/{window}", round(sums[0] / len(last), 4))
-            self.stats.set_value(
-                f"focused/harvest/relevant_{window}", round(sums[1] / len(last), 4)
-            )
+            self.stats.set_value(f"focused/harvest/{window}", round(sums[1] / len(last), 4))
+            self.stats.set_value(f"focused/relevance/mean_{window}", round(sums[0] / len(last), 4))
         self.check(frontier_empty=False)
 
     def check(self, frontier_empty: bool) -> None:
@@ -108,13 +109,18 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier = frontier_for(self.crawler)
+        s, topic = self.settings, self.crawler.spider.topic
         frontier.client.hset(
             frontier.prefix + keys.META,
             mapping={
                 "focus": self.focus,
-                "topic": str(self.crawler.spider.topic.path),
+                "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
+                "threshold": relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
+                "alarm_min_pages": s.getint("FOCUSED_ALARM_MIN_PAGES"),
+                "diffusion_ratio": s.getfloat("FOCUSED_DIFFUSION_RATIO"),
+                "stagnation_harvest": s.getfloat("FOCUSED_STAGNATION_HARVEST"),
             },
         )
         self.task = task.LoopingCall(self.log)

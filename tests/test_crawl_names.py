@@ -1,0 +1,43 @@
+"""A crawl's name is its Redis key prefix: two topics never merge into one frontier unasked."""
+
+from __future__ import annotations
+
+import subprocess
+
+from focused.topic import load_topic
+from focused.webs.generate import generate_web
+
+
+def test_generated_webs_get_topics_of_their_own_names(tmp_path):
+    one = generate_web(tmp_path / "cycling web", n_pages=200, n_hosts=5, seed=1)
+    two = generate_web(tmp_path / "other", n_pages=200, n_hosts=5, seed=2)
+    assert load_topic(one / "topic.toml").name == "cycling-web"
+    assert load_topic(two / "topic.toml").name == "other"
+
+
+def test_a_crawl_is_not_resumed_from_another_topic_file_unless_asked(crawl, tmp_path):
+    crawl.run(CLOSESPIDER_ITEMCOUNT=5)
+    first = crawl.topic.resolve()
+    other = tmp_path / "other-topic.toml"
+    other.write_text(
+        first.read_text().replace('taxonomy = "taxonomy"', f'taxonomy = "{first.parent}/taxonomy"')
+    )
+    crawl.topic = other
+    result = subprocess.run(
+        crawl.command("refused.jsonl", {"CLOSESPIDER_ITEMCOUNT": 5}),
+        env=crawl.env(),
+        cwd=crawl.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
+    assert len(errors) == 1
+    assert f"crawl '{crawl.name}' in this Redis was started from {first}, not {other}" in errors[0]
+    assert not (crawl.workdir / "refused.jsonl").exists()  # nothing was fetched
+    stats = crawl.run("resumed.jsonl", CLOSESPIDER_ITEMCOUNT=10, FOCUSED_RESUME_ANYWAY=True)
+    assert stats["item_scraped_count"] >= 5
+    assert f"Resuming crawl {crawl.name}, started from {first}, with {other}" in crawl.log(
+        "resumed.jsonl"
+    )

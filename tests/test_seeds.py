@@ -1,0 +1,109 @@
+"""What users of scrapy-redis know: seeds pushed into a crawl through its Redis list (its
+``redis_key``), running or not, and its Redis settings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import redis
+from scrapy.http import HtmlResponse
+
+from focused import keys
+from focused.connection import connect
+from focused.monitor import crawl_status
+from focused.spiders.focused import extract_links
+from focused.topic import load_topic
+from focused.webs.bundle import Bundle, url_key
+from focused.webs.server import read_log
+from tests.conftest import redis_serve, wait_for
+
+
+def focused(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "focused.cli", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def far_pages(web, hops: int = 2) -> list[str]:
+    """HTML pages more than ``hops`` links away from the topic's seeds."""
+    bundle = Bundle.load(web)
+    near = set(load_topic(web / "topic.toml").seeds)
+    frontier = set(near)
+    for _ in range(hops):
+        found = set()
+        for url in frontier:
+            page = bundle.page(url)
+            if page and page.status == 200 and b"<html" in page.body[:200].lower():
+                response = HtmlResponse(url, body=page.body, encoding="utf-8")
+                found |= {link for link, *_ in extract_links(response)}
+        frontier = found - near
+        near |= found
+    near_keys = {url_key(url) for url in near}
+    return [
+        page.url
+        for page in bundle.pages.values()
+        if page.status == 200
+        and url_key(page.url) not in near_keys
+        and "/private/" not in page.url
+        and b"<html" in page.body[:200].lower()
+    ]
+
+
+def test_seeds_pushed_before_and_during_a_crawl_are_fetched_once(
+    crawl, served, web, redis_home, redis_client
+):
+    far = far_pages(web)
+    assert len(far) >= 3
+    home = ["--home", str(redis_home)]
+    # Before the crawl starts: waiting in the list, moved into the frontier at its start.
+    result = focused("seed", crawl.name, far[0], *home)
+    assert result.returncode == 0, result.stderr
+    assert f"pushed 1 URLs to focused:{crawl.name}:start_urls" in result.stdout
+    process = crawl.start(DEPTH_LIMIT=1, FOCUSED_HOST_DELAY=0.3, CONCURRENT_REQUESTS=2)
+    try:
+        wait_for(lambda: crawl_status(redis_client, crawl.name).get("fetched", 0) >= 5, 120)
+
+        # While it runs: a new page, and one it fetched already (deduplicated by the frontier).
+        def fetched() -> list[str]:  # the server writes its log every second
+            return [e["url"] for e in read_log(served.log_path) if e["status"] == 200]
+
+        wait_for(lambda: bool(fetched()))
+        known = fetched()[-1]
+        result = focused("seed", crawl.name, far[1], known, *home)
+        assert result.returncode == 0, result.stderr
+        assert process.wait(240) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    served_urls = Counter(url_key(e["url"]) for e in read_log(served.log_path))
+    assert served_urls[url_key(far[0])] == 1 and served_urls[url_key(far[1])] == 1
+    assert served_urls[url_key(known)] == 1
+    assert url_key(far[2]) not in served_urls  # beyond DEPTH_LIMIT, never pushed
+    feed = {item["url"]: item for item in crawl.feed()}
+    assert feed[far[1]]["depth"] == 0 and feed[far[1]]["parent"] is None
+    assert redis_client.llen(keys.prefix(crawl.name) + keys.START_URLS) == 0
+    assert "Moved 1 pushed seeds into the frontier, 1 new to the crawl" in crawl.log()
+
+
+def test_seed_refuses_urls_that_are_not_http_and_pushes_nothing(crawl_name, redis_home):
+    result = focused(
+        "seed", crawl_name, "http://a.test/x", "ftp://b.test/y", "--home", str(redis_home)
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == "focused: error: not an http(s) URL: 'ftp://b.test/y' (nothing was pushed)\n"
+    )
+
+
+def test_a_crawl_finds_its_redis_by_scrapy_redis_settings(crawl, tmp_path):
+    """REDIS_HOST / REDIS_PORT / REDIS_DB (scrapy-redis's settings, read by its connection
+    helper) name the Redis when FOCUSED_REDIS_URL does not."""
+    with redis_serve(tmp_path / "server") as url:
+        host, port = url.removeprefix("redis://").removesuffix("/0").split(":")
+        crawl.run(CLOSESPIDER_ITEMCOUNT=5, REDIS_HOST=host, REDIS_PORT=port, REDIS_DB=3)
+        server = redis.Redis(host=host, port=int(port), db=3, decode_responses=True)
+        assert int(server.hget(keys.prefix(crawl.name) + keys.STATS, "fetched")) >= 5
+    assert not crawl_status(connect(home=crawl.home), crawl.name)  # not the embedded Redis

@@ -1,0 +1,66 @@
+"""FOCUSED_* settings: a bad value is one line naming it; an unknown name is a warning."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from scrapy.settings import Settings
+
+from focused import defaults
+from focused.errors import FocusedError
+from focused.settingcheck import check_settings
+
+
+def settings(**values: object) -> Settings:
+    s = Settings()
+    s.setmodule(defaults, priority="addon")
+    s.setdict(values, priority="cmdline")
+    return s
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("FOCUSED_HOST_DELAY", "abc", "a number"),
+        ("FOCUSED_POP_BATCH", "1.5", "a whole number"),
+        ("FOCUSED_CRAWL_GRAPH", "maybe", "True or False"),
+        ("FOCUSED_RELEVANT_THRESHOLD", "high", "a number"),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_the_setting(name, value, expected):
+    with pytest.raises(FocusedError, match=f"setting {name}='{value}': expected {expected}"):
+        check_settings(settings(**{name: value}))
+
+
+def test_good_values_pass_and_typos_name_the_closest_setting():
+    good = settings(FOCUSED_HOST_DELAY="0.5", FOCUSED_CRAWL_GRAPH="false", FOCUSED_POP_BATCH="4")
+    assert check_settings(good) == []
+    warnings = check_settings(settings(FOCUSED_HOST_DELAI="2", FOCUSED_NOTHING_LIKE_IT="1"))
+    assert warnings == [
+        "unknown setting FOCUSED_HOST_DELAI is ignored; did you mean FOCUSED_HOST_DELAY?",
+        "unknown setting FOCUSED_NOTHING_LIKE_IT is ignored",
+    ]
+
+
+def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl):
+    result = subprocess.run(
+        crawl.command("feed.jsonl", {"FOCUSED_HOST_DELAY": "abc"}),
+        env=crawl.env(),
+        cwd=crawl.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
+    assert len(errors) == 1 and "setting FOCUSED_HOST_DELAY='abc': expected a number" in errors[0]
+
+
+def test_a_crawl_warns_of_a_misspelt_setting_and_runs(crawl):
+    crawl.run(CLOSESPIDER_ITEMCOUNT=5, FOCUSED_HOST_DELAI=2)
+    assert (
+        "WARNING: unknown setting FOCUSED_HOST_DELAI is ignored; did you mean FOCUSED_HOST_DELAY?"
+        in crawl.log()
+    )
