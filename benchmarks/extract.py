@@ -2,7 +2,7 @@
 against the crawler's whole-page text (``focused.relevance.text.page_text``, the baseline).
 
     .venv/bin/python -m pip install resiliparse html-text justext   # trafilatura: a dependency
-    .venv/bin/python benchmarks/extract.py [--pages 300] [--seed 0]
+    .venv/bin/python benchmarks/extract.py [--pages 300] [--runs 3] [--seed 0]
 
 Three sets of --pages pages, each page's real main content known from its structure:
 
@@ -20,8 +20,8 @@ Three sets of --pages pages, each page's real main content known from its struct
 Quality: precision, recall and F1 of the extracted text's words (lowercased letters and
 digits, counted as a bag of words) against the main content's, averaged over pages; a page
 with no output scores 0 (its count is the "empty" column). Speed: CPU milliseconds per page on
-one core, the HTML given as text (as ``response.text``), and the ratio to ``page_text`` timed
-in the same run.
+one core, the HTML given as text (as ``response.text``), the median of --runs interleaved
+passes, and its ratio to ``page_text``'s in the same run.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import gzip
 import json
 import random
 import re
+import statistics
 import tempfile
 import time
 from collections import Counter
@@ -170,7 +171,9 @@ def score(extracted: str | None, main: Counter[str]) -> tuple[float, float, floa
     return precision, recall, 2 * precision * recall / (precision + recall)
 
 
-def measure(name: str, pages: list[Page]) -> None:
+def measure(name: str, pages: list[Page], runs: int) -> None:
+    """Print each extractor's median CPU ms per page over ``runs`` interleaved passes (so a
+    busy machine slows all alike), its ratio to the baseline's, and its quality."""
     kb = sum(len(p.html) for p in pages) / len(pages) / 1000
     main = sum(sum(p.main.values()) for p in pages) / len(pages)
     print(f"\n{name}: {len(pages)} pages, mean HTML {kb:.1f} KB, main content {main:.0f} words")
@@ -178,16 +181,21 @@ def measure(name: str, pages: list[Page]) -> None:
         f"  {'extractor':28} {'ms/page':>8} {'x base':>7} {'precision':>10} {'recall':>7}"
         f" {'F1':>6} {'empty':>6}"
     )
-    baseline = None
-    for label, extract in EXTRACTORS.items():
+    times: dict[str, list[float]] = {label: [] for label in EXTRACTORS}
+    outputs: dict[str, list[str | None]] = {}
+    for extract in EXTRACTORS.values():
         extract(pages[0].html)  # warm up (trafilatura's first call loads its settings)
-        started = time.process_time()
-        outputs = [extract(p.html) for p in pages]
-        ms = 1000 * (time.process_time() - started) / len(pages)
-        baseline = baseline or ms
-        scores = [score(o, p.main) for o, p in zip(outputs, pages, strict=True)]
+    for _ in range(runs):
+        for label, extract in EXTRACTORS.items():
+            started = time.process_time()
+            outputs[label] = [extract(p.html) for p in pages]
+            times[label].append(1000 * (time.process_time() - started) / len(pages))
+    baseline = statistics.median(next(iter(times.values())))
+    for label, texts in outputs.items():
+        ms = statistics.median(times[label])
+        scores = [score(o, p.main) for o, p in zip(texts, pages, strict=True)]
         mean = [sum(s[i] for s in scores) / len(scores) for i in range(3)]
-        empty = sum(not (o or "").strip() for o in outputs)
+        empty = sum(not (o or "").strip() for o in texts)
         print(
             f"  {label:28} {ms:8.2f} {ms / baseline:7.2f} {mean[0]:10.3f} {mean[1]:7.3f}"
             f" {mean[2]:6.3f} {empty:6d}"
@@ -199,13 +207,15 @@ def main() -> None:
     parser.add_argument("--wikispeedia", type=Path, default=WIKISPEEDIA)
     parser.add_argument("--pages", type=int, default=300, help="pages of each set")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=3, help="timed passes; the median is shown")
     args = parser.parse_args()
 
     articles = wikispeedia(args.wikispeedia, args.pages, args.seed)
-    measure("Wikispeedia", articles)
-    measure("synthetic web", synthetic(args.pages, args.seed))
+    measure("Wikispeedia", articles, args.runs)
+    measure("synthetic web", synthetic(args.pages, args.seed), args.runs)
     rng, titles = random.Random(args.seed), titles_of(articles)
-    measure("Wikispeedia in a site template", [in_template(p, titles, rng) for p in articles])
+    templated = [in_template(p, titles, rng) for p in articles]
+    measure("Wikispeedia in a site template", templated, args.runs)
 
 
 if __name__ == "__main__":

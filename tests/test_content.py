@@ -7,6 +7,8 @@ from lxml import html
 
 from focused.content import MainText, main_text
 from focused.errors import FocusedError
+from focused.evaluation.graph import WebGraph
+from focused.evaluation.run import main_text_view
 from focused.items import PageItem
 from focused.pipelines.classify import ClassifierPipeline, setting_choice
 from focused.relevance.keywords import KeywordModel
@@ -130,3 +132,16 @@ def test_markdown_and_main_text_of_every_page_when_asked(crawl, bundle):
         assert page["main_text"].split("\n") == paragraphs(bundle, page["url"])
         assert len(page["markdown"].split("\n\n")) == len(page["main_text"].split("\n"))
     assert all(i["main_text"] is None and "markdown" not in i for i in feed if i["bad"])
+
+
+def test_evaluation_examples_are_read_as_main_text_crawls_read_pages(bundle):
+    """With FOCUSED_CLASSIFY_TEXT = "main", ``focused evaluate`` writes its examples from this
+    view: a page's title and main text, without its "See also" list."""
+    graph = WebGraph.from_bundle(bundle)
+    view, view_graph = main_text_view(bundle, graph)
+    key = next(k for k, page in bundle.pages.items() if b"<h2>See also</h2>" in page.body)
+    whole, main = page_text(bundle.pages[key].body), page_text(view.pages[key].body)
+    assert main.title == whole.title and "See also" not in main.text
+    assert main.text == " ".join(main_text(bundle.pages[key].body.decode()).text.split())
+    assert view_graph.texts[key].split() == main.document.split()
+    assert view_graph.links == graph.links and "See also" in graph.texts[key]

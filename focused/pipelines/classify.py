@@ -142,11 +142,12 @@ class ClassifierPipeline:
     Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
     through untouched.
 
-    It also sets ``main_text`` (and ``markdown`` with ``markdown``), here because only here is
-    a page's relevance known: extracting costs about as much as the rest of the crawl, so by
-    default (``main_text_pages = "relevant"``) only the relevant pages get one. With
-    ``classify_text = "main"`` every page is extracted first and the title and main text are
-    scored (the whole page's text where trafilatura finds no main text).
+    It also sets ``main_text`` (and ``markdown`` with ``markdown``; counted in
+    ``focused/main_text/extracted`` and ``.../empty``) for the pages ``main_text_pages`` names:
+    here, because only here is a page's relevance known, and extracting every page adds half
+    again to a crawl's CPU, the relevant ones a twelfth. With ``classify_text = "main"`` every
+    page is extracted first and its title and main text are scored (the whole page's text
+    where trafilatura finds no main text).
     """
 
     def __init__(
@@ -204,7 +205,7 @@ class ClassifierPipeline:
         )
 
     def extract(self, item: Any) -> None:
-        """Set the page's ``main_text`` (and ``markdown``), counted in focused/main_text/...."""
+        """Set the page's ``main_text`` (and ``markdown``) from its HTML."""
         extracted = main_text(item["html"], markdown=self.markdown)
         item["main_text"] = extracted.text
         if self.markdown:
