@@ -48,10 +48,7 @@ def redis_client(redis_home: Path) -> Iterator[redis.Redis]:
 def redis_serve(home: Path) -> Iterator[str]:
     """``focused redis serve`` on a free port with its data in ``home``: its FOCUSED_REDIS_URL.
     Stopped with SIGTERM (it saves) on leaving."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = ["redis", "serve", "--home", str(home), "--port", str(port)]
+    command = ["redis", "serve", "--home", str(home), "--port", str(free_port())]
     process = subprocess.Popen(
         [sys.executable, "-m", "focused.cli", *command],
         stdout=subprocess.PIPE,
@@ -162,6 +159,27 @@ def crawl(
 ) -> Crawl:
     """A crawl on the session's Redis, which ``redis_client`` keeps up between crawls."""
     return Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+
+
+def focused(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """Run the ``focused`` command in a subprocess, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "focused.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def stop(process: subprocess.Popen, timeout: float) -> None:

@@ -28,7 +28,7 @@ from focused.connection import (
     stop_if_last,
 )
 from focused.webs.server import ServedWeb
-from tests.conftest import Crawl, redis_serve
+from tests.conftest import Crawl, focused, redis_serve
 
 
 def servers_on(home: Path) -> list[int]:
@@ -48,17 +48,6 @@ def embedded_env(home: Path) -> dict[str, str]:
     env = {**os.environ, "FOCUSED_HOME": str(home)}
     env.pop("FOCUSED_REDIS_URL", None)
     return env
-
-
-def focused(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "focused.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=cwd,
-    )
 
 
 @pytest.fixture

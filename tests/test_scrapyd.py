@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -26,21 +25,9 @@ from focused.cli import main
 from focused.errors import FocusedError
 from focused.scrapyd import jobs_redis, schedule_topics, watch_hint
 from focused.webs.server import ServedWeb
-from tests.conftest import redis_serve, stop, wait_for
+from tests.conftest import focused, free_port, redis_serve, stop, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def focused(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "focused.cli", *args], capture_output=True, text=True, timeout=60
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def get_json(url: str) -> dict:

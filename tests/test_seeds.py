@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 
 import redis
@@ -17,13 +15,7 @@ from focused.spiders.focused import extract_links
 from focused.topic import load_topic
 from focused.webs.bundle import Bundle, url_key
 from focused.webs.server import read_log
-from tests.conftest import redis_serve, wait_for
-
-
-def focused(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "focused.cli", *args], capture_output=True, text=True, timeout=60
-    )
+from tests.conftest import focused, redis_serve, wait_for
 
 
 def far_pages(web, hops: int = 2) -> list[str]:
