@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -284,6 +285,34 @@ def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
         with suppress(OSError):
             temp.rmdir()
     return True
+
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@contextmanager
+def held_lock(
+    client: redis.Redis,
+    key: str,
+    seconds: float,
+    run: Callable[[Callable[[], Any]], Any] = lambda call: call(),
+) -> Iterator[bool]:
+    """Try to take the lock ``key`` for the block; yields whether this process holds it.
+
+    One process of a crawl at a time: SET NX PX, released only by its holder (compare and
+    delete), and expiring after ``seconds``, so a holder that crashes lets go. ``run`` runs
+    each Redis call (a frontier's ``retrying``).
+    """
+    token = uuid.uuid4().hex
+    taken = bool(run(lambda: client.set(key, token, nx=True, px=int(seconds * 1000))))
+    try:
+        yield taken
+    finally:
+        if taken:
+            run(lambda: client.eval(_UNLOCK, 1, key, token))
 
 
 def retrying(

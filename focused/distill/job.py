@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -16,17 +15,13 @@ import numpy as np
 import redis
 
 from focused import keys
+from focused.connection import held_lock
 from focused.distill.graph import CrawlGraph, read_graph
 from focused.distill.hits import Scores, weighted_hits
 from focused.errors import FocusedError
 from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
-
-_UNLOCK = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 @dataclass
@@ -164,13 +159,6 @@ def distill_locked(
     frontier: RedisFrontier, lock_s: float = 600.0, **options
 ) -> Distillation | None:
     """:func:`distill` under the crawl's lock; None when another process holds it."""
-    key, token = frontier.prefix + keys.DISTILL_LOCK, uuid.uuid4().hex
-    held = frontier.retrying(
-        lambda: frontier.client.set(key, token, nx=True, px=int(lock_s * 1000))
-    )
-    if not held:
-        return None
-    try:
-        return distill(frontier, **options)
-    finally:
-        frontier.retrying(lambda: frontier.client.eval(_UNLOCK, 1, key, token))
+    key = frontier.prefix + keys.DISTILL_LOCK
+    with held_lock(frontier.client, key, lock_s, frontier.retrying) as held:
+        return distill(frontier, **options) if held else None

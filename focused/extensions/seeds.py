@@ -16,7 +16,6 @@ Stats: ``focused/seeds/read``, ``focused/seeds/new``, ``focused/seeds/invalid``.
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -24,6 +23,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from twisted.internet import task
 
 from focused import keys
+from focused.connection import held_lock
 from focused.errors import FocusedError
 from focused.schedulers.frontier import Link
 from focused.schedulers.scheduler import frontier_for
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 BATCH = 1000
 LOCK_S = 30.0
-
-_UNLOCK = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 class SeedFeeder:
@@ -79,21 +74,16 @@ class SeedFeeder:
     def move(self) -> int:
         """Move pushed seeds into the frontier; returns how many were new to the crawl."""
         frontier, client = self.frontier, self.frontier.client
-        token = uuid.uuid4().hex
         try:
             if not frontier.retrying(lambda: client.llen(self.key)):
                 return 0
-            if not frontier.retrying(
-                lambda: client.set(self.lock, token, nx=True, px=int(LOCK_S * 1000))
-            ):
-                return 0  # another process is moving them
-            try:
+            with held_lock(client, self.lock, LOCK_S, frontier.retrying) as held:
+                if not held:
+                    return 0  # another process is moving them
                 urls = frontier.retrying(lambda: client.lrange(self.key, 0, BATCH - 1))
                 good = [url.strip() for url in urls if is_seed_url(url.strip())]
                 new = frontier.push_many([Link(url, 1.0, 0) for url in good])
                 frontier.retrying(lambda: client.ltrim(self.key, len(urls), -1))
-            finally:
-                frontier.retrying(lambda: client.eval(_UNLOCK, 1, self.lock, token))
         except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
             return 0
         self.stats.inc_value("focused/seeds/read", len(urls))
