@@ -96,15 +96,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_seed(args: argparse.Namespace) -> int:
     from focused import keys
-    from focused.topic import is_seed_url
+    from focused.topic import is_seed_url, url_lines
 
     urls = list(args.urls)
     if args.file:
         try:
-            lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+            text = Path(args.file).read_text(encoding="utf-8")
         except OSError as exc:
             raise FocusedError(f"{args.file}: {exc.strerror}") from None
-        urls += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        urls += [url for _, url in url_lines(text)]  # the format of a topic's seeds_file
     bad = [url for url in urls if not is_seed_url(url)]
     if bad:
         raise FocusedError(f"not an http(s) URL: {bad[0]!r} (nothing was pushed)")

@@ -71,6 +71,12 @@ def is_seed_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
+def url_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, URL) of a file of URLs: one a line, ``#`` starts a comment."""
+    lines = ((n, line.split("#", 1)[0].strip()) for n, line in enumerate(text.splitlines(), 1))
+    return [(number, line) for number, line in lines if line]
+
+
 def _check_url(path: Path, fieldname: str, url: Any) -> str:
     if not isinstance(url, str):
         raise TopicError(path, fieldname, f"expected a URL string, got {url!r}")
@@ -87,10 +93,8 @@ def _read_seeds(path: Path, data: dict[str, Any]) -> list[str]:
         seeds += [_check_url(path, "seeds", url) for url in data["seeds"]]
     if "seeds_file" in data:
         seeds_path = _existing(path, "seeds_file", data["seeds_file"], folder=False)
-        for number, line in enumerate(seeds_path.read_text(errors="replace").splitlines(), 1):
-            line = line.split("#", 1)[0].strip()
-            if line:
-                seeds.append(_check_url(path, f"seeds_file (line {number})", line))
+        for number, line in url_lines(seeds_path.read_text(errors="replace")):
+            seeds.append(_check_url(path, f"seeds_file (line {number})", line))
     if not seeds and "seeds_from" not in data:
         raise TopicError(path, "seeds", "no seed URLs (give `seeds`, `seeds_file` or `seeds_from`)")
     return list(dict.fromkeys(seeds))
