@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -49,6 +50,12 @@ class HarvestMonitor:
         self.pages = 0
         self.raised: set[str] = set()
         self.task: task.LoopingCall | None = None
+        s = crawler.settings  # the alarms' limits, checked on every page
+        self.limits = {
+            "min_pages": s.getint("FOCUSED_ALARM_MIN_PAGES"),
+            "diffusion_ratio": s.getfloat("FOCUSED_DIFFUSION_RATIO"),
+            "stagnation_harvest": s.getfloat("FOCUSED_STAGNATION_HARVEST"),
+        }
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HarvestMonitor:
@@ -61,7 +68,7 @@ class HarvestMonitor:
         crawler.signals.connect(monitor.spider_closed, signal=signals.spider_closed)
         return monitor
 
-    @property
+    @cached_property
     def focus(self) -> str:
         return strategy_name(self.settings, self.crawler.spider.topic)
 
@@ -89,16 +96,13 @@ class HarvestMonitor:
 
     def check(self, frontier_empty: bool) -> None:
         """Raise each alarm once: a warning with its figures, and a stats counter."""
-        s = self.settings
         for alarm in alarms(
             self.focus,
             self.harvest(100),
             self.harvest(1000),
             self.pages,
             frontier_empty,
-            min_pages=s.getint("FOCUSED_ALARM_MIN_PAGES"),
-            diffusion_ratio=s.getfloat("FOCUSED_DIFFUSION_RATIO"),
-            stagnation_harvest=s.getfloat("FOCUSED_STAGNATION_HARVEST"),
+            **self.limits,
         ):
             if alarm.name not in self.raised:
                 self.raised.add(alarm.name)
@@ -118,9 +122,9 @@ class HarvestMonitor:
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
                 "threshold": relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
-                "alarm_min_pages": s.getint("FOCUSED_ALARM_MIN_PAGES"),
-                "diffusion_ratio": s.getfloat("FOCUSED_DIFFUSION_RATIO"),
-                "stagnation_harvest": s.getfloat("FOCUSED_STAGNATION_HARVEST"),
+                "alarm_min_pages": self.limits["min_pages"],
+                "diffusion_ratio": self.limits["diffusion_ratio"],
+                "stagnation_harvest": self.limits["stagnation_harvest"],
             },
         )
         self.task = task.LoopingCall(self.log)
