@@ -6,7 +6,7 @@ the file, the field and what is wrong::
     name = "birds"
     seeds = ["http://www.example.test/Swan"]   # and/or seeds_file = "seeds.txt"
     seeds_from = "previous"                      # or a lists file (optional; focused.lists)
-    focus = "soft"                               # or "hard"
+    strategy = "soft"                            # or hard, breadth-first (README)
     [relevance]
     method = "taxonomy"
     taxonomy = "taxonomy"                        # folder tree of example documents
@@ -39,8 +39,10 @@ from urllib.parse import urlsplit
 from focused.errors import TopicError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-FOCUS_MODES = ("soft", "hard")
-TOP_FIELDS = {"name", "seeds", "seeds_file", "seeds_from", "focus", "relevance"}
+# How links are scored and scheduled (focused.strategies); ``focus`` is the older spelling of
+# ``strategy`` for seed 000's two modes.
+STRATEGY_NAMES = ("soft", "hard", "breadth-first")
+TOP_FIELDS = {"name", "seeds", "seeds_file", "seeds_from", "strategy", "focus", "relevance"}
 PREVIOUS = "previous"
 
 
@@ -51,7 +53,7 @@ class Topic:
     path: Path
     name: str
     seeds: list[str]
-    focus: str
+    strategy: str
     method: str
     relevance: dict[str, Any] = field(default_factory=dict)
     link_score: str = "anchor"
@@ -98,6 +100,18 @@ def _read_seeds(path: Path, data: dict[str, Any]) -> list[str]:
     if not seeds and "seeds_from" not in data:
         raise TopicError(path, "seeds", "no seed URLs (give `seeds`, `seeds_file` or `seeds_from`)")
     return list(dict.fromkeys(seeds))
+
+
+def _read_strategy(path: Path, data: dict[str, Any]) -> str:
+    if "strategy" in data and "focus" in data:
+        raise TopicError(path, "focus", "give 'strategy' or its older spelling 'focus', not both")
+    fieldname = "focus" if "focus" in data else "strategy"
+    strategy = data.get(fieldname, "soft")
+    if strategy not in STRATEGY_NAMES:
+        raise TopicError(
+            path, fieldname, f"expected one of {', '.join(STRATEGY_NAMES)}, got {strategy!r}"
+        )
+    return strategy
 
 
 def _read_seeds_from(path: Path, data: dict[str, Any]) -> str:
@@ -295,9 +309,7 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
         raise TopicError(
             path, "name", f"expected a crawl name of letters, digits, '_.-', got {name!r}"
         )
-    focus = data.get("focus", "soft")
-    if focus not in FOCUS_MODES:
-        raise TopicError(path, "focus", f"expected 'soft' or 'hard', got {focus!r}")
+    strategy = _read_strategy(path, data)
     seeds = _read_seeds(path, data)
     method, options = _read_relevance(path, data.get("relevance"))
     link_score = data["relevance"].get("link_score", "anchor")
@@ -306,4 +318,4 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
             path, "relevance.link_score", f"expected one of {LINK_SCORES}, got {link_score!r}"
         )
     seeds_from = _read_seeds_from(path, data)
-    return Topic(path.resolve(), name, seeds, focus, method, options, link_score, seeds_from)
+    return Topic(path.resolve(), name, seeds, strategy, method, options, link_score, seeds_from)

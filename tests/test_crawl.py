@@ -210,7 +210,7 @@ def test_lost_redis_is_retried_reported_and_stops_the_crawl(crawl, tmp_path):
 
 def test_hard_focus_expands_only_pages_on_a_good_path(crawl, web, tmp_path):
     hard = tmp_path / "hard.toml"
-    text = (web / "topic.toml").read_text().replace('focus = "soft"', 'focus = "hard"')
+    text = (web / "topic.toml").read_text().replace('strategy = "soft"', 'strategy = "hard"')
     hard.write_text(text.replace('taxonomy = "taxonomy"', f'taxonomy = "{web / "taxonomy"}"'))
     crawl.topic = hard
     crawl.run(CLOSESPIDER_ITEMCOUNT=80)

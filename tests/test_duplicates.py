@@ -195,7 +195,7 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
     )
     (folder / "topic.toml").write_text(
-        f'name = "dup"\nseeds = ["{SITE}/"]\nfocus = "soft"\n'
+        f'name = "dup"\nseeds = ["{SITE}/"]\nstrategy = "soft"\n'
         '[relevance]\nmethod = "keywords"\nkeywords = ["swan", "cygnet"]\n'
     )
     return folder

@@ -8,7 +8,8 @@ import pytest
 from scrapy.settings import Settings
 
 from focused.errors import FocusedError
-from focused.strategies import BreadthFirst, HardFocus, SoftFocus, link_score_for, strategy_name
+from focused.strategies import link_score_for, strategy_name
+from focused.strategies.focus import BreadthFirst, HardFocus, SoftFocus
 from focused.topic import Topic
 
 PAGE = {

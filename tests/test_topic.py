@@ -15,7 +15,7 @@ GOOD = """
 name = "birds"
 seeds = ["http://www.a.test/Swan"]
 seeds_file = "seeds.txt"
-focus = "hard"
+strategy = "hard"
 [relevance]
 method = "taxonomy"
 taxonomy = "tax"
@@ -41,7 +41,7 @@ def write(folder: Path, text: str) -> Path:
 
 def test_good_topic_loads_with_paths_relative_to_the_file(topic_dir):
     topic = load_topic(write(topic_dir, GOOD))
-    assert topic.name == "birds" and topic.focus == "hard" and topic.method == "taxonomy"
+    assert topic.name == "birds" and topic.strategy == "hard" and topic.method == "taxonomy"
     assert topic.seeds == ["http://www.a.test/Swan", "http://www.b.test/Goose"]
     assert topic.relevance["taxonomy"] == (topic_dir / "tax").resolve()
     assert topic.relevance["good"] == ["Science/Birds"]
@@ -51,13 +51,13 @@ def test_good_topic_loads_with_paths_relative_to_the_file(topic_dir):
     ("change", "field", "problem"),
     [
         (('name = "birds"', 'name = "no spaces allowed"'), "name", "crawl name"),
-        (('focus = "hard"', 'focus = "medium"'), "focus", "'soft' or 'hard'"),
+        (('strategy = "hard"', 'strategy = "medium"'), "strategy", "expected one of soft, hard,"),
         (('method = "taxonomy"', 'method = "magic"'), "relevance.method", "unknown method"),
         (('taxonomy = "tax"', 'taxonomy = "missing"'), "relevance.taxonomy", "folder not found"),
         (('good = ["Science/Birds"]', "good = []"), "relevance.good", "non-empty list"),
         (('seeds = ["http://www.a.test/Swan"]', 'seeds = ["ftp://x"]'), "seeds", "not an http"),
         (('seeds_file = "seeds.txt"', 'seeds_file = "nope.txt"'), "seeds_file", "not found"),
-        (('focus = "hard"', 'focus = "hard"\ncolour = "red"'), "colour", "unknown field"),
+        (('strategy = "hard"', 'strategy = "hard"\ncolour = "red"'), "colour", "unknown field"),
         (("[relevance]", "[relevance]\ngood_ones = 1"), "relevance.good_ones", "not a field"),
         (('name = "birds"', 'name = "birds'), "", "not valid TOML"),
     ],
@@ -86,7 +86,7 @@ def test_no_seeds_at_all(topic_dir):
 
 
 def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
-    path = write(topic_dir, GOOD.replace('focus = "hard"', 'focus = "sideways"'))
+    path = write(topic_dir, GOOD.replace('strategy = "hard"', 'strategy = "sideways"'))
     result = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={path}"],
         capture_output=True,
@@ -102,7 +102,7 @@ def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
-    assert len(errors) == 1 and f"{path}: focus: expected 'soft' or 'hard'" in errors[0]
+    assert len(errors) == 1 and f"{path}: strategy: expected one of soft, hard" in errors[0]
 
 
 def test_focused_train_reports_an_unknown_category_as_a_topic_error(topic_dir, tmp_path):

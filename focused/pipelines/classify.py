@@ -13,7 +13,7 @@ from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.store import load_or_fit_centroid, load_or_fit_examples, load_or_train
 from focused.relevance.thesaurus import ThesaurusModel
-from focused.strategies import link_score_for
+from focused.strategies import link_score_for, strategy_name
 from focused.topic import Topic
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class ClassifierPipeline:
             topic_model(topic, s.get("FOCUSED_MODELS_DIR")),
             threshold=relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
             link_score=link_score,
-            needs_path=topic.focus == "hard",
+            needs_path=strategy_name(s, topic) == "hard",
             max_chars=s.getint("FOCUSED_MAX_TEXT_CHARS"),
             reads_urls=topic_model_reads_anchors(topic),
             glosser=(

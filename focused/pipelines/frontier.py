@@ -7,21 +7,19 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import DropItem
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.learning import SharedLinkModel
-from focused.pipelines.classify import topic_model_reads_anchors
 from focused.pipelines.duplicates import DUPLICATE, UNCHANGED
-from focused.relevance.linkmodel import OnlineLinkModel
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import split_url
 from focused.schedulers.scheduler import frontier_for
-from focused.strategies import STRATEGIES, SoftFocus, link_score_for, strategy_name
+from focused.strategies import build_strategy
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
     from focused.schedulers.frontier import RedisFrontier
+    from focused.strategies.focus import SoftFocus
 
 
 STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortcut)
@@ -51,27 +49,15 @@ class FrontierPipeline:
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierPipeline:
-        s = crawler.settings
-        topic = crawler.spider.topic
-        name = strategy_name(s, topic)
         frontier = frontier_for(crawler)
-        learner = None
-        if name != "breadth-first" and s.getbool("FOCUSED_LINK_MODEL"):
-            learner = SharedLinkModel(
-                frontier.client,
-                frontier.crawl,
-                OnlineLinkModel(warmup=s.getint("FOCUSED_LINK_MODEL_WARMUP")),
-                call=frontier.retrying,
-                sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
-            )
-        strategy = STRATEGIES[name](
-            link_score_for(s, topic),
-            s.getint("DEPTH_LIMIT"),
-            s.getlist("FOCUSED_DROP_URL_PATTERNS"),
-            learner,
-            carry_anchors=topic_model_reads_anchors(topic),
+        strategy = build_strategy(crawler, frontier)
+        pipeline = cls(
+            frontier, strategy, crawler.stats, crawler.settings.getfloat("FOCUSED_HUB_MIN_SCORE")
         )
-        return cls(frontier, strategy, crawler.stats, s.getfloat("FOCUSED_HUB_MIN_SCORE"))
+        return pipeline
+
+    def close_spider(self, spider: Any) -> None:
+        self.strategy.close()
 
     def hub_score(self, item: Any) -> float | None:
         """Seed 004's hub score of a page, if it reaches FOCUSED_HUB_MIN_SCORE: links to other

@@ -546,7 +546,7 @@ def _write_topic_file(path: Path, seeds: list[str]) -> None:
     seed_lines = "".join(f"    {json.dumps(url)},\n" for url in seeds)
     path.write_text(
         f"name = {json.dumps(crawl_name_for(path.parent))}\n"
-        f'seeds = [\n{seed_lines}]\nfocus = "soft"\n\n'
+        f'seeds = [\n{seed_lines}]\nstrategy = "soft"\n\n'
         f'[relevance]\nmethod = "taxonomy"\ntaxonomy = "taxonomy"\n'
         f"good = [{json.dumps(DEMO_CATEGORY)}]\n",
         encoding="utf-8",

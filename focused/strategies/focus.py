@@ -1,7 +1,6 @@
-"""Crawl strategies: what out-links of a page enter the frontier, and with what score.
+"""Seed 000's two modes, and breadth-first: what out-links of a page enter the frontier.
 
-A strategy only turns a classified page into scored links; the frontier stores and orders them
-and knows nothing of topics (Frontera keeps the same seam). Seed 000's two modes:
+Seed 000's two modes:
 
 - soft focus: every out-link enters, scored by the relevance estimate of its parent page;
   when a page is fetched, its own R replaces the estimate (its out-links carry its R).
@@ -22,20 +21,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from focused.errors import FocusedError
 from focused.learning import SharedLinkModel
-from focused.relevance.linkmodel import LinkContext
+from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.schedulers.frontier import Link
-from focused.topic import LINK_SCORES, Topic
+from focused.topic import LINK_SCORES
 
 if TYPE_CHECKING:
-    from scrapy.settings import BaseSettings
+    from scrapy.crawler import Crawler
+
+    from focused.schedulers.frontier import RedisFrontier
 
 
 class SoftFocus:
-    """Every out-link enters the frontier."""
+    """Every out-link enters the frontier.
+
+    The contract of a strategy: ``links`` turns a classified page (the classifier pipeline's
+    item) into the scored links the frontier pipeline pushes with the page's acknowledgement,
+    ``learn`` sees every classified page first, and ``close`` runs when the spider closes.
+    Strategies keep their shared state in Redis under the crawl's prefix, so several crawler
+    processes can run one crawl; the frontier's store is the same for all of them.
+    """
+
+    scores_links = True  # False: links are ordered without the topic model's scores
 
     def __init__(
         self,
@@ -55,6 +64,38 @@ class SoftFocus:
         self.carry_anchors = carry_anchors or learner is not None
         self.drop = re.compile("|".join(f"(?:{p})" for p in drop_urls), re.I) if drop_urls else None
         self.dropped = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> Self:
+        """The strategy of the crawl's topic and settings; subclasses add their own settings
+        to :meth:`options`."""
+        return cls(**cls.options(crawler, frontier))
+
+    @classmethod
+    def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
+        """What every strategy is built with: link score, depth limit, URL patterns dropped,
+        the online link model (``FOCUSED_LINK_MODEL``) and whether anchors are carried."""
+        from focused.pipelines.classify import topic_model_reads_anchors
+        from focused.strategies import link_score_for
+
+        s = crawler.settings
+        topic = crawler.spider.topic
+        learner = None
+        if cls.scores_links and s.getbool("FOCUSED_LINK_MODEL"):
+            learner = SharedLinkModel(
+                frontier.client,
+                frontier.crawl,
+                OnlineLinkModel(warmup=s.getint("FOCUSED_LINK_MODEL_WARMUP")),
+                call=frontier.retrying,
+                sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
+            )
+        return {
+            "link_score": link_score_for(s, topic),
+            "depth_limit": s.getint("DEPTH_LIMIT"),
+            "drop_urls": s.getlist("FOCUSED_DROP_URL_PATTERNS"),
+            "learner": learner,
+            "carry_anchors": topic_model_reads_anchors(topic),
+        }
 
     def kept(self, links: list[Link]) -> list[Link]:
         """The links whose URLs are not dropped by pattern."""
@@ -87,6 +128,9 @@ class SoftFocus:
             page.get("parent_category") or "",
         )
         self.learner.observe(link, bool(page["relevant"]))
+
+    def close(self) -> None:
+        """The spider closes: nothing to finish here."""
 
     def links(self, page: Mapping[str, Any]) -> list[Link]:
         """The page's out-links, scored, or none."""
@@ -122,28 +166,10 @@ class HardFocus(SoftFocus):
 class BreadthFirst(SoftFocus):
     """The unfocused baseline: every out-link enters, shallower first (relevance unused)."""
 
+    scores_links = False
+
     def links(self, page: Mapping[str, Any]) -> list[Link]:
         depth = page["depth"] + 1
         if self.depth_limit and depth > self.depth_limit:
             return []
         return self.kept([Link(url, 1.0 / (1 + depth), depth) for url, *_ in page["links"]])
-
-
-STRATEGIES = {"soft": SoftFocus, "hard": HardFocus, "breadth-first": BreadthFirst}
-
-
-def strategy_name(settings: BaseSettings, topic: Topic) -> str:
-    """FOCUSED_STRATEGY when set, else the topic file's ``focus``."""
-    name = settings.get("FOCUSED_STRATEGY") or topic.focus
-    if name not in STRATEGIES:
-        raise FocusedError(f"FOCUSED_STRATEGY: expected one of {sorted(STRATEGIES)}, got {name!r}")
-    return name
-
-
-def link_score_for(settings: BaseSettings, topic: Topic) -> str:
-    """FOCUSED_LINK_SCORE when set, else the topic file's ``link_score``; ``content`` under
-    breadth-first, which orders links by depth, so that no anchor is scored for nothing."""
-    value = settings.get("FOCUSED_LINK_SCORE") or topic.link_score
-    if value not in LINK_SCORES:
-        raise FocusedError(f"FOCUSED_LINK_SCORE: expected one of {LINK_SCORES}, got {value!r}")
-    return "content" if strategy_name(settings, topic) == "breadth-first" else value
