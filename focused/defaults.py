@@ -31,6 +31,13 @@ FOCUSED_MAX_TRIES = 3
 # URLs leased per frontier round trip and buffered in the scheduler.
 FOCUSED_POP_BATCH = 8
 
+# Best-N-first (strategy "best-n-first", seed 003's BFS-N): each process pops the best
+# FOCUSED_BEST_N URLs at a time (instead of FOCUSED_POP_BATCH) and pops the next batch only when
+# all of them are acknowledged; the frontier keeps at most FOCUSED_MAX_BUFFER queued URLs and
+# drops the worst beyond that for good. 256 and 256: the paper's BFS256 and MAX_BUFFER.
+FOCUSED_BEST_N = 256
+FOCUSED_MAX_BUFFER = 256
+
 # Buckets of the seen-URL set (intsets of 64-bit fingerprints). 4,096 buckets keep about two
 # million URLs in the compact intset encoding (512 per bucket).
 FOCUSED_SEEN_BUCKETS = 4096
@@ -85,6 +92,21 @@ FOCUSED_DISTILL_HUBS = 0
 FOCUSED_DISTILL_BOOST = 1.0
 FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
 FOCUSED_DISTILL_LOCK_S = 600.0
+
+# The genetic strategy (strategy "genetic", seed 001): links are scored by fitness
+# (est + R(parent) + FOCUSED_GENETIC_K * R(anchor)) / (2 + FOCUSED_GENETIC_K). Every
+# FOCUSED_GENETIC_GENERATION classified pages (crawl-wide) one process runs a generation: of the
+# queued URLs with fitness >= FOCUSED_GENETIC_MIN_FITNESS, the FOCUSED_GENETIC_PC share of the
+# generation's size with the highest topic-sensitive PageRank (crossover), and the
+# FOCUSED_GENETIC_PM share drawn at random among the other queued URLs (mutation, seeded by
+# FOCUSED_GENETIC_SEED), are raised to the top to be fetched next. 0.02 is about 2 / (2 + k):
+# a link whose anchor scores 0 is not selected however relevant its parent is.
+FOCUSED_GENETIC_K = 100.0
+FOCUSED_GENETIC_MIN_FITNESS = 0.02
+FOCUSED_GENETIC_GENERATION = 100
+FOCUSED_GENETIC_PC = 0.9
+FOCUSED_GENETIC_PM = 0.1
+FOCUSED_GENETIC_SEED = 0
 
 # Maintenance mode (seed 000): after every FOCUSED_REVISIT_EVERY fetched pages, queue about
 # FOCUSED_REVISIT_SHARE of them again among known pages, best first by FOCUSED_REVISIT_ORDER
@@ -175,3 +197,35 @@ FOCUSED_SEEDS_CHECK_S = 1.0
 # A crawl started under a name that already has state in Redis from another topic file is
 # refused (it would merge two crawls); True resumes it anyway.
 FOCUSED_RESUME_ANYWAY = False
+
+# InfoSpiders (strategy "infospiders", seed 003): a population of agents, each with its own
+# link scorer learned online by Q-learning, sharing the crawl's one frontier.
+FOCUSED_INFOSPIDERS_AGENTS = 8  # agents at the start of a crawl
+FOCUSED_INFOSPIDERS_MAX_AGENTS = 32  # agents at most; above, no agent splits
+FOCUSED_INFOSPIDERS_ENERGY = 1.0  # energy of a new agent (and of the last one, reseeded)
+FOCUSED_INFOSPIDERS_COST = 0.3  # energy an agent pays per page fetched (it gains the page's R)
+FOCUSED_INFOSPIDERS_REPRODUCE = 2.0  # energy above which an agent splits in two
+FOCUSED_INFOSPIDERS_LEARNING_RATE = 0.1  # step of each Q-learning update
+FOCUSED_INFOSPIDERS_DISCOUNT = 0.5  # Q-learning's discount of the next page's best link
+FOCUSED_INFOSPIDERS_MUTATION = 0.1  # std. dev. of the noise added to a child's weights
+FOCUSED_INFOSPIDERS_WINDOW = 5  # words before and after an anchor that its agent reads
+# Frontier score of a link: this share of its agent's value, the rest the topic's estimate.
+FOCUSED_INFOSPIDERS_BLEND = 1.0
+FOCUSED_INFOSPIDERS_SYNC = 20  # pages between a process's weight syncs with Redis
+FOCUSED_INFOSPIDERS_SEED = 0  # random seed of the first agents' weights and of mutations
+
+# Seed 002's learning crawler (strategy "hmm"): a hidden Markov model of the link distance to a
+# relevant page, fitted by one process (under a lock expiring after FOCUSED_HMM_LOCK_S) on the
+# crawl's first FOCUSED_HMM_WARMUP classified pages (scored as soft focus until then), or at
+# the start on the topic's example browse paths ([strategy_options] paths) with the crawl's
+# pages so far, then refitted every FOCUSED_HMM_REFIT pages (0: never) on the last
+# FOCUSED_HMM_MAX_PAGES pages logged. FOCUSED_HMM_CLUSTERS: K, the K-means clusters of
+# irrelevant pages. FOCUSED_HMM_CENTROID: a link's priority is the mean of the HMM's P(next page
+# relevant) and the page's similarity to the relevant pages' centroid (the paper's best
+# variant); False: the HMM's probability alone.
+FOCUSED_HMM_WARMUP = 100
+FOCUSED_HMM_REFIT = 250
+FOCUSED_HMM_MAX_PAGES = 10000
+FOCUSED_HMM_CLUSTERS = 10
+FOCUSED_HMM_CENTROID = True
+FOCUSED_HMM_LOCK_S = 600.0

@@ -60,6 +60,26 @@ key (after prefix)     type    what it holds
 ``procs``              zset    process id -> unix time of its last heartbeat
 ``proc:<id>``          hash    one process: host, pid, started, state and its figures (expires)
 ``scrapy``             hash    crawl-wide Scrapy stats: every process's counters added up
+``genetic``            hash    seed 001's genetic strategy: pages (edge-log records), last (pages at
+                               the last generation), generations and the last one's figures
+``genetic:edges:<b>``  string  the genetic strategy's edge log: records of classified pages appended
+                               in order, 512 a bucket (``strategies/genetic.py``)
+``genetic:lock``       string  held by the one process running a generation (expires)
+``isp:energy``         hash    InfoSpiders (``strategies/infospiders.py``): agent id -> energy
+                               of every live agent
+``isp:w:<id>``         string  one agent's link-scorer weights (JSON array of floats)
+``isp:next``           string  the last agent id given out (INCR)
+``isp:by:<bucket>``    hash    URL fingerprint // buckets -> "<agent> <link features>" of the
+                               agent that queued it; ``-`` once it is fetched
+``isp:events``         hash    births, deaths, reseeds of the crawl's agents
+``hmm``                hash    seed 002's HMM strategy (``strategies/hmm.py``): the fitted model's
+                               arrays (binary), its version and the logged count at its fit
+                               (``fitted``); ``logged``, the pages logged for training
+``hmm:log``            list    the HMM's training log: one binary record per classified page (its
+                               fingerprint, its parent's, relevant, its top term counts)
+``hmm:alpha:<b>``      hash    URL fingerprint (8 bytes) -> the page's forward vector α (float32 a
+                               state), bucket b = fingerprint % 1024
+``hmm:lock``           string  held by the one process fitting the HMM (expires)
 =====================  ======  ============================================================
 """
 
@@ -97,10 +117,23 @@ START_URLS = "start_urls"
 PROCS = "procs"
 PROC = "proc:"
 SCRAPY_STATS = "scrapy"
+HMM = "hmm"
+HMM_LOG = "hmm:log"
+HMM_ALPHA = "hmm:alpha:"
+HMM_LOCK = "hmm:lock"
+AGENT_ENERGY = "isp:energy"
+AGENT_WEIGHTS = "isp:w:"
+AGENT_IDS = "isp:next"
+QUEUED_BY = "isp:by:"
+AGENT_EVENTS = "isp:events"
+GENETIC = "genetic"
+GENETIC_EDGES = "genetic:edges:"
+GENETIC_LOCK = "genetic:lock"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000
 CURVE_BUCKET = 100
+HMM_ALPHA_BUCKETS = 1024
 
 
 def prefix(crawl: str) -> str:

@@ -148,6 +148,8 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "bad": int(counts.get("bad", 0)),
         "duplicate": int(counts.get("duplicate", 0)),
         "failed": int(counts.get("failed", 0)),
+        # best-N-first: queued URLs dropped for good beyond the frontier's cap (MAX_BUFFER)
+        "dropped_buffer": int(counts.get("dropped/buffer", 0)),
         "hosts_ready": ready,
         "hosts_waiting": waiting,
         "hosts_crawled": hosts,
@@ -363,6 +365,7 @@ def format_status(snapshot: dict[str, Any]) -> str:
             "bad pages / duplicates / failed",
             f"{snapshot['bad']} / {snapshot['duplicate']} / {snapshot['failed']}",
         ),
+        ("dropped (frontier full)", snapshot["dropped_buffer"]),
         ("harvest (relevant share)", _show(snapshot["harvest"])),
         (
             f"harvest, last {windows}",

@@ -41,8 +41,19 @@ from focused.errors import TopicError
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 # How links are scored and scheduled (focused.strategies); ``focus`` is the older spelling of
 # ``strategy`` for seed 000's two modes.
-STRATEGY_NAMES = ("soft", "hard", "breadth-first")
-TOP_FIELDS = {"name", "seeds", "seeds_file", "seeds_from", "strategy", "focus", "relevance"}
+STRATEGY_NAMES = ("soft", "hard", "breadth-first", "best-n-first", "genetic", "hmm", "infospiders")
+TOP_FIELDS = {
+    "name",
+    "seeds",
+    "seeds_file",
+    "seeds_from",
+    "strategy",
+    "focus",
+    "relevance",
+    "strategy_options",
+}
+# Fields of [strategy_options], the options of one strategy: hmm's example browse paths.
+STRATEGY_OPTIONS = {"paths"}
 PREVIOUS = "previous"
 
 
@@ -60,6 +71,8 @@ class Topic:
     # Seed 004's good hubs and sites of an earlier run, as more seeds: "" (none), "previous"
     # (the lists the last run of this crawl wrote) or the path of a lists file.
     seeds_from: str = ""
+    # [strategy_options], checked: ``paths``, the resolved paths file of the hmm strategy.
+    strategy_options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def base(self) -> Path:
@@ -119,6 +132,25 @@ def _read_seeds_from(path: Path, data: dict[str, Any]) -> str:
     if value in ("", PREVIOUS):
         return value
     return str(_existing(path, "seeds_from", value, folder=False))
+
+
+def _read_strategy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    options = data.get("strategy_options", {})
+    if not isinstance(options, dict):
+        raise TopicError(path, "strategy_options", "expected a table [strategy_options]")
+    unknown = set(options) - STRATEGY_OPTIONS
+    if unknown:
+        raise TopicError(path, f"strategy_options.{sorted(unknown)[0]}", "unknown option")
+    if "paths" in options:
+        from focused.relevance.hmm import read_paths  # scikit-learn: only when needed
+
+        paths = _existing(path, "strategy_options.paths", options["paths"], folder=False)
+        try:
+            read_paths(paths)
+        except ValueError as exc:
+            raise TopicError(path, "strategy_options.paths", f"{exc} ({paths})") from None
+        options = {**options, "paths": str(paths)}
+    return options
 
 
 def _existing(path: Path, fieldname: str, value: Any, *, folder: bool) -> Path:
@@ -318,4 +350,14 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
             path, "relevance.link_score", f"expected one of {LINK_SCORES}, got {link_score!r}"
         )
     seeds_from = _read_seeds_from(path, data)
-    return Topic(path.resolve(), name, seeds, strategy, method, options, link_score, seeds_from)
+    return Topic(
+        path.resolve(),
+        name,
+        seeds,
+        strategy,
+        method,
+        options,
+        link_score,
+        seeds_from,
+        _read_strategy_options(path, data),
+    )

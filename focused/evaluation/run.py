@@ -62,8 +62,10 @@ DEFAULT_SETTINGS = {
 # their own (ours, and the other relevance methods) crawl with the project's defaults: soft
 # focus, the topic's link score, anchor glosses. ``taxonomy-learning`` is ours with the
 # online link model, ``taxonomy-reboost`` ours with seed 000's re-boost of the top 10 hubs'
-# neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses. What each
-# topic file holds: ``prepare``.
+# neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses. The
+# strategy crawlers (best-n-first, genetic, hmm, infospiders) are ours with another strategy;
+# ``genetic-keywords`` is seed 001's set-up, the genetic strategy over the keyword vector
+# space model. What each topic file holds: ``prepare``.
 _NO_DISTILLER = {"FOCUSED_DISTILL_PAGES": "0", "FOCUSED_DISTILL_INTERVAL": "0"}
 _SOFT = {
     "FOCUSED_STRATEGY": "soft",
@@ -84,6 +86,12 @@ CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "keywords": ("keywords.toml", {}),
     "semantic": ("semantic.toml", {}),
     "thesaurus": ("thesaurus.toml", {}),
+    # The papers' search strategies, on the taxonomy topic with the defaults otherwise.
+    "best-n-first": ("taxonomy.toml", {"FOCUSED_STRATEGY": "best-n-first"}),
+    "genetic": ("taxonomy.toml", {"FOCUSED_STRATEGY": "genetic"}),
+    "genetic-keywords": ("keywords.toml", {"FOCUSED_STRATEGY": "genetic"}),
+    "hmm": ("taxonomy.toml", {"FOCUSED_STRATEGY": "hmm"}),
+    "infospiders": ("taxonomy.toml", {"FOCUSED_STRATEGY": "infospiders"}),
 }
 # What ``focused evaluate`` crawls unless --crawlers says otherwise (the oracle is added there).
 DEFAULT_CRAWLERS = ("taxonomy", "breadth-first", "best-first")

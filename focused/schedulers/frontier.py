@@ -34,15 +34,21 @@ the page's links to other servers, compactly: its own fingerprint (8 bytes), the
 target host's 32-bit hash and the target's fingerprint (12 bytes), big-endian, in
 ``graph:<order // 512>``. Links within a server carry no vote and are not stored.
 
+Buffer cap (seed 003's MAX_BUFFER, best-N-first): ``drop_worst`` drops the worst queued URLs
+beyond a maximum for good; they stay in the seen set, so they never come back. Worst is the
+host queues' own order (num_tries, then score, then hash), without the host part: the URLs
+that would pop last, retried ones first.
+
 Cost: ``push_many``, ``pop_ready``, ``complete``, ``release`` and ``raise_to`` are one round
 trip each; the first four are called about once per page. ``__len__`` reads one hash field and
-one set size.
+one set size. ``drop_worst`` is one round trip whose work grows with the URLs queued.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -456,6 +462,80 @@ end
 return queued
 """
 
+# ARGV: prefix, conc, delay, max_queued. A host with queued URLs is in 'ready' or 'wait', or
+# has all its slots leased (then it is in 'leases'), so those three list every such host at a
+# cost bounded by the queue, not by the hosts ever crawled. A heap of hosts by their worst
+# queued URL then yields the worst URLs overall one by one, each host's from its tail: the
+# work is one read per host and per URL dropped, never a sort of the whole queue.
+_LUA_DROP_WORST = """
+local excess = tonumber(redis.call('HGET', k('%(stats)s'), 'queued') or '0') - tonumber(ARGV[4])
+if excess <= 0 then return 0 end
+-- A max-heap of hosts in three arrays (score, origin, URLs cut so far): no table per step.
+local hs, ho, hc, listed = {}, {}, {}, {}
+local function worse(i, j) return hs[i] > hs[j] or (hs[i] == hs[j] and ho[i] < ho[j]) end
+local function swap(i, j)
+  hs[i], hs[j] = hs[j], hs[i]
+  ho[i], ho[j] = ho[j], ho[i]
+  hc[i], hc[j] = hc[j], hc[i]
+end
+local function sift_up(i)
+  while i > 1 and worse(i, math.floor(i / 2)) do
+    swap(i, math.floor(i / 2))
+    i = math.floor(i / 2)
+  end
+end
+local function sift_down(i)
+  while true do
+    local top, l, r = i, 2 * i, 2 * i + 1
+    if l <= #hs and worse(l, top) then top = l end
+    if r <= #hs and worse(r, top) then top = r end
+    if top == i then return end
+    swap(i, top)
+    i = top
+  end
+end
+-- Put host o in the heap by its (cut + 1)-th worst queued URL, if it has one.
+local function offer(o, cut)
+  local tail = redis.call('ZRANGE', qkey(o), -cut - 1, -cut - 1, 'WITHSCORES')
+  if #tail > 0 then
+    local n = #hs + 1
+    hs[n], ho[n], hc[n] = tonumber(tail[2]), o, cut
+    sift_up(n)
+  end
+end
+local function list(o)
+  if not listed[o] then
+    listed[o] = true
+    offer(o, 0)
+  end
+end
+for _, o in ipairs(redis.call('ZRANGE', k('%(ready)s'), 0, -1)) do list(o) end
+for _, o in ipairs(redis.call('ZRANGE', k('%(wait)s'), 0, -1)) do list(o) end
+for _, lm in ipairs(redis.call('ZRANGE', k('%(leases)s'), 0, -1)) do
+  list(string.match(lm, '^(%%S+) '))
+end
+local cuts, dropped = {}, 0
+while dropped < excess and #hs > 0 do
+  local o, cut, last = ho[1], hc[1] + 1, #hs
+  swap(1, last)
+  hs[last], ho[last], hc[last] = nil, nil, nil
+  sift_down(1)
+  dropped = dropped + 1
+  cuts[o] = cut
+  offer(o, cut)
+end
+local now = now_s()
+for o, cut in pairs(cuts) do
+  redis.call('ZREMRANGEBYRANK', qkey(o), -cut, -1)
+  schedule(o, now)
+end
+if dropped > 0 then
+  redis.call('HINCRBY', k('%(stats)s'), 'queued', -dropped)
+  redis.call('HINCRBY', k('%(stats)s'), 'dropped/buffer', dropped)
+end
+return dropped
+"""
+
 _LUA_NAMES = {
     "queue": keys.HOST_QUEUE,
     "ready": keys.READY,
@@ -531,15 +611,19 @@ class RedisFrontier:
         self.on_lost = on_lost
         self.lost = False  # the connection stayed lost through all retries
         self.changes = 0  # writes by this object that may have made a host ready
+        # Leases this object popped and has not acknowledged or released -> the local time
+        # they run out (the scheduler of a best-N-first crawl waits for a whole batch).
+        self.held: dict[str, float] = {}
         self._push = client.register_script(_lua(_LUA_PUSH))
         self._pop = client.register_script(_lua(_LUA_POP))
         self._complete = client.register_script(_lua(_LUA_COMPLETE))
         self._release = client.register_script(_lua(_LUA_RELEASE))
         self._raise = client.register_script(_lua(_LUA_RAISE))
         self._requeue = client.register_script(_lua(_LUA_REQUEUE))
+        self._drop_worst = client.register_script(_lua(_LUA_DROP_WORST))
 
     def _call(self, script: Any, args: list[Any]) -> Any:
-        if script is not self._pop:
+        if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
         fixed = [self.prefix, self.host_concurrency, self.host_delay]
         return self.retrying(lambda: script(args=[*fixed, *args]))
@@ -585,9 +669,11 @@ class RedisFrontier:
         """Lease up to ``n`` of the best URLs whose hosts may be hit now."""
         out = self._call(self._pop, [n, self.lease_s, self.max_tries])
         queued, in_flight, wake = int(out[0]), int(out[1]), out[2]
+        deadline = time.monotonic() + self.lease_s
         leased = []
         for i in range(3, len(out), 2):
             lease, record = out[i], out[i + 1]
+            self.held[lease] = deadline
             origin, packed, member = lease.split(" ", 2)
             depth, parent, rest, anchor = split_member(member)
             revisit = depth.startswith("r")
@@ -640,6 +726,7 @@ class RedisFrontier:
         hub = "" if hub_score is None else repr(float(hub_score))
         extra = [bytes(edges or b""), hub, "1" if self.revisits else ""]
         order, new = self._call(self._complete, [*args, *extra, *link_args])
+        self.held.pop(lease, None)
         return int(order), int(new)
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
@@ -651,7 +738,21 @@ class RedisFrontier:
         leases = list(leases)
         if not leases:
             return 0
-        return int(self._call(self._release, [int(retry), self.max_tries, *leases]))
+        back = int(self._call(self._release, [int(retry), self.max_tries, *leases]))
+        for lease in leases:
+            self.held.pop(lease, None)
+        return back
+
+    def holding(self) -> int:
+        """Leases this object popped that are neither acknowledged, released nor run out.
+
+        A lease whose item never reached the frontier pipeline (dropped on the way) counts
+        until its deadline: by then the frontier has its URL back anyway.
+        """
+        now = time.monotonic()
+        for lease in [lease for lease, deadline in self.held.items() if deadline <= now]:
+            del self.held[lease]
+        return len(self.held)
 
     def requeue(self, urls: Iterable[str], score: float = 1.0) -> int:
         """Queue known URLs again (past the seen set), marked as revisits, at ``score``.
@@ -691,6 +792,16 @@ class RedisFrontier:
             tries, _ = unpack_score(packed)
             args += (origin, member, pack(score, tries, packed & HASH_MASK))
         return int(self._call(self._raise, args)) if args else 0
+
+    def drop_worst(self, max_queued: int) -> int:
+        """Drop the worst queued URLs beyond ``max_queued``, for good; returns how many.
+
+        They stay seen, so they are never queued again, and are counted as ``dropped/buffer``
+        in the crawl's stats. One atomic call: processes trimming at once never go below
+        ``max_queued``. Its work grows with the URLs queued (module doc), so call it when
+        the queue is capped, not on an unbounded one.
+        """
+        return int(self._call(self._drop_worst, [max_queued]))
 
     def counts(self) -> dict[str, float]:
         """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight."""

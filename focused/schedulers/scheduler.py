@@ -9,7 +9,12 @@
   go to the local buffer unpersisted.
 - ``next_request`` hands out a request from the local buffer, refilled by one lease-pop of up
   to ``FOCUSED_POP_BATCH`` URLs; it returns None at once when no host is ready and asks the
-  engine to call again when the next host's delay runs out (it never sleeps).
+  engine to call again when the next host's delay runs out (it never sleeps). A strategy that
+  pops whole batches (best-N-first: its class names the batch size's setting in
+  ``batch_setting``, ``FOCUSED_BEST_N``) gets batches of that size instead, and the next one
+  only once every URL of the last has been handed out and acknowledged, released or has run
+  out of its lease (the frontier object counts the leases this process holds); meanwhile the
+  engine is asked to call again every ``BATCH_POLL_S`` seconds, a check without Redis.
 - ``has_pending_requests`` stays True while any URL of the crawl is queued or leased by any
   process (refreshed from Redis at most every ``POLL_S`` seconds).
 - ``close`` returns the buffered, unsent leases to the frontier.
@@ -40,6 +45,7 @@ from focused.connection import from_settings
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
+from focused.strategies import strategy_class, strategy_name
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
+BATCH_POLL_S = 0.1
 _frontiers: weakref.WeakKeyDictionary[Any, RedisFrontier] = weakref.WeakKeyDictionary()
 
 
@@ -135,11 +142,13 @@ class FrontierScheduler(BaseScheduler):
         *,
         stats: StatsCollector,
         batch: int,
+        whole_batches: bool = False,
         wake: Callable[[float], None] | None = None,
     ):
         self.frontier = frontier
         self.stats = stats
         self.batch = batch
+        self.whole_batches = whole_batches  # pop the next batch once the last is all acked
         self.wake = wake  # make the engine ask again after that many seconds
         self.buffer: deque[Request] = deque()
         self.spider: Spider | None = None
@@ -157,18 +166,18 @@ class FrontierScheduler(BaseScheduler):
             if slot is not None:
                 slot.nextcall.schedule(delay)
 
+        s = crawler.settings
         frontier = frontier_for(crawler)
         topic = getattr(crawler.spider, "topic", None)
+        batch_setting = ""
         if topic is not None:
-            claim_crawl(
-                frontier,
-                str(topic.path.resolve()),
-                crawler.settings.getbool("FOCUSED_RESUME_ANYWAY"),
-            )
+            claim_crawl(frontier, str(topic.path.resolve()), s.getbool("FOCUSED_RESUME_ANYWAY"))
+            batch_setting = strategy_class(strategy_name(s, topic)).batch_setting
         return cls(
             frontier,
             stats=crawler.stats,
-            batch=crawler.settings.getint("FOCUSED_POP_BATCH"),
+            batch=s.getint(batch_setting or "FOCUSED_POP_BATCH"),
+            whole_batches=bool(batch_setting),
             wake=wake,
         )
 
@@ -238,7 +247,8 @@ class FrontierScheduler(BaseScheduler):
         # Poll when the wait is over, or at once when this process changed the frontier
         # (acknowledged a URL or pushed links), which may have made a host ready.
         changed = self.frontier.changes != self._changes
-        if not self.buffer and (changed or time.monotonic() >= self._next_poll):
+        polls = changed or time.monotonic() >= self._next_poll
+        if not self.buffer and polls and not self._batch_out():
             self._changes = self.frontier.changes
             try:
                 self._refill()
@@ -248,6 +258,15 @@ class FrontierScheduler(BaseScheduler):
             return None
         self.stats.inc_value("scheduler/dequeued/redis")
         return self.buffer.popleft()
+
+    def _batch_out(self) -> bool:
+        """Whether URLs of the last whole batch are still out; then the engine is asked to call
+        again soon, since the download that ends the batch may already have been handed on."""
+        if not self.whole_batches or not self.frontier.holding():
+            return False
+        if self.wake is not None:
+            self.wake(BATCH_POLL_S)
+        return True
 
     def _refill(self) -> None:
         pop = self.frontier.pop_ready(self.batch)

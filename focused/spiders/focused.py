@@ -27,7 +27,7 @@ from focused.items import META, PageItem
 from focused.lists import list_seeds, lists_path
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
-from focused.strategies import link_score_for
+from focused.strategies import link_score_for, strategy_class, strategy_name
 from focused.topic import PREVIOUS, Topic, load_topic, load_topic_text
 
 CONTEXT_WORDS = 12  # words of text kept on each side of an anchor
@@ -95,8 +95,11 @@ class FocusedSpider(scrapy.Spider):
 
     @cached_property
     def context_words(self) -> int:
-        """Words kept around each anchor: only the ``context`` link score reads them."""
-        return CONTEXT_WORDS if link_score_for(self.settings, self.topic) == "context" else 0
+        """Words kept around each anchor: only the ``context`` link score and strategies that
+        read them (``reads_context``) do."""
+        reads = strategy_class(strategy_name(self.settings, self.topic)).reads_context
+        context = reads or link_score_for(self.settings, self.topic) == "context"
+        return CONTEXT_WORDS if context else 0
 
     def seeds(self) -> list[str]:
         """The topic's seeds, then the good hubs and sites of ``seeds_from`` (seed 004)."""

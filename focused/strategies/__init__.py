@@ -38,6 +38,10 @@ STRATEGIES = {
     "soft": "focus:SoftFocus",
     "hard": "focus:HardFocus",
     "breadth-first": "focus:BreadthFirst",
+    "best-n-first": "bestn:BestNFirst",
+    "genetic": "genetic:GeneticStrategy",
+    "hmm": "hmm:HMMStrategy",
+    "infospiders": "infospiders:InfoSpiders",
 }
 assert tuple(STRATEGIES) == STRATEGY_NAMES
 

@@ -45,6 +45,12 @@ class SoftFocus:
     """
 
     scores_links = True  # False: links are ordered without the topic model's scores
+    # The setting of a batch size: the scheduler then pops whole batches of that many URLs,
+    # each once the last is all acknowledged (best-N-first); "": it refills as it needs.
+    batch_setting = ""
+    # True: the spider keeps the words around each anchor (``links[i][2]``) whatever the link
+    # score, because the strategy reads them (InfoSpiders' agents).
+    reads_context = False
 
     def __init__(
         self,

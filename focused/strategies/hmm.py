@@ -1,0 +1,436 @@
+"""Seed 002's learning crawler: links scored by a hidden Markov model of the distance to a
+relevant page (:class:`~focused.relevance.hmm.PathHMM`), learned from the crawl's own paths.
+
+Until a model exists, links are scored as soft focus scores them, and every classified page is
+logged for training (``hmm:log``: its URL fingerprint, its parent's, whether the crawl's
+classifier found it relevant, its top term counts; about 0.6 kB). Once FOCUSED_HMM_WARMUP pages
+are logged crawl-wide (at once with example browse paths in the topic's
+``[strategy_options] paths``), one process takes ``hmm:lock`` and fits the model in a thread on
+the log (with the example paths): the pages form a forest, each page under the page it was
+found on. It stores the model's arrays in ``hmm`` under a new version, with the forward vector
+α of every logged page, and every process loads that version at its next page. Refits follow
+every FOCUSED_HMM_REFIT logged pages, on the last FOCUSED_HMM_MAX_PAGES.
+
+With a model, a page's α is the forward step from its parent's α (read from ``hmm:alpha``:
+any process may have fetched the parent) and its cluster; a page whose parent has no α (a seed,
+or a parent fetched while the model was being fitted) starts a path. α is stored under the
+page's URL fingerprint before its links are pushed: the fetch order would only be known in the
+frontier call that pushes them, too late for another process that pops a child at once. All its
+out-links get P(the next page is relevant), averaged (FOCUSED_HMM_CENTROID) with the page's
+cosine to the relevant pages' centroid, or with a link score other than ``content`` with the
+mean of the page's and the anchor's cosine (the paper's "page content / anchor text" variant).
+
+Cost: one round trip per page to log or to store α, one more to read the parent's α; 16 bytes
+of α (plus the field and hash overhead) per page fetched with a model. Stats:
+``focused/hmm/logged``, ``fits``, ``fit_failed``, ``loads``, ``scored`` (pages whose links the
+model scored), ``soft`` (pages scored as soft focus, before a model), ``path_starts``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from focused import keys
+from focused.connection import held_lock, retrying
+from focused.distill.graph import binary_client
+from focused.errors import FocusedError
+from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
+from focused.schedulers.frontier import Link, fingerprint
+from focused.strategies.focus import SoftFocus
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from focused.schedulers.frontier import RedisFrontier
+
+logger = logging.getLogger(__name__)
+
+RECORD = np.dtype([("fp", ">u8"), ("parent", ">u8"), ("relevant", "u1")])
+TERM = np.dtype([("term", ">u4"), ("count", ">u2")])
+ALPHA = np.dtype("<f4")
+LOCKED_WAIT_PAGES = 10  # pages before asking again for a lock another process held
+ARRAYS = {  # field of the stored model -> its dtype
+    "features": "<u4",
+    "idf": "<f8",
+    "centroids.data": "<f4",
+    "centroids.indices": "<u4",
+    "centroids.indptr": "<u4",
+    "startprob": "<f8",
+    "transmat": "<f8",
+    "emissionprob": "<f8",
+}
+
+Examples = tuple[sp.csr_matrix, np.ndarray, np.ndarray]  # term counts, relevant, parent rows
+
+
+def encode_page(fp: int, parent: int, relevant: bool, counts: sp.csr_matrix) -> bytes:
+    """A training-log record: the page's and its parent's fingerprints (0: none), whether it
+    is relevant, then its term counts."""
+    head = np.array([(fp, parent, relevant)], dtype=RECORD).tobytes()
+    terms = np.empty(counts.nnz, dtype=TERM)
+    terms["term"], terms["count"] = counts.indices, np.minimum(counts.data, 65535)
+    return head + terms.tobytes()
+
+
+def decode_pages(records: list[bytes]) -> tuple[np.ndarray, sp.csr_matrix]:
+    """The records (fp, parent, relevant) and term counts (one row each) of log records."""
+    heads = np.frombuffer(b"".join(r[: RECORD.itemsize] for r in records), dtype=RECORD)
+    terms = [np.frombuffer(r[RECORD.itemsize :], dtype=TERM) for r in records]
+    indptr = np.cumsum([0, *(len(t) for t in terms)])
+    joined = np.concatenate(terms) if terms else np.empty(0, dtype=TERM)
+    counts = sp.csr_matrix(
+        (joined["count"].astype(np.float32), joined["term"].astype(np.int64), indptr),
+        shape=(len(records), N_FEATURES),
+    )
+    return heads, counts
+
+
+def dump_model(model: PathHMM) -> dict[str, bytes]:
+    """The fitted model as Redis hash fields: its parameters (JSON) and arrays (raw)."""
+    arrays = {
+        "features": model.features_,
+        "idf": model.idf_,
+        "centroids.data": model.centroids_.data,
+        "centroids.indices": model.centroids_.indices,
+        "centroids.indptr": model.centroids_.indptr,
+        "startprob": model.startprob_,
+        "transmat": model.transmat_,
+        "emissionprob": model.emissionprob_,
+    }
+    fields = {
+        name: np.ascontiguousarray(a, dtype=ARRAYS[name]).tobytes() for name, a in arrays.items()
+    }
+    meta = {"params": model.get_params(), "idf_unseen": model.idf_unseen_}
+    meta["shape"] = list(model.centroids_.shape)
+    return {"meta": json.dumps(meta).encode(), **fields}
+
+
+def load_model(fields: Mapping[bytes, bytes]) -> PathHMM:
+    """The model :func:`dump_model` stored."""
+    meta = json.loads(fields[b"meta"])
+    a = {name: np.frombuffer(fields[name.encode()], dtype=ARRAYS[name]) for name in ARRAYS}
+    model = PathHMM(**meta["params"])
+    states, clusters = model.n_states, meta["shape"][0]
+    model.features_ = a["features"].astype(np.int64)
+    model.idf_, model.idf_unseen_ = a["idf"], meta["idf_unseen"]
+    model.centroids_ = sp.csr_matrix(
+        (a["centroids.data"], a["centroids.indices"], a["centroids.indptr"]),
+        shape=tuple(meta["shape"]),
+    )
+    model.startprob_ = a["startprob"]
+    model.transmat_ = a["transmat"].reshape(states, states)
+    model.emissionprob_ = a["emissionprob"].reshape(states, clusters)
+    return model
+
+
+def path_alphas(model: PathHMM, parents: np.ndarray) -> np.ndarray:
+    """The forward vector α of every training page, its parent's first (a page without a
+    parent among them starts from π), from the observations the model was fitted with."""
+    alphas = np.full((len(parents), model.n_states), np.nan)
+    todo = np.ones(len(parents), dtype=bool)
+    while todo.any():
+        ready = todo & ((parents < 0) | ~np.isnan(alphas[parents.clip(0), 0]))
+        if not ready.any():  # a cycle (a URL logged twice): start its pages from π
+            ready = todo
+        rows = np.flatnonzero(ready)
+        before = np.where(
+            (parents[rows] < 0)[:, None] | np.isnan(alphas[parents[rows].clip(0)]),
+            model.startprob_,
+            alphas[parents[rows].clip(0)],
+        )
+        step = (before @ model.transmat_) * model.emissionprob_[:, model.labels_[rows]].T
+        alphas[rows] = step / step.sum(axis=1, keepdims=True)
+        todo[rows] = False
+    return alphas
+
+
+class HMMStrategy(SoftFocus):
+    """Seed 002's HMM crawler (with the relevant pages' centroid): see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        client: redis.Redis,
+        crawl: str,
+        call: Callable[[Callable[[], Any]], Any],
+        retries: int = 8,
+        model_params: Mapping[str, Any],
+        warmup: int = 500,
+        refit: int = 2000,
+        max_pages: int = 10000,
+        centroid: bool = True,
+        lock_s: float = 600.0,
+        max_chars: int = 0,
+        examples: Examples | None = None,
+        stats: StatsCollector | None = None,
+        background: bool = True,
+        **options: Any,
+    ):
+        super().__init__(**options)
+        if warmup < 1 and examples is None:
+            raise ValueError("FOCUSED_HMM_WARMUP must be at least 1 without example paths")
+        self.client = client  # returns bytes: records and arrays are binary
+        self.prefix = keys.prefix(crawl)
+        self.call = call  # a Redis call with the crawl's retries (the frontier's)
+        self.retries = retries
+        self.model_params = dict(model_params)
+        self.warmup, self.refit, self.max_pages = warmup, refit, max_pages
+        self.centroid = centroid
+        self.lock_s = lock_s
+        self.max_chars = max_chars
+        self.examples = examples
+        self.stats = stats
+        self.background = background
+        self.model: PathHMM | None = None
+        self.version = 0
+        self.fitting = False
+        self.logged = 0  # pages logged crawl-wide, as last read
+        self.not_before = 0  # logged count before which a fit is not tried again
+
+    @classmethod
+    def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
+        s = crawler.settings
+        topic = crawler.spider.topic
+        examples = None
+        if topic.strategy_options.get("paths"):
+            examples = classified_examples(crawler, topic.strategy_options["paths"])
+        return {
+            **super().options(crawler, frontier),
+            "client": binary_client(frontier.client),
+            "crawl": frontier.crawl,
+            "call": frontier.retrying,
+            "retries": frontier.retries,
+            "model_params": {"n_clusters": s.getint("FOCUSED_HMM_CLUSTERS")},
+            "warmup": s.getint("FOCUSED_HMM_WARMUP"),
+            "refit": s.getint("FOCUSED_HMM_REFIT"),
+            "max_pages": s.getint("FOCUSED_HMM_MAX_PAGES"),
+            "centroid": s.getbool("FOCUSED_HMM_CENTROID"),
+            "lock_s": s.getfloat("FOCUSED_HMM_LOCK_S"),
+            "max_chars": s.getint("FOCUSED_MAX_TEXT_CHARS"),
+            "examples": examples,
+            "stats": crawler.stats,
+        }
+
+    def _inc(self, name: str, n: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"focused/hmm/{name}", n)
+
+    def links(self, page: Mapping[str, Any]) -> list[Link]:
+        text = page.get("text") or ""
+        counts = term_counts([f"{page.get('title') or ''}\n{text[: self.max_chars or None]}"])
+        fp = fingerprint(page["url"])
+        parent = fingerprint(page["parent"]) if page.get("parent") else 0
+        relevant = bool(page["relevant"])
+        logs = self.model is None or self.refit > 0
+        record = encode_page(fp, parent, relevant, counts) if logs else None
+        if self.model is None:
+            self._inc("soft")
+            self.sync(record, fp, None)
+            return super().links(page)
+        model = self.model
+        before = self.parent_alpha(parent) if parent else None
+        if before is None:
+            self._inc("path_starts")
+        alpha = model.forward(before, int(model.observation(counts, [relevant])[0]))
+        self.sync(record, fp, alpha)  # before the links are pushed: children look it up
+        self._inc("scored")
+        return self.scored(page, model, model.priority(alpha), counts)
+
+    def scored(
+        self, page: Mapping[str, Any], model: PathHMM, hmm: float, counts: sp.csr_matrix
+    ) -> list[Link]:
+        """The page's out-links at the HMM's priority, with the centroid similarity or not."""
+        depth = page["depth"] + 1
+        if not self.expands(page) or (self.depth_limit and depth > self.depth_limit):
+            return []
+        links = page["links"]
+        scores = np.full(len(links), hmm)
+        if self.centroid and links:
+            similarity = float(model.centroid_similarity(counts)[0])
+            if self.link_score != "content":  # links without anchor words: the page alone
+                anchors = term_counts([anchor for _, anchor, _ in links])
+                similarity = np.where(
+                    np.diff(anchors.indptr) > 0,
+                    (similarity + model.centroid_similarity(anchors)) / 2,
+                    similarity,
+                )
+            scores = (scores + similarity) / 2
+        return self.kept(
+            [
+                Link(url, float(score), depth, anchor if self.carry_anchors else "")
+                for (url, anchor, _), score in zip(links, scores, strict=True)
+            ]
+        )
+
+    def parent_alpha(self, parent: int) -> np.ndarray | None:
+        """The α stored for the page of fingerprint ``parent``, or None."""
+        key = f"{self.prefix}{keys.HMM_ALPHA}{parent % keys.HMM_ALPHA_BUCKETS}"
+        raw = self.call(lambda: self.client.hget(key, parent.to_bytes(8, "big")))
+        if raw is None or len(raw) != ALPHA.itemsize * self.model.n_states:
+            return None
+        return np.frombuffer(raw, dtype=ALPHA).astype(np.float64)
+
+    def sync(self, record: bytes | None, fp: int, alpha: np.ndarray | None) -> None:
+        """One round trip: log the page, store its α, read the model's version and counts;
+        then load a newer model, or start a fit when one is due."""
+        model_key = self.prefix + keys.HMM
+
+        def write_and_read() -> list[Any]:
+            pipe = self.client.pipeline(transaction=False)
+            if record is not None:
+                pipe.rpush(self.prefix + keys.HMM_LOG, record)
+                pipe.ltrim(self.prefix + keys.HMM_LOG, -self.max_pages, -1)
+                pipe.hincrby(model_key, "logged", 1)
+            if alpha is not None:
+                bucket = f"{self.prefix}{keys.HMM_ALPHA}{fp % keys.HMM_ALPHA_BUCKETS}"
+                pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.astype(ALPHA).tobytes())
+            pipe.hmget(model_key, "version", "fitted", "logged")
+            return pipe.execute()
+
+        try:
+            *_, (version, fitted, logged) = self.call(write_and_read)
+        except FocusedError:  # reported by the frontier; the crawl stops
+            return
+        if record is not None:
+            self._inc("logged")
+        version, logged = int(version or 0), int(logged or 0)
+        self.logged = logged
+        if version > self.version and not self.fitting:  # a fit of ours stores it itself
+            self.load()
+        if self.fitting or logged < self.not_before:
+            return
+        if self.model is None and version == 0:
+            due = self.examples is not None or logged >= self.warmup
+        else:
+            due = self.refit > 0 and logged - int(fitted or 0) >= self.refit
+        if due:
+            self.start_fit()
+
+    def load(self) -> None:
+        """Load the stored model (another process fitted it)."""
+        fields = self.call(lambda: self.client.hgetall(self.prefix + keys.HMM))
+        if b"meta" not in fields:
+            return
+        self.model, self.version = load_model(fields), int(fields[b"version"])
+        self._inc("loads")
+
+    def start_fit(self) -> None:
+        """Fit in a thread (the crawl goes on meanwhile), or here without ``background``."""
+        self.fitting = True
+        if not self.background:
+            self.fitted(self.fit_and_store())
+            return
+        from twisted.internet import threads
+
+        d = threads.deferToThread(self.fit_and_store)
+        d.addCallbacks(self.fitted, self.fit_error)
+
+    def fit_and_store(self) -> tuple[PathHMM, int, int] | int | None:
+        """Under the crawl's HMM lock, fit on the log (and the example paths) and store the
+        model and the α of the logged pages. Returns (model, version, pages), the logged
+        count when there is not enough to learn from yet, or None when another process holds
+        the lock. Runs in a thread: only Redis calls, with plain retries."""
+        # Plain retries: the frontier's callbacks belong to the reactor's thread.
+        call = partial(retrying, retries=self.retries)
+        lock = self.prefix + keys.HMM_LOCK
+        with held_lock(self.client, lock, self.lock_s, call) as held:
+            if not held:
+                return None
+            started = time.monotonic()
+
+            def read() -> list[Any]:
+                pipe = self.client.pipeline(transaction=True)
+                pipe.lrange(self.prefix + keys.HMM_LOG, 0, -1)
+                pipe.hget(self.prefix + keys.HMM, "logged")
+                return pipe.execute()
+
+            records, logged = call(read)
+            logged = int(logged or 0)
+            heads, counts = decode_pages(records)
+            rows = {int(fp): row for row, fp in enumerate(heads["fp"])}
+            parents = np.array([rows.get(int(p), -1) for p in heads["parent"]], dtype=np.int64)
+            parents[parents == np.arange(len(parents))] = -1
+            X, y, all_parents = counts, heads["relevant"].astype(bool), parents
+            if self.examples is not None:
+                ex_counts, ex_y, ex_parents = self.examples
+                X = sp.vstack([counts, ex_counts]).tocsr()
+                y = np.concatenate([y, ex_y])
+                shifted = np.where(ex_parents >= 0, ex_parents + len(parents), -1)
+                all_parents = np.concatenate([parents, shifted])
+            try:
+                model = PathHMM(**self.model_params).fit(X, y, all_parents)
+            except ValueError as exc:
+                logger.info("HMM not fitted on %(n)d pages: %(why)s", {"n": len(y), "why": exc})
+                return logged
+            alphas = path_alphas(model, all_parents)[: len(parents)].astype(ALPHA)
+            pipe = self.client.pipeline(transaction=False)
+            for fp, alpha in zip(heads["fp"], alphas, strict=True):
+                fp = int(fp)
+                bucket = f"{self.prefix}{keys.HMM_ALPHA}{fp % keys.HMM_ALPHA_BUCKETS}"
+                pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.tobytes())
+            call(pipe.execute)
+
+            def store() -> list[Any]:
+                pipe = self.client.pipeline(transaction=True)
+                pipe.hset(self.prefix + keys.HMM, mapping={**dump_model(model), "fitted": logged})
+                pipe.hincrby(self.prefix + keys.HMM, "version", 1)
+                return pipe.execute()
+
+            version = int(call(store)[-1])
+            logger.info(
+                "HMM fitted on %(n)d pages (%(relevant)d relevant, %(k)d clusters) in "
+                "%(s).2f s: version %(version)d",
+                {
+                    "n": len(y),
+                    "relevant": int(y.sum()),
+                    "k": model.centroids_.shape[0] - 1,
+                    "s": time.monotonic() - started,
+                    "version": version,
+                },
+            )
+            return model, version, len(y)
+
+    def fitted(self, result: tuple[PathHMM, int, int] | int | None) -> None:
+        self.fitting = False
+        if isinstance(result, tuple):
+            self.model, self.version, _ = result
+            self._inc("fits")
+        elif isinstance(result, int):  # not enough to learn from: wait for more pages
+            self.not_before = result + max(self.warmup, 1)
+            self._inc("fit_failed")
+        else:  # another process is fitting: its model comes with a new version
+            self.not_before = self.logged + LOCKED_WAIT_PAGES
+
+    def fit_error(self, failure: Any) -> None:
+        self.fitting = False
+        self._inc("fit_failed")
+        logger.error("HMM fit failed: %(error)s", {"error": failure.getErrorMessage()})
+
+
+def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
+    """The topic's example browse paths as training pages, relevant as the crawl's classifier
+    says (the topic's model and threshold), each page under the one before it."""
+    from focused.pipelines.classify import relevant_threshold, topic_model
+
+    s = crawler.settings
+    topic = crawler.spider.topic
+    documents = read_path_pages(read_paths(paths_file))
+    max_chars = s.getint("FOCUSED_MAX_TEXT_CHARS") or None
+    texts = [text[:max_chars] for path in documents for text in path]
+    relevance, _ = topic_model(topic, s.get("FOCUSED_MODELS_DIR")).score_pages(texts)
+    threshold = relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic)
+    parents: list[int] = []
+    for path in documents:
+        start = len(parents)
+        parents += [-1, *range(start, start + len(path) - 1)]
+    return term_counts(texts), np.asarray(relevance) >= threshold, np.array(parents)

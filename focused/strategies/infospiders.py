@@ -1,0 +1,468 @@
+"""Seed 003's InfoSpiders: a population of adaptive agents crawling one shared frontier.
+
+Each agent has a link scorer, a one-layer net learned online by Q-learning, and an energy.
+The paper's agents each walk their own frontier; here they share the crawl's one frontier
+(its store is the same for every strategy), and each queued link remembers the agent that
+queued it, so the page it leads to is that agent's:
+
+- **Scorer.** A link's inputs are a bias, the topic's estimate of the link (``link_score``:
+  R of the parent page, of the anchor, ...) and the words of its anchor and of up to
+  ``window`` words on each side of it (the spider's ``links[i][2]``), stemmed, each weighted
+  by its proximity to the link (1 for an anchor word, 1/(1 + k) for the k-th word away;
+  summed per word), hashed into FEATURES inputs, as the paper's keyword counts weighted by
+  distance to the link. The agent's value of the link is ``v = sigmoid(w · x)`` in [0, 1]:
+  Q-learning's value scaled by (1 - discount), so it is also the link's frontier score
+  (``blend`` of it, the rest the topic's estimate).
+- **Q-learning.** When a page is fetched, the agent that queued the link to it moves its value
+  of that link (from the inputs stored with it) toward ``(1 - γ)·R + γ·max v(out-links)``:
+  reward R, the page's relevance, plus the discounted value of the page's best out-link under
+  the same agent (the paper's target, scaled as ``v``). The step is ``rate·(target - v)·x``
+  (the gradient of the cross-entropy, which needs no sigmoid derivative and never stalls).
+- **Energy.** The agent gains R and pays ``cost`` for each page it is credited with. Above
+  ``reproduce`` it splits: the child gets half the energy and a copy of its weights plus
+  Gaussian noise (``mutation``, seeded by ``seed`` and the child's id); at ``max_agents`` it
+  keeps ``reproduce`` instead. At or below zero it dies and its weights go, except the last
+  live agent, which is reseeded with ``energy`` (its weights kept): a crawl never stalls.
+  Links queued by a dead agent, seeds and pages without a record are credited to a live
+  agent picked by the page's fingerprint (counted as ``adopted``), which also queues the
+  out-links of a page whose agent has just died.
+
+Across processes: energies, weights and records live in Redis (``focused/keys.py``:
+``isp:*``). A page's crediting, energy change and the split-or-die decision are one Lua
+call, so two processes never split or kill one agent twice. Weights are updated locally and
+merged every ``sync_every`` pages and at close by adding each process's change since its
+last sync to the Redis copy (one atomic call per agent: Redis holds the sum of every
+process's updates, as asynchronous SGD does); the process then reloads all live agents.
+A process that starts late or restarts loads the population; the first one creates it.
+
+Records: ``isp:by:<fingerprint % buckets>`` (four times FOCUSED_SEEN_BUCKETS, so a bucket
+stays a compact listpack hash up to as many URLs as the seen set stays an intset), field the
+rest of the fingerprint, value ``"<agent> <base64 features>"`` (under 64 bytes: the
+estimate and the MAX_TERMS nearest terms, one byte each for term and proximity). The first
+agent to queue a URL keeps it (HSETNX, as the frontier keeps the first push). A fetched page's
+record becomes ``-``, so later links to it leave no record.
+
+Stats: ``focused/infospiders/agents`` (alive), ``births``, ``deaths``, ``reseeds``,
+``adopted`` (pages credited to an agent that did not queue them), ``energy`` (mean, at each
+sync). Cost: two round trips a page (crediting; the records of its out-links), one per sync.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
+
+from focused import keys
+from focused.relevance.text import analyze
+from focused.schedulers.frontier import Link, fingerprint
+from focused.strategies.focus import SoftFocus
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from focused.schedulers.frontier import RedisFrontier
+
+logger = logging.getLogger(__name__)
+
+FEATURES = 256  # hashed word inputs of an agent's net (after a bias and the topic's estimate)
+MAX_TERMS = 16  # distinct terms kept per link, the nearest first: a record stays < 64 bytes
+PROXIMITY_UNIT = 64  # a term's summed proximity is stored in 64ths (one byte, up to ~4)
+BUCKETS_PER_SEEN = 4  # a listpack hash holds 128 entries, an intset 512
+FETCHED = "-"  # the record of a fetched page
+STAT = "focused/infospiders/"
+
+_NAMES = {
+    "energy": keys.AGENT_ENERGY,
+    "w": keys.AGENT_WEIGHTS,
+    "ids": keys.AGENT_IDS,
+    "by": keys.QUEUED_BY,
+    "events": keys.AGENT_EVENTS,
+}
+
+# ARGV: prefix, initial energy, then each agent's weights (JSON). Creates the population only
+# if no agent lives, so processes starting at once create it once.
+_LUA_INIT = """
+local p = ARGV[1]
+if redis.call('HLEN', p .. '%(energy)s') > 0 then return 0 end
+for i = 3, #ARGV do
+  local id = redis.call('INCR', p .. '%(ids)s')
+  redis.call('HSET', p .. '%(energy)s', id, ARGV[2])
+  redis.call('SET', p .. '%(w)s' .. id, ARGV[i])
+end
+return #ARGV - 2
+"""
+
+# ARGV: prefix, bucket, field, reward, cost, reproduce, max agents, initial energy, pick.
+# Credits a fetched page to the agent that queued it (or a live one picked by `pick`), marks
+# its record fetched, moves the agent's energy, splits or kills it. Returns agent, its record's
+# features, event (born, died, reseeded or ""), child, owner of the page's out-links, adopted
+# (1/0), the agent's energy and the live agents.
+_LUA_FETCHED = """
+local p = ARGV[1]
+local energy = p .. '%(energy)s'
+local by = p .. '%(by)s' .. ARGV[2]
+local record = redis.call('HGET', by, ARGV[3])
+redis.call('HSET', by, ARGV[3], '-')
+local pick = tonumber(ARGV[9])
+local function any_agent()
+  local ids = redis.call('HKEYS', energy)
+  if #ids == 0 then return '' end
+  table.sort(ids, function(a, b) return tonumber(a) < tonumber(b) end)
+  return ids[pick %% #ids + 1]
+end
+local agent, features, adopted = '', '', 0
+if record and record ~= '-' then
+  local space = string.find(record, ' ', 1, true)
+  agent, features = string.sub(record, 1, space - 1), string.sub(record, space + 1)
+end
+if agent == '' or redis.call('HEXISTS', energy, agent) == 0 then
+  agent, features, adopted = any_agent(), '', 1
+  if agent == '' then return {'', '', '', '', '', 0, '0', 0} end
+end
+local reward, cost = tonumber(ARGV[4]), tonumber(ARGV[5])
+local reproduce, most, initial = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local e = tonumber(redis.call('HINCRBYFLOAT', energy, agent, reward - cost))
+local alive = redis.call('HLEN', energy)
+local event, child, owner = '', '', agent
+if e <= 0 then
+  if alive > 1 then
+    redis.call('HDEL', energy, agent)
+    redis.call('DEL', p .. '%(w)s' .. agent)
+    redis.call('HINCRBY', p .. '%(events)s', 'deaths', 1)
+    alive, event, owner = alive - 1, 'died', any_agent()
+  else
+    e, event = initial, 'reseeded'
+    redis.call('HSET', energy, agent, e)
+    redis.call('HINCRBY', p .. '%(events)s', 'reseeds', 1)
+  end
+elseif e > reproduce then
+  if alive < most then
+    child = tostring(redis.call('INCR', p .. '%(ids)s'))
+    e = e / 2
+    redis.call('HSET', energy, agent, e, child, e)
+    redis.call('SET', p .. '%(w)s' .. child, redis.call('GET', p .. '%(w)s' .. agent))
+    redis.call('HINCRBY', p .. '%(events)s', 'births', 1)
+    alive, event = alive + 1, 'born'
+  else
+    e = reproduce
+    redis.call('HSET', energy, agent, e)
+  end
+end
+return {agent, features, event, child, owner, adopted, tostring(e), alive}
+"""
+
+# ARGV: prefix, agent, then pairs (weight index, change). Adds one process's changes to a live
+# agent's weights; a dead agent's are dropped.
+_LUA_ADD = """
+local p, agent = ARGV[1], ARGV[2]
+if redis.call('HEXISTS', p .. '%(energy)s', agent) == 0 then return 0 end
+local key = p .. '%(w)s' .. agent
+local w = cjson.decode(redis.call('GET', key))
+for i = 3, #ARGV, 2 do
+  local j = tonumber(ARGV[i]) + 1
+  w[j] = w[j] + tonumber(ARGV[i + 1])
+end
+redis.call('SET', key, cjson.encode(w))
+return 1
+"""
+
+
+def _term_input(term: str) -> int:
+    """The hashed input of a term: crc32, which every process computes alike (``hash`` does
+    not)."""
+    return zlib.crc32(term.encode()) % FEATURES
+
+
+def link_record(anchor: str, context: str, estimate: float, window: int) -> bytes:
+    """A link's inputs, compactly: the topic's estimate (one byte), then per term (the
+    MAX_TERMS nearest) its hashed input and its summed proximity (one byte each).
+
+    Proximity is 1 for anchor words and 1/(1 + k) for the k-th word before or after the
+    anchor in ``context`` (stopwords are not counted); words beyond ``window`` are ignored.
+    """
+    at = context.find(anchor) if anchor else -1
+    before, after = (context[:at], context[at + len(anchor) :]) if at >= 0 else ("", "")
+    near: dict[int, float] = {}
+    nearest: dict[int, int] = {}
+    words = [(term, 1) for term in analyze(anchor, stem=True)]
+    words += [(t, 1 + k) for k, t in enumerate(reversed(analyze(before, stem=True)[-window:]), 1)]
+    words += [(t, 1 + k) for k, t in enumerate(analyze(after, stem=True)[:window], 1)]
+    for term, distance in words:
+        j = _term_input(term)
+        near[j] = near.get(j, 0.0) + 1.0 / distance
+        nearest[j] = min(nearest.get(j, distance), distance)
+    kept = sorted(near, key=lambda j: (nearest[j], -near[j], j))[:MAX_TERMS]
+    out = bytearray([round(min(1.0, max(0.0, estimate)) * 255)])
+    for j in kept:
+        out += bytes([j, min(255, round(near[j] * PROXIMITY_UNIT))])
+    return bytes(out)
+
+
+def link_inputs(records: Sequence[bytes]) -> np.ndarray:
+    """The net's input rows of link records: bias, estimate, then FEATURES term inputs."""
+    x = np.zeros((len(records), 2 + FEATURES))
+    x[:, 0] = 1.0
+    for i, record in enumerate(records):
+        x[i, 1] = record[0] / 255
+        for k in range(1, len(record) - 1, 2):
+            x[i, 2 + record[k]] += record[k + 1] / PROXIMITY_UNIT
+    return x
+
+
+def link_values(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """An agent's values of links (rows of inputs), in [0, 1]."""
+    return 1.0 / (1.0 + np.exp(-(x @ w)))
+
+
+def q_step(w: np.ndarray, x: np.ndarray, target: float, rate: float) -> np.ndarray:
+    """The change of weights ``w`` that moves the value of the link ``x`` toward ``target``."""
+    return rate * (target - float(link_values(w, x[None, :])[0])) * x
+
+
+def initial_weights(rng: np.random.Generator, mutation: float) -> np.ndarray:
+    """A first agent: its value starts as sigmoid(4·estimate - 2) (0.12 to 0.88, so the
+    crawl starts as the topic's best-first), plus noise on every weight, so agents differ."""
+    w = np.zeros(2 + FEATURES)
+    w[0], w[1] = -2.0, 4.0
+    return w + rng.normal(0.0, mutation, w.shape)
+
+
+class InfoSpiders(SoftFocus):
+    """Out-links are scored by the agent credited with their page; see the module doc."""
+
+    reads_context = True
+
+    def __init__(
+        self,
+        frontier: RedisFrontier,
+        stats: StatsCollector,
+        *,
+        agents: int = 8,
+        max_agents: int = 32,
+        energy: float = 1.0,
+        cost: float = 0.3,
+        reproduce: float = 2.0,
+        learning_rate: float = 0.1,
+        discount: float = 0.5,
+        mutation: float = 0.1,
+        window: int = 5,
+        blend: float = 1.0,
+        sync_every: int = 20,
+        seed: int = 0,
+        **common: Any,
+    ):
+        super().__init__(**common)
+        if not 1 <= agents <= max_agents:
+            raise ValueError(f"need 1 <= agents <= max_agents, got {agents} and {max_agents}")
+        if not 0 < energy < reproduce or cost <= 0:
+            raise ValueError("need 0 < energy < reproduce and cost > 0")
+        if not 0 <= discount < 1 or not 0 <= blend <= 1:
+            raise ValueError("discount must be in [0, 1) and blend in [0, 1]")
+        self.frontier = frontier
+        self.stats = stats
+        self.agents = agents
+        self.max_agents = max_agents
+        self.energy = energy
+        self.cost = cost
+        self.reproduce = reproduce
+        self.learning_rate = learning_rate
+        self.discount = discount
+        self.mutation = mutation
+        self.window = window
+        self.blend = blend
+        self.sync_every = sync_every
+        self.seed = seed
+        self.buckets = frontier.seen_buckets * BUCKETS_PER_SEEN
+        client = frontier.client
+        self._init = client.register_script(_LUA_INIT % _NAMES)
+        self._fetched = client.register_script(_LUA_FETCHED % _NAMES)
+        self._add = client.register_script(_LUA_ADD % _NAMES)
+        self.weights: dict[str, np.ndarray] = {}  # live agents as last synced, plus changes
+        self.changes: dict[str, np.ndarray] = {}  # this process's changes since its last sync
+        self.pages = 0
+        # Per page between ``learn`` and ``links``: url -> (agent queuing its out-links,
+        # out-link records, their inputs).
+        self._pending: dict[str, tuple[str, list[bytes], np.ndarray]] = {}
+        self.populate()
+        self.sync()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> Self:
+        s = crawler.settings
+        return cls(
+            frontier,
+            crawler.stats,
+            agents=s.getint("FOCUSED_INFOSPIDERS_AGENTS"),
+            max_agents=s.getint("FOCUSED_INFOSPIDERS_MAX_AGENTS"),
+            energy=s.getfloat("FOCUSED_INFOSPIDERS_ENERGY"),
+            cost=s.getfloat("FOCUSED_INFOSPIDERS_COST"),
+            reproduce=s.getfloat("FOCUSED_INFOSPIDERS_REPRODUCE"),
+            learning_rate=s.getfloat("FOCUSED_INFOSPIDERS_LEARNING_RATE"),
+            discount=s.getfloat("FOCUSED_INFOSPIDERS_DISCOUNT"),
+            mutation=s.getfloat("FOCUSED_INFOSPIDERS_MUTATION"),
+            window=s.getint("FOCUSED_INFOSPIDERS_WINDOW"),
+            blend=s.getfloat("FOCUSED_INFOSPIDERS_BLEND"),
+            sync_every=s.getint("FOCUSED_INFOSPIDERS_SYNC"),
+            seed=s.getint("FOCUSED_INFOSPIDERS_SEED"),
+            **cls.options(crawler, frontier),
+        )
+
+    def _run(self, script: Any, args: list[Any]) -> Any:
+        return self.frontier.retrying(lambda: script(args=[self.frontier.prefix, *args]))
+
+    def populate(self) -> int:
+        """Create the first ``agents`` agents unless some live; returns how many were made."""
+        rng = np.random.default_rng(self.seed)
+        first = [initial_weights(rng, self.mutation).tolist() for _ in range(self.agents)]
+        made = int(self._run(self._init, [self.energy, *map(json.dumps, first)]))
+        if made:
+            logger.info("InfoSpiders: %(n)d agents created", {"n": made})
+        return made
+
+    def sync(self) -> None:
+        """Add this process's weight changes to Redis, then reload every live agent."""
+        client, prefix = self.frontier.client, self.frontier.prefix
+
+        def push() -> None:
+            pipe = client.pipeline(transaction=False)
+            for agent, change in self.changes.items():
+                changed = np.flatnonzero(change)
+                pairs = [v for j in changed for v in (int(j), repr(float(change[j])))]
+                if pairs:
+                    self._add(args=[prefix, agent, *pairs], client=pipe)
+            pipe.execute()
+
+        if self.changes:
+            self.frontier.retrying(push)
+        self.changes = {}
+        energies = self.frontier.retrying(lambda: client.hgetall(prefix + keys.AGENT_ENERGY))
+        ids = sorted(energies, key=int)
+        stored = self.frontier.retrying(
+            lambda: client.mget([prefix + keys.AGENT_WEIGHTS + i for i in ids]) if ids else []
+        )
+        self.weights = {i: np.array(json.loads(w)) for i, w in zip(ids, stored, strict=True) if w}
+        self.stats.set_value(STAT + "agents", len(energies))
+        if energies:
+            mean = sum(map(float, energies.values())) / len(energies)
+            self.stats.set_value(STAT + "energy", round(mean, 4))
+
+    def agent_weights(self, agent: str) -> np.ndarray | None:
+        """An agent's weights here, loaded if it was born since the last sync; None if dead."""
+        if agent not in self.weights:
+            key = self.frontier.prefix + keys.AGENT_WEIGHTS + agent
+            stored = self.frontier.retrying(lambda: self.frontier.client.get(key))
+            if stored is None:
+                return None
+            self.weights[agent] = np.array(json.loads(stored))
+        return self.weights[agent]
+
+    def _change(self, agent: str, change: np.ndarray) -> None:
+        """Apply a change to an agent's weights here, and keep it for the next sync."""
+        self.weights[agent] = self.weights[agent] + change
+        self.changes[agent] = self.changes.get(agent, 0.0) + change
+
+    def _record_at(self, url: str) -> tuple[int, int]:
+        """(bucket, field) of a URL's record, from its fingerprint."""
+        fp = fingerprint(url)
+        return fp % self.buckets, fp // self.buckets
+
+    def learn(self, page: Mapping[str, Any]) -> None:
+        """Credit the page to its agent (energy, split or death) and make that agent's value
+        of the link to it a step closer to the page's R plus its best out-link's discounted
+        value."""
+        super().learn(page)
+        reward = float(page["relevance"] or 0.0)
+        out = self._run(
+            self._fetched,
+            [
+                *self._record_at(page["url"]),
+                reward,
+                self.cost,
+                self.reproduce,
+                self.max_agents,
+                self.energy,
+                fingerprint(page["url"]) % (1 << 31),
+            ],
+        )
+        agent, features, event, child, owner, adopted, _, alive = out
+        self.stats.set_value(STAT + "agents", int(alive))
+        if int(adopted):
+            self.stats.inc_value(STAT + "adopted")
+        if event:
+            self.stats.inc_value(STAT + {"born": "births", "died": "deaths"}.get(event, "reseeds"))
+        if event == "died":
+            self.weights.pop(agent, None)
+            self.changes.pop(agent, None)
+        anchors = page.get("link_scores") or [None] * len(page["links"])
+        records = [
+            link_record(anchor, context or anchor, self.estimate(reward, a), self.window)
+            for (_, anchor, context), a in zip(page["links"], anchors, strict=True)
+        ]
+        x = link_inputs(records)
+        w = self.agent_weights(agent) if agent and event != "died" else None
+        if w is not None and features:
+            best = float(link_values(w, x).max()) if len(records) else 0.0
+            target = (1 - self.discount) * reward + self.discount * best
+            came_by = link_inputs([base64.b64decode(features)])[0]
+            self._change(agent, q_step(w, came_by, target, self.learning_rate))
+        if event == "born" and w is not None:
+            self._mutate(agent, child)
+        self._pending = {page["url"]: (owner, records, x)}
+        self.pages += 1
+        if self.pages % self.sync_every == 0:
+            self.sync()
+
+    def _mutate(self, parent: str, child: str) -> None:
+        """A newborn's weights (Redis copied its parent's as last synced): plus this process's
+        unsynced changes of the parent and seeded Gaussian noise."""
+        noise = np.random.default_rng([self.seed, int(child)]).normal(
+            0.0, self.mutation, 2 + FEATURES
+        )
+        change = noise + self.changes.get(parent, 0.0)
+        pairs = [v for j, c in enumerate(change) for v in (j, repr(float(c)))]
+        self._run(self._add, [child, *pairs])
+        self.weights[child] = self.weights[parent] + noise
+
+    def links(self, page: Mapping[str, Any]) -> list[Link]:
+        """The page's out-links, scored by the agent credited with the page, recorded as
+        queued by it."""
+        owner, records, x = self._pending.pop(page["url"])
+        depth = page["depth"] + 1
+        if self.depth_limit and depth > self.depth_limit:
+            return []
+        w = self.agent_weights(owner) if owner else None
+        estimates = x[:, 1]
+        values = link_values(w, x) if w is not None else estimates
+        scores = self.blend * values + (1 - self.blend) * estimates
+        chosen = self.kept(
+            [
+                Link(url, float(score), depth, anchor if self.carry_anchors else "")
+                for (url, anchor, _), score in zip(page["links"], scores, strict=True)
+            ]
+        )
+        if not chosen or w is None:
+            return chosen
+        by_url = {url: r for (url, _, _), r in zip(page["links"], records, strict=True)}
+        client = self.frontier.client
+
+        def record() -> None:
+            pipe = client.pipeline(transaction=False)
+            for link in chosen:
+                bucket, field = self._record_at(link.url)
+                value = f"{owner} {base64.b64encode(by_url[link.url]).decode()}"
+                pipe.hsetnx(f"{self.frontier.prefix}{keys.QUEUED_BY}{bucket}", field, value)
+            pipe.execute()
+
+        self.frontier.retrying(record)
+        return chosen
+
+    def close(self) -> None:
+        """Add this process's last weight changes to Redis."""
+        self.sync()
