@@ -11,7 +11,8 @@ random order) over the fetched pages and four times as many pages not fetched; t
 in the frontier, so the re-boost searches real host queues. The graph records are written in the
 frontier's own format (``EDGE_RECORD``), pipelined. Printed: Redis bytes per link; the
 distiller's stages (read, HITS, re-boost) and its whole run; networkx's ``hits`` on a
-``DiGraph`` of the same edges (graph building included) and the ratio; and the time of
+``DiGraph`` of the same edges, the graph's building and the ``hits`` call timed apart, and the
+ratios (graph included, and ``hits`` alone); and the time of
 ``complete`` with 25 links on --ack-pages pages with the crawl graph on and off.
 """
 
@@ -142,13 +143,20 @@ def main() -> None:
         )
         print("baseline, networkx on the same links:")
 
-        def networkx_hits() -> dict:
+        def networkx_graph() -> nx.DiGraph:
             g = nx.DiGraph()
             g.add_edges_from(map(tuple, edges))
-            return nx.hits(g, max_iter=100, tol=1e-8)
+            return g
 
-        _, nx_s = timed("nx.DiGraph + nx.hits (unweighted)", networkx_hits)
-        print(f"  weighted HITS is {nx_s / hits_s:.1f}x faster than networkx's HITS")
+        g, build_s = timed("nx.DiGraph of the links", networkx_graph)
+        _, nx_hits_s = timed(
+            "nx.hits on it (unweighted)", lambda: nx.hits(g, max_iter=100, tol=1e-8)
+        )
+        nx_s = build_s + nx_hits_s
+        print(
+            f"  weighted HITS is {nx_s / hits_s:.1f}x faster than networkx's HITS (graph"
+            f" included), {nx_hits_s / hits_s:.1f}x than nx.hits alone"
+        )
         print(f"  the whole run takes {total_s / nx_s:.2f}x networkx's HITS alone")
         on = ack_cost(client, args.ack_pages, True)
         off = ack_cost(client, args.ack_pages, False)

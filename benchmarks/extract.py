@@ -1,7 +1,7 @@
 """Main-text extraction: speed and quality of trafilatura, resiliparse, html-text and jusText
 against the crawler's whole-page text (``focused.relevance.text.page_text``, the baseline).
 
-    .venv/bin/python -m pip install resiliparse html-text justext   # trafilatura: a dependency
+    .venv/bin/python -m pip install -e ".[bench]"   # resiliparse, html-text, justext
     .venv/bin/python benchmarks/extract.py [--pages 300] [--runs 3] [--seed 0]
 
 Three sets of --pages pages, each page's real main content known from its structure:

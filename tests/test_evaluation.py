@@ -86,11 +86,13 @@ def test_oracle_takes_relevant_frontier_pages_first():
 
 
 def test_dist_seeds_are_exactly_dist_links_back():
-    # a -> b -> c -> T ; d -> T ; e -> b
-    in_links = {"T": ["c", "d"], "c": ["b"], "b": ["a", "e"]}
-    assert dist_seeds(in_links, {"T"}, 1, 5) == ["c", "d"]
-    assert dist_seeds(in_links, {"T"}, 3, 5, exclude={"e"}) == ["a"]
-    assert len(dist_seeds(in_links, {"T"}, 1, 1, seed=3)) == 1
+    # a -> b -> c -> T ; d -> T ; e -> b ; T -> f ; U is a target with no page in the graph
+    links = WebGraph({"a": ["b"], "b": ["c"], "c": ["T"], "d": ["T"], "e": ["b"], "T": ["f"]}, {})
+    assert dist_seeds(links.digraph, {"T", "U"}, 1, 5) == ["c", "d"]
+    assert dist_seeds(links.digraph, {"T"}, 3, 5, exclude={"e"}) == ["a"]
+    assert dist_seeds(links.digraph, {"T"}, 4, 5) == []
+    assert dist_seeds(links.digraph, {"U"}, 1, 5) == []
+    assert len(dist_seeds(links.digraph, {"T"}, 1, 1, seed=3)) == 1
     assert parse_seeds_option("topics") is None and parse_seeds_option("dist:2") == 2
     with pytest.raises(Exception, match="dist:N"):
         parse_seeds_option("dist:x")
@@ -212,6 +214,11 @@ METHOD_OF = {
     "keywords": "keywords",
     "semantic": "semantic",
     "thesaurus": "thesaurus",
+    "best-n-first": "taxonomy",
+    "genetic": "taxonomy",
+    "genetic-keywords": "keywords",
+    "hmm": "taxonomy",
+    "infospiders": "taxonomy",
 }
 
 
@@ -234,7 +241,14 @@ def test_crawlers_are_their_method_and_link_score(prepared):
     assert CRAWLERS["best-first-anchor"][1]["FOCUSED_LINK_SCORE"] == "anchor"
     assert CRAWLERS["best-first-both"][1]["FOCUSED_LINK_SCORE"] == "both"
     # Seed 002's best-first crawlers score anchors as the paper does, without glosses.
-    assert all(CRAWLERS[n][1]["FOCUSED_ANCHOR_GLOSS"] == "False" for n in CRAWLERS if "best" in n)
+    assert all(
+        CRAWLERS[n][1]["FOCUSED_ANCHOR_GLOSS"] == "False"
+        for n in CRAWLERS
+        if n.startswith("best-first")
+    )
+    # The papers' strategies are ours with another strategy, the defaults otherwise.
+    for name in ("best-n-first", "genetic", "hmm", "infospiders"):
+        assert CRAWLERS[name] == ("taxonomy.toml", {"FOCUSED_STRATEGY": name})
     assert CRAWLERS["taxonomy-no-gloss"][1] == {"FOCUSED_ANCHOR_GLOSS": "false"}
     assert load_topic(folder / "keywords.toml").relevance["keywords"] == ["science"]
     assert name_words("Science/Physics/Space_Astronomy") == ["space", "astronomy"]

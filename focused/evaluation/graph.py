@@ -3,9 +3,10 @@ walks backwards, and the similarity measure reads."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 
+import networkx as nx
 from scrapy.http import HtmlResponse
 
 from focused.relevance.text import page_text
@@ -38,10 +39,9 @@ class WebGraph:
             links[key] = list(dict.fromkeys(k for k in out if k in bundle.pages and k != key))
         return cls(links, texts)
 
-    def in_links(self) -> dict[str, list[str]]:
-        """The reversed graph: page -> the pages that link to it."""
-        reverse: dict[str, list[str]] = defaultdict(list)
-        for source, targets in self.links.items():
-            for target in targets:
-                reverse[target].append(source)
-        return dict(reverse)
+    @cached_property
+    def digraph(self) -> nx.DiGraph:
+        """The links as a networkx graph, built on first use (a fifth of a second for
+        Wikispeedia): every HTML page is a node, and each page's successors keep the order of
+        its links, so a search over it visits pages in the order the crawler sees them."""
+        return nx.from_dict_of_lists(self.links, create_using=nx.DiGraph)

@@ -17,11 +17,12 @@ topics.json (:mod:`focused.webs.generate`).
 from __future__ import annotations
 
 import random
-from collections import deque
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from focused.errors import FocusedError
@@ -104,7 +105,7 @@ def parse_seeds_option(value: str) -> int | None:
 
 
 def dist_seeds(
-    in_links: Mapping[str, Sequence[str]],
+    links: nx.DiGraph,
     targets: Collection[str],
     dist: int,
     n: int,
@@ -113,19 +114,15 @@ def dist_seeds(
     seed: int = 0,
 ) -> list[str]:
     """``n`` pages (sorted, drawn at random for ``seed``) whose shortest link path to the
-    nearest target is exactly ``dist`` links, found by walking links backwards from the
-    targets; pages in ``exclude`` (training pages) are never seeds. Fewer if fewer exist."""
-    distance = {key: 0 for key in targets}
-    queue = deque(targets)
-    while queue:
-        key = queue.popleft()
-        if distance[key] == dist:
-            continue
-        for source in in_links.get(key, ()):
-            if source not in distance:
-                distance[source] = distance[key] + 1
-                queue.append(source)
-    ring = sorted(k for k, d in distance.items() if d == dist and k not in exclude)
+    nearest target is exactly ``dist`` links, found by walking ``links`` backwards from the
+    targets; pages in ``exclude`` (training pages) are never seeds. Fewer if fewer exist.
+
+    The walk is one breadth-first search from all the targets at once (``nx.bfs_layers`` on
+    the reversed view, no copy), stopped at layer ``dist``; targets not in the graph have no
+    in-links and lead nowhere."""
+    backwards = links.reverse(copy=False)
+    layers = nx.bfs_layers(backwards, [key for key in targets if key in backwards])
+    ring = sorted(k for k in next(islice(layers, dist, None), []) if k not in exclude)
     return sorted(random.Random(seed).sample(ring, min(n, len(ring))))
 
 
@@ -242,7 +239,6 @@ def load_tasks(
         for category in _wanted(topics, known, where):
             task = sampled_task(bundle, graph, category, seed=seed)
             drawn.append((category, task.seeds, task.training))
-    in_links = graph.in_links() if dist is not None else {}
     tasks = []
     for category, seeds, training in drawn:
         relevant = _category_pages(bundle, category)
@@ -250,7 +246,7 @@ def load_tasks(
             train_keys = {url_key(url) for url in training}
             candidates = relevant - train_keys
             n = len(seeds)
-            keys = dist_seeds(in_links, candidates, dist, n, exclude=train_keys, seed=seed)
+            keys = dist_seeds(graph.digraph, candidates, dist, n, exclude=train_keys, seed=seed)
             if not keys:
                 raise FocusedError(f"{category}: no page is {dist} links from its targets")
             seeds = [bundle.pages[key].url for key in keys]
@@ -269,12 +265,12 @@ def difficulty(graph: WebGraph, task: Task) -> dict[str, Any]:
     - seed_target_similarity: mean tf-idf cosine of the seeds to the targets' centroid.
     """
     targets = task.targets
-    in_links = graph.in_links()
+    links = graph.digraph
     pages = len(graph.links)
-    linking = {source for t in targets for source in in_links.get(t, ())}
-    out = [k for t in targets for k in graph.links.get(t, ())]
-    degree = [len(in_links.get(t, ())) for t in targets]
-    mean_degree = sum(map(len, graph.links.values())) / max(pages, 1)
+    linking = nx.node_boundary(links.reverse(copy=False), targets)  # other pages linking in
+    out = [k for _, k in links.out_edges(targets)]
+    in_degree = sum(d for _, d in links.in_degree(targets))  # a target not in it: 0
+    mean_degree = links.number_of_edges() / max(pages, 1)
     docs = [graph.texts[t] for t in targets if t in graph.texts]
     seed_docs = [graph.texts.get(url_key(url), "") for url in task.seeds]
     similarity = CentroidModel().fit(docs).relevance(seed_docs) if docs else np.zeros(1)
@@ -282,6 +278,6 @@ def difficulty(graph: WebGraph, task: Task) -> dict[str, Any]:
         "targets": len(targets),
         "popularity": round(len(targets | linking) / max(pages, 1), 4),
         "cohesiveness": round(sum(k in targets for k in out) / max(len(out), 1), 4),
-        "authoritativeness": round(float(np.mean(degree or [0])) / max(mean_degree, 1e-9), 4),
+        "authoritativeness": round(in_degree / max(len(targets), 1) / max(mean_degree, 1e-9), 4),
         "seed_target_similarity": round(float(np.mean(similarity)), 4),
     }
