@@ -25,6 +25,7 @@ import redis
 
 from focused.connection import connect
 from focused.crawlproc import crawl_command
+from focused.schedulers.frontier import RedisFrontier
 from focused.webs.bundle import Bundle
 from focused.webs.generate import generate_web
 from focused.webs.server import ServedWeb
@@ -198,3 +199,14 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(interval)
+
+
+@pytest.fixture
+def frontier(redis_client, crawl_name):
+    """A factory of RedisFrontier objects on the test's crawl, without politeness unless asked."""
+
+    def make(**options) -> RedisFrontier:
+        options = {"host_delay": 0.0, "host_concurrency": 100, **options}
+        return RedisFrontier(redis_client, crawl_name, **options)
+
+    return make

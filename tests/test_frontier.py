@@ -6,16 +6,7 @@ import time
 
 import pytest
 
-from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
-
-
-@pytest.fixture
-def frontier(redis_client, crawl_name):
-    def make(**options) -> RedisFrontier:
-        options = {"host_delay": 0.0, "host_concurrency": 100, **options}
-        return RedisFrontier(redis_client, crawl_name, **options)
-
-    return make
+from focused.schedulers.frontier import Link, split_url, unpack_score
 
 
 def urls(pop) -> list[str]:

@@ -21,15 +21,6 @@ from focused.strategies.bestn import BestNFirst
 from tests.conftest import final_stats, focused
 
 
-@pytest.fixture
-def frontier(redis_client, crawl_name):
-    def make(**options) -> RedisFrontier:
-        options = {"host_delay": 0.0, "host_concurrency": 100, **options}
-        return RedisFrontier(redis_client, crawl_name, **options)
-
-    return make
-
-
 def queued(f: RedisFrontier) -> dict[str, int]:
     """URL -> packed order of everything queued, host by host."""
     return {url: packed for host in f.queued_hosts() for _, packed, url in f.host_queue(host)}
