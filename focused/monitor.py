@@ -56,9 +56,9 @@ def alarms(
     """The alarms a crawl's figures raise (the crawl's extension and the readers agree).
 
     Stagnation: the frontier ran dry, or under hard focus the harvest of the last 100 pages
-    fell below ``stagnation_harvest``. Diffusion: under soft focus the last 100 pages' harvest
-    fell below ``diffusion_ratio`` times the last 1,000's, the crawl drifting into less
-    relevant pages. Neither is raised before ``min_pages`` pages.
+    fell below ``stagnation_harvest``. Diffusion: under any other strategy the last 100
+    pages' harvest fell below ``diffusion_ratio`` times the last 1,000's, the crawl drifting
+    into less relevant pages. Neither is raised before ``min_pages`` pages.
     """
     raised = []
     if frontier_empty and pages:
@@ -79,7 +79,7 @@ def alarms(
                 "diffusion",
                 f"harvest {harvest_100:.3f} over the last 100 pages is below "
                 f"{diffusion_ratio} x {harvest_1000:.3f} over the last 1000 after {pages} pages "
-                "(soft focus drifting)",
+                f"({'soft focus' if focus == 'soft' else focus} drifting)",
             )
         )
     return raised
