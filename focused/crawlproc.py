@@ -12,7 +12,11 @@ from pathlib import Path
 def crawl_command(
     topic: Path, settings: Mapping[str, object], feed: Path | None = None
 ) -> list[str]:
-    """The command that crawls ``topic`` with ``-s KEY=VALUE`` settings, writing ``feed``."""
+    """The command that crawls ``topic`` with ``-s KEY=VALUE`` settings, writing ``feed``.
+
+    It is the project's ``scrapy crawl`` (:mod:`focused.commands.crawl`): it exits 0 when the
+    crawl ended, 3 when it stopped because it lost Redis, 1 or 2 when it could not start.
+    """
     command = [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={topic}"]
     if feed is not None:
         command += ["-o", f"{feed}:jsonlines"]

@@ -22,6 +22,9 @@ FOCUSED_CRAWL = ""
 # Politeness, enforced at the frontier for every process of a crawl.
 FOCUSED_HOST_DELAY = 1.0  # seconds between two fetches from one host
 FOCUSED_HOST_CONCURRENCY = 1  # fetches in flight per host
+# A 429 or 503 with Retry-After leaves its host alone that long in every process, at most this
+# many seconds (a longer wait is cut to it).
+FOCUSED_RETRY_AFTER_MAX = 600.0
 
 # Leases: a popped URL must be acknowledged within this many seconds or it returns to the
 # frontier with num_tries + 1; after FOCUSED_MAX_TRIES it is counted as failed.
@@ -197,6 +200,12 @@ FOCUSED_SEEDS_CHECK_S = 1.0
 # A crawl started under a name that already has state in Redis from another topic file is
 # refused (it would merge two crawls); True resumes it anyway.
 FOCUSED_RESUME_ANYWAY = False
+
+# Networks a crawl may fetch from although they are not public (CIDRs such as "10.0.0.0/8";
+# the topic file's allowed_networks adds more). Loopback, private, link-local, multicast,
+# reserved and unspecified addresses are otherwise refused, whether a URL spells them or DNS
+# answers them (focused.middlewares.addresses); the environment's proxies are always reached.
+FOCUSED_ALLOWED_NETWORKS: list[str] = []
 
 # InfoSpiders (strategy "infospiders", seed 003): a population of agents, each with its own
 # link scorer learned online by Q-learning, sharing the crawl's one frontier.

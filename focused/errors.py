@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+# The finish reason of a crawl stopped because its Redis stayed unreachable (exit code 3).
+REDIS_LOST = "focused_redis_lost"
 
 
 class FocusedError(Exception):

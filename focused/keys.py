@@ -8,15 +8,20 @@ build the per-host keys from the same templates (they are formatted into the Lua
 key (after prefix)     type    what it holds
 =====================  ======  ============================================================
 ``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"`` (depth
-                               ``r0`` for a known page queued again: maintenance mode)
+                               ``r0`` for a known page queued again: maintenance mode; ``3+2``
+                               for depth 3 reached through 2 redirects)
                                (then TAB and the anchor text, when the link model is on),
                                score = packed (num_tries, 1-R, hash); see ``frontier.py``
 ``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
                                plus the host's crawled count
 ``wait``               zset    hosts with queued URLs waiting out their politeness delay;
                                score = unix time they become ready
-``leases``             zset    popped, unacknowledged URLs ``"<origin> <score> <member>"``;
-                               score = lease deadline (unix time)
+``leases``             zset    popped, unacknowledged URLs ``"<origin> <score> <owner> <member>"``
+                               (owner: the leasing process's id, ``-`` for none); score = lease
+                               deadline (unix time)
+``owned:<id>``         set     the leases of one process (with a heartbeat): a live process
+                               puts them back when the process's ``proc:<id>`` has expired
+``reaped``             string  unix time leases of gone processes were last looked for
 ``inflight``           hash    origin -> URLs leased and not yet acknowledged
 ``crawled``            hash    origin -> URLs fetched (the seed-000 server priority)
 ``next``               hash    origin -> unix time the host may be hit again
@@ -88,6 +93,8 @@ HOST_QUEUE = "q:"
 READY = "ready"
 WAIT = "wait"
 LEASES = "leases"
+OWNED = "owned:"
+REAPED = "reaped"
 INFLIGHT = "inflight"
 CRAWLED = "crawled"
 NEXT = "next"

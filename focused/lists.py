@@ -12,6 +12,7 @@ from them as well as from its seeds.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -61,9 +62,11 @@ def lists_path(folder: str | Path, crawl: str) -> Path:
 def write_lists(lists: dict[str, Any], folder: str | Path) -> Path:
     path = lists_path(folder, lists["crawl"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.part")
+    # Readers never see half a file, and processes of one crawl closing at once (each writes
+    # the crawl's lists) never share a partial file.
+    partial = path.with_suffix(f".json.{os.getpid()}.part")
     partial.write_text(json.dumps(lists, indent=1) + "\n")
-    partial.replace(path)  # readers never see half a file
+    partial.replace(path)
     return path
 
 

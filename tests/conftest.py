@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import redis
+import requests
 
 from focused.connection import connect
 from focused.crawlproc import crawl_command
@@ -210,3 +211,11 @@ def frontier(redis_client, crawl_name):
         return RedisFrontier(redis_client, crawl_name, **options)
 
     return make
+
+
+@pytest.fixture()
+def http() -> Iterator[requests.Session]:
+    """A client that ignores the environment's proxy settings: only 127.0.0.1 is reached."""
+    with requests.Session() as session:
+        session.trust_env = False
+        yield session

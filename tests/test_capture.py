@@ -6,7 +6,6 @@ import argparse
 import collections
 import gzip
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -97,14 +96,6 @@ def write_warc(path: Path, *, compress: bool) -> Path:
             )
         )
     return path
-
-
-@pytest.fixture()
-def http() -> Iterator[requests.Session]:
-    """A client that ignores the environment's proxy settings: only 127.0.0.1 is reached."""
-    with requests.Session() as session:
-        session.trust_env = False
-        yield session
 
 
 # WARC files

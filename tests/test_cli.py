@@ -25,7 +25,7 @@ def test_train_saves_the_model_under_models(web, tmp_path):
     result = focused("train", str(web / "topic.toml"), "--models", str(tmp_path / "m"))
     assert result.returncode == 0, result.stderr
     assert "taxonomy model HierarchicalClassifier ready" in result.stdout
-    assert list((tmp_path / "m").glob("*.joblib"))
+    assert list((tmp_path / "m").glob("*.npz"))
 
 
 def test_errors_are_one_line_without_traceback(tmp_path):

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,8 @@ import pytest
 import redis
 
 from focused.connection import (
+    AOF_FILE,
+    DB_FILE,
     REGISTRY_FILE,
     connect,
     describe_url,
@@ -28,7 +31,7 @@ from focused.connection import (
     stop_if_last,
 )
 from focused.webs.server import ServedWeb
-from tests.conftest import Crawl, focused, redis_serve
+from tests.conftest import Crawl, focused, redis_serve, wait_for
 
 
 def servers_on(home: Path) -> list[int]:
@@ -222,3 +225,44 @@ def test_redis_serve_errors_are_one_line(tmp_path):
                     result.stderr.startswith("focused: error: ") and result.stderr.count("\n") == 1
                 )
                 assert problem in result.stderr
+
+
+def kill_embedded(home: Path) -> None:
+    """SIGKILL the embedded server of ``home``, as a crash would end it."""
+    pid = embedded_server(home)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: embedded_server(home) is None, timeout=10)
+
+
+def test_a_killed_embedded_redis_keeps_what_it_acknowledged(home):
+    client = connect(home=home)
+    client.mset({f"key:{n}": n for n in range(100)})
+    client.hset("a-hash", mapping={"a": 1, "b": 2})
+    client.incr("a-counter", 7)
+    time.sleep(1.2)  # the append-only log is synced to disk every second
+    kill_embedded(home)  # no snapshot was due: only the log has these writes
+    assert (home / AOF_FILE).stat().st_size > 0
+    again = connect(home=home)  # a new server, started from the log
+    assert again.get("key:99") == "99" and again.dbsize() == 102
+    assert again.hgetall("a-hash") == {"a": "1", "b": "2"} and again.get("a-counter") == "7"
+    assert again.config_get("appendonly") == {"appendonly": "yes"}
+
+
+def test_a_home_with_a_snapshot_and_no_log_starts_from_the_snapshot(home):
+    connect(home=home).set("kept", "yes")
+    assert stop_if_last(home.resolve())
+    # A home of an earlier version has no append-only log: Redis started with the log on
+    # would read the missing log, not the snapshot, and start empty.
+    (home / AOF_FILE).unlink()
+    assert (home / DB_FILE).exists()
+    assert connect(home=home).get("kept") == "yes"
+    # The log is turned on and written afresh from the data; Redis refuses to stop until it
+    # is written, which the last process waits for.
+    assert stop_if_last(home.resolve())
+    assert (home / AOF_FILE).stat().st_size > 0
+    client = connect(home=home)
+    client.set("later", "too")
+    time.sleep(1.2)
+    kill_embedded(home)
+    assert connect(home=home).mget("kept", "later") == ["yes", "too"]

@@ -176,7 +176,7 @@ def test_centroid_topic_file_trains_once(tmp_path: Path):
     assert topic.relevance["threshold"] == 0.1
     model = topic_model(topic, str(tmp_path / "models"))
     assert model.best_path_good(["swan bird"]).tolist() == [True]
-    (saved,) = (tmp_path / "models").glob("centroid-*.joblib")
+    (saved,) = (tmp_path / "models").glob("centroid-*.npz")
     mtime = saved.stat().st_mtime_ns
     topic_model(topic, str(tmp_path / "models"))
     assert saved.stat().st_mtime_ns == mtime

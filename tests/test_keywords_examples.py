@@ -3,9 +3,9 @@ cycling and football."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -139,10 +139,9 @@ def test_keyword_model_is_an_estimator():
     assert model.relevance(["a goal", "a bicycle"]).tolist() == [1.0, 0.0]
 
 
-def test_fitted_keyword_model_survives_pickling(tmp_path):
+def test_fitted_keyword_model_survives_pickling():
     model = KeywordModel(keywords=["yellow jersey", "bicycle"]).fit()
-    joblib.dump(model, tmp_path / "model.joblib")
-    loaded = joblib.load(tmp_path / "model.joblib")
+    loaded = pickle.loads(pickle.dumps(model))  # as joblib's workers and sklearn's clone do
     assert loaded.relevance(PAGES) == pytest.approx(model.relevance(PAGES))
 
 

@@ -254,7 +254,7 @@ def test_load_or_train_caches_and_retrains(taxonomy, tmp_path, caplog):
     first = load_or_train(taxonomy, ["Sports"], models, min_df=1)
     assert len(caplog.records) == 1 and "trained" in caplog.records[0].getMessage()
     saved = list(models.iterdir())
-    assert len(saved) == 1 and saved[0].suffix == ".joblib"
+    assert len(saved) == 1 and saved[0].suffix == ".npz"
     stamp = saved[0].stat().st_mtime_ns
 
     second = load_or_train(taxonomy, ["Sports"], models, min_df=1)

@@ -27,6 +27,8 @@ good = ["Science/Birds"]
 def topic_dir(tmp_path: Path) -> Path:
     (tmp_path / "tax" / "Science" / "Birds").mkdir(parents=True)
     (tmp_path / "tax" / "Science" / "Birds" / "swan.txt").write_text("swan goose duck")
+    (tmp_path / "tax" / "Science" / "Fish").mkdir()
+    (tmp_path / "tax" / "Science" / "Fish" / "trout.txt").write_text("trout salmon pike")
     (tmp_path / "seeds.txt").write_text(
         "# seeds\nhttp://www.b.test/Goose\n\nhttp://www.a.test/Swan\n"
     )
@@ -85,24 +87,35 @@ def test_no_seeds_at_all(topic_dir):
         load_topic(write(topic_dir, text))
 
 
-def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
-    path = write(topic_dir, GOOD.replace('strategy = "hard"', 'strategy = "sideways"'))
-    result = subprocess.run(
+def scrapy_crawl(path: Path, redis_home: Path) -> subprocess.CompletedProcess:
+    """``scrapy crawl focused -a topic=PATH``, its output captured."""
+    return subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={path}"],
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=topic_dir,
+        cwd=path.parent,
         env={
             "SCRAPY_SETTINGS_MODULE": "focused.settings",
             "FOCUSED_HOME": str(redis_home),
             "PATH": "/usr/bin:/bin",
         },
     )
+
+
+def crawl_error(result: subprocess.CompletedProcess) -> str:
+    """The one CRITICAL line of a crawl that stopped at start-up for a user error."""
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
-    assert len(errors) == 1 and f"{path}: strategy: expected one of soft, hard" in errors[0]
+    assert len(errors) == 1, result.stderr[-2000:]
+    return errors[0]
+
+
+def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
+    path = write(topic_dir, GOOD.replace('strategy = "hard"', 'strategy = "sideways"'))
+    error = crawl_error(scrapy_crawl(path, redis_home))
+    assert f"{path}: strategy: expected one of soft, hard" in error
 
 
 def test_focused_train_reports_an_unknown_category_as_a_topic_error(topic_dir, tmp_path):
@@ -167,3 +180,100 @@ def test_thesaurus_syntax_errors_name_the_thesaurus_file(topic_dir):
                 with_relevance('method = "thesaurus"\nthesaurus = "bad.thesaurus.toml"\n'),
             )
         )
+
+
+# -- topic files that once gave a traceback, or were accepted --------------------------------
+
+
+def focused_train(path: Path, models: Path) -> str:
+    """The one line of ``focused train`` on a bad topic (exit code 2, no traceback)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "focused.cli", "train", str(path), "--models", str(models)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr[-2000:]
+    assert lines[0].startswith(f"focused: error: {path}: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("seed", "problem"),
+    [
+        ("http://[::1/", "seeds: not a well-formed URL: 'http://[::1/'"),
+        ("http://www.a.test:99999/", "seeds: not a valid port (1-65535) in URL"),
+        (
+            "http://a b.test/x",
+            "seeds: not a valid host name or address in URL: 'http://a b.test/x'",
+        ),
+    ],
+)
+def test_a_bad_seed_is_one_line_naming_the_field(topic_dir, tmp_path, seed, problem):
+    path = write(topic_dir, GOOD.replace("http://www.a.test/Swan", seed))
+    assert problem in focused_train(path, tmp_path / "models")
+
+
+def test_a_bad_seed_stops_scrapy_crawl_with_one_line(topic_dir, redis_home):
+    path = write(topic_dir, GOOD.replace("http://www.a.test/Swan", "http://www.a.test:99999/"))
+    assert f"{path}: seeds: not a valid port" in crawl_error(scrapy_crawl(path, redis_home))
+
+
+def test_seeds_are_kept_as_they_are_crawled(topic_dir):
+    path = write(topic_dir, GOOD.replace("http://www.a.test/Swan", "HTTP://WWW.A.test.:80/Swan#x"))
+    assert load_topic(path).seeds[0] == "http://www.a.test/Swan"
+
+
+def test_a_taxonomy_of_one_category_is_refused(topic_dir, tmp_path):
+    for extra in (topic_dir / "tax" / "Science" / "Fish").iterdir():
+        extra.unlink()
+    (topic_dir / "tax" / "Science" / "Birds" / "goose.txt").write_text("goose swan")
+    line = focused_train(write(topic_dir, GOOD), tmp_path / "models")
+    assert "relevance.taxonomy: examples in one category only ('Science/Birds')" in line
+
+
+def test_a_taxonomy_too_small_to_learn_from_is_one_line(topic_dir, tmp_path):
+    # One example a category, no word in two of them: scikit-learn's min_df traceback once.
+    line = focused_train(write(topic_dir, GOOD), tmp_path / "models")
+    assert "relevance.taxonomy: no word is in 2 or more of the 2 examples" in line
+
+
+def test_an_empty_examples_folder_names_the_topic_file_and_field(topic_dir, tmp_path):
+    (topic_dir / "empty").mkdir()
+    for table in (
+        'method = "examples"\nexamples = "empty"\n',
+        'method = "centroid"\nexamples = "empty"\n',
+        'method = "examples"\nexamples = "tax/Science/Birds"\nnegatives = "empty"\n',
+    ):
+        path = write(topic_dir, with_relevance(table))
+        line = focused_train(path, tmp_path / "models")
+        field = "negatives" if "negatives" in table else "examples"
+        assert f"{path}: relevance.{field}: no example files" in line
+
+
+BINARY = bytes(range(256)) * 4
+
+
+@pytest.mark.parametrize(
+    ("table", "where", "field"),
+    [
+        (None, "tax/Science/Fish/photo.txt", "relevance.taxonomy"),
+        ('method = "examples"\nexamples = "pages"\n', "pages/photo.html", "relevance.examples"),
+        ('method = "centroid"\nexamples = "pages"\n', "pages/photo.txt", "relevance.examples"),
+        (
+            'method = "examples"\nexamples = "tax/Science/Birds"\nnegatives = "pages"\n',
+            "pages/photo.txt",
+            "relevance.negatives",
+        ),
+    ],
+)
+def test_examples_that_are_not_text_are_refused_by_name(topic_dir, redis_home, table, where, field):
+    (topic_dir / "pages").mkdir()
+    (topic_dir / "pages" / "swan.txt").write_text("a swan on the lake")
+    (topic_dir / where).write_bytes(BINARY)
+    path = write(topic_dir, GOOD if table is None else with_relevance(table))
+    error = crawl_error(scrapy_crawl(path, redis_home))
+    name = where.split("/", 1)[1] if table else "Science/Fish/photo.txt"
+    assert f"{path}: {field}: {name} is not a text or HTML file" in error

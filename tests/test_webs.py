@@ -36,14 +36,6 @@ def served(web: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serv
         yield served
 
 
-@pytest.fixture()
-def http() -> Iterator[requests.Session]:
-    """A client that ignores the environment's proxy settings: only 127.0.0.1 is reached."""
-    with requests.Session() as session:
-        session.trust_env = False
-        yield session
-
-
 def first_url(bundle: Bundle, pattern: str) -> str:
     return next(p.url for p in bundle.pages.values() if re.search(pattern, p.url))
 

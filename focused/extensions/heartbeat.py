@@ -5,8 +5,11 @@ Every FOCUSED_HEARTBEAT_S seconds one script call writes the process's ``proc:<i
 RATE_BEATS beats, its page and item limits CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
 its last beat in the crawl's ``procs`` zset. Times are Redis's clock, so they
 compare across machines. The hash expires three beats after the last one: a process not
-heard from in three beats is gone. When the spider closes the process records ``finished``
-and the close reason, kept for FINISHED_KEEP_S so that readers show how it ended.
+heard from in three beats is gone, and the frontier then puts the leases it held back in
+their queues without charging a try (``owned:<id>``, :mod:`focused.schedulers.frontier`), so a
+restarted or surviving process goes on within seconds. When the spider closes the process
+records ``finished`` and the close reason, kept for FINISHED_KEEP_S so that readers show how it
+ended.
 
 Readers: :func:`focused.monitor.crawl_snapshot` (``focused status``, the dashboard, the
 exporter).
@@ -68,7 +71,7 @@ class Heartbeat:
         self.page_limit = page_limit
         self.item_limit = item_limit
         self.host = socket.gethostname()
-        self.id = f"{self.host}:{os.getpid()}:{secrets.token_hex(2)}"
+        self.id = f"{'_'.join(self.host.split())}:{os.getpid()}:{secrets.token_hex(2)}"
         self.counts: deque[tuple[float, int, int]] = deque(maxlen=RATE_BEATS + 1)
         self.task: task.LoopingCall | None = None
 
@@ -90,6 +93,9 @@ class Heartbeat:
         self.script = self.frontier.client.register_script(_LUA_BEAT)
         self.task = task.LoopingCall(self.beat)
         self.task.start(self.interval, now=True)
+        # Leases now carry this id: once this record expires (a killed process), a live
+        # process of the crawl puts them back at once, without charging a try.
+        self.frontier.owner = self.id
 
     def spider_closed(self, reason: str) -> None:
         if self.task is None:  # never opened

@@ -29,6 +29,8 @@ def _taxonomy_model(topic: Topic, models_dir: str) -> Any:
     except TopicError as exc:  # the model checks its inputs; name them as the topic file does
         field = "relevance.good" if exc.field == "good" else "relevance.taxonomy"
         raise TopicError(topic.path, field, f"{exc.problem} ({folder})") from None
+    except ValueError as exc:  # too little to learn from (HierarchicalClassifier.fit)
+        raise TopicError(topic.path, "relevance.taxonomy", f"{exc} ({folder})") from None
 
 
 def _centroid_model(topic: Topic, models_dir: str) -> Any:
@@ -37,13 +39,24 @@ def _centroid_model(topic: Topic, models_dir: str) -> Any:
         return load_or_fit_centroid(examples, models_dir, threshold=topic.relevance["threshold"])
     except TopicError as exc:
         raise TopicError(topic.path, "relevance.examples", f"{exc.problem} ({examples})") from None
+    except ValueError as exc:  # the examples have no terms
+        raise TopicError(topic.path, "relevance.examples", f"{exc} ({examples})") from None
 
 
 def _examples_model(topic: Topic, models_dir: str) -> Any:
     options = topic.relevance
-    return load_or_fit_examples(
-        options["examples"], options["negatives"], models_dir, threshold=options["threshold"]
-    )
+    try:
+        return load_or_fit_examples(
+            options["examples"], options["negatives"], models_dir, threshold=options["threshold"]
+        )
+    except TopicError as exc:  # a file of either folder that is not text
+        negative = exc.path == str(options["negatives"])
+        field = "relevance.negatives" if negative else "relevance.examples"
+        raise TopicError(topic.path, field, f"{exc.problem} ({exc.path})") from None
+    except ValueError as exc:  # the examples have no terms
+        raise TopicError(
+            topic.path, "relevance.examples", f"{exc} ({options['examples']})"
+        ) from None
 
 
 def _keywords_model(topic: Topic, models_dir: str) -> Any:

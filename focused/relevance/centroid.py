@@ -18,8 +18,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from focused.errors import TopicError
-from focused.relevance.taxonomy import EXAMPLE_SUFFIXES, _check_documents
-from focused.relevance.text import analyze, page_text
+from focused.relevance.taxonomy import EXAMPLE_SUFFIXES, _check_documents, example_text
+from focused.relevance.text import analyze
 
 __all__ = ["CentroidModel", "example_pages", "read_examples"]
 
@@ -46,12 +46,9 @@ def example_pages(folder: str | os.PathLike) -> list[Path]:
 
 def read_examples(folder: str | os.PathLike) -> list[str]:
     """The example documents of ``folder``: .txt as is, HTML through ``page_text`` as crawled
-    pages are, so that examples and pages are seen the same way."""
-    texts = []
-    for path in example_pages(folder):
-        text = path.read_bytes().decode("utf-8", errors="replace")
-        texts.append(text if path.suffix.lower() == ".txt" else page_text(text).document)
-    return texts
+    pages are, so that examples and pages are seen the same way (``taxonomy.example_text``,
+    which refuses a file that is not text)."""
+    return [example_text(path, Path(folder)) for path in example_pages(folder)]
 
 
 class CentroidModel(BaseEstimator):

@@ -26,6 +26,7 @@ __all__ = [
     "HierarchicalClassifier",
     "TaxonomyExamples",
     "example_files",
+    "example_text",
     "read_taxonomy",
 ]
 
@@ -48,8 +49,8 @@ def example_files(folder: str | os.PathLike) -> list[tuple[Path, str]]:
     Every sub-folder is a category named by its path below ``folder``; every .txt/.html/.htm
     file in it is one example of that category, at any depth. Files directly in ``folder``
     belong to no category (the root is "everything") and are not used; hidden files and
-    folders are skipped. Separate from reading the files so a model cache can tell whether
-    the examples changed without parsing them.
+    folders are skipped. The examples must fill two categories or more. Separate from reading
+    the files so a model cache can tell whether the examples changed without parsing them.
     """
     root = Path(folder)
     if not root.exists():
@@ -69,6 +70,11 @@ def example_files(folder: str | os.PathLike) -> list[tuple[Path, str]]:
         ]
     if not found:
         raise TopicError(root, "", "no example files (.txt, .html, .htm) in any category folder")
+    categories = {category for _, category in found}
+    if len(categories) < 2:  # nothing to choose between: every page would be in it, R = 1
+        raise TopicError(
+            root, "", f"examples in one category only ({categories.pop()!r}): need two or more"
+        )
     return sorted(found)
 
 
@@ -78,18 +84,33 @@ def _ancestors(path: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+# Characters that no text file has many of: control characters other than white space. A file
+# with a NUL byte, or more of these than this share of its characters, is not text.
+CONTROL = "".join(map(chr, [*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20)]))
+MAX_CONTROL_SHARE = 0.01
+
+
+def example_text(path: Path, folder: Path) -> str:
+    """The text of one example file of ``folder``: decoded as UTF-8, bad bytes replaced; HTML
+    examples through ``page_text`` as crawled pages are. A file that is not text (an image or
+    a PDF renamed .txt) is a TopicError that names it, not a silent model of noise."""
+    name = path.relative_to(folder)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TopicError(folder, "", f"cannot read example {name}: {exc.strerror}") from None
+    text = raw.decode("utf-8", errors="replace")
+    if b"\x00" in raw or sum(map(text.count, CONTROL)) > MAX_CONTROL_SHARE * len(text):
+        raise TopicError(folder, "", f"{name} is not a text or HTML file (binary bytes)")
+    return text if path.suffix.lower() == ".txt" else page_text(text).document
+
+
 def read_taxonomy(folder: str | os.PathLike) -> TaxonomyExamples:
-    """Read a taxonomy folder (see ``example_files``). Files are decoded as UTF-8, bad bytes
-    replaced; HTML examples go through ``page_text`` as crawled pages do. Folders with no
+    """Read a taxonomy folder (see ``example_files`` and ``example_text``). Folders with no
     example anywhere below them are not categories: there is nothing to learn them from."""
     texts, labels = [], []
     for path, category in example_files(folder):
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise TopicError(path, "", f"cannot read example: {exc.strerror}") from None
-        text = raw.decode("utf-8", errors="replace")
-        texts.append(text if path.suffix.lower() == ".txt" else page_text(text).document)
+        texts.append(example_text(path, Path(folder)))
         labels.append(category)
     categories = sorted({node for label in set(labels) for node in _ancestors(label)})
     return TaxonomyExamples(texts, labels, categories)
@@ -185,7 +206,12 @@ class HierarchicalClassifier(BaseEstimator):
             max_features=self.max_features,
             dtype=np.float32,
         )
-        counts = self._evidence(self.vectorizer_.fit_transform(X))
+        try:
+            counts = self._evidence(self.vectorizer_.fit_transform(X))
+        except ValueError:  # scikit-learn's words for an empty vocabulary name its internals
+            raise ValueError(
+                f"no word is in {self.min_df} or more of the {len(X)} examples: add examples"
+            ) from None
         self._build_tree(y, set(good))
         self._fit_nodes(counts, y)
         return self

@@ -18,11 +18,22 @@ ready, and it never waits while any host is ready.
 Politeness: a host waits ``host_delay`` seconds (in ``wait``) after each pop and after each
 acknowledgement, so the delay separates fetches however long they take, and it never has more
 than ``host_concurrency`` URLs leased. Time is Redis's own clock, so it holds across machines.
+``back_off`` holds a host longer for every process (a server's Retry-After). A host is its
+clean origin (:mod:`focused.urls`): every spelling of one server is one host.
+
+URLs: only clean URLs (:func:`focused.urls.clean_url`, at most ``max_url_length`` long) are
+queued; others are refused (``on_rejected``). No field of a stored record can then hold a
+space, and a record that does not parse anyway is dropped and counted (``corrupt``), never
+an error in a script.
 
 Leases: a popped URL moves to ``leases`` with a deadline. ``complete`` acknowledges it (and
 pushes the page's out-links in the same call); ``release`` puts it back untouched (clean
 shutdown). A lease that runs out returns the URL to its host queue with num_tries + 1; after
 ``max_tries`` tries it is counted as failed. A crawler killed at any point loses nothing.
+A lease names its process when the process has a heartbeat (``owner``): once that process's
+heartbeat record has expired, the next pop by any process puts its leases back untouched
+(``lease_reclaimed``), so a killed process holds no host for the lease time and charges no try
+for fetches that never finished.
 
 Dedup: a URL enters the frontier once per crawl. Its fingerprint is 64 bits of BLAKE2b over
 w3lib's canonical form (the canonicalisation Scrapy's fingerprinter uses for GET requests),
@@ -59,6 +70,8 @@ from w3lib.url import canonicalize_url
 from focused import keys
 from focused.connection import retrying
 from focused.errors import FocusedError
+from focused.urls import BadURL, clean_url
+from focused.urls import origin as url_origin
 
 TRY_UNIT = 1 << 48
 SCORE_UNIT = 1 << 32
@@ -68,8 +81,6 @@ HOST_CAP = 4095
 HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
 
-
-DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
 EDGE_RECORD = struct.Struct(">IQ")  # one cross-server link: target host hash, target fingerprint
@@ -88,6 +99,7 @@ class Link:
     score: float
     depth: int = 0
     anchor: str = ""
+    redirects: int = 0  # redirects followed to reach this URL (Scrapy's ``redirect_times``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +117,7 @@ class Leased:
     parent_relevance: float | None = None  # R of the parent page, if it was classified
     parent_category: str = ""
     revisit: bool = False  # a known page fetched again (maintenance mode, ``requeue``)
+    redirects: int = 0  # redirects followed to reach this URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +154,14 @@ class FrontierProtocol(Protocol):
 
 
 def fingerprint(url: str) -> int:
-    """64-bit fingerprint of a URL's canonical form (w3lib's, without a default port)."""
-    origin, rest = split_url(canonicalize_url(url))
-    digest = hashlib.blake2b((origin + rest).encode(), digest_size=8).digest()
+    """64-bit fingerprint of a URL's canonical form: w3lib's canonicalisation (sorted query,
+    the one Scrapy's request fingerprints use) of its clean form (:func:`focused.urls.clean_url`;
+    BadURL if it has none)."""
+    return _fingerprint(clean_url(url, 0))
+
+
+def _fingerprint(clean: str) -> int:
+    digest = hashlib.blake2b(canonicalize_url(clean).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
@@ -163,32 +181,23 @@ def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> l
 
 
 def split_member(member: str) -> tuple[str, str, str, str]:
-    """(depth, parent, path, anchor) of a host-queue member (module doc, ``keys``)."""
+    """(depth, parent, path, anchor) of a host-queue member (module doc, ``keys``); the depth
+    field may carry an ``r`` (a revisit) before and ``+N`` (N redirects) after the depth."""
     depth, parent, rest = member.split(" ", 2)
     path, _, anchor = rest.partition("\t")
     return depth, parent, path, anchor
 
 
 def split_url(url: str) -> tuple[str, str]:
-    """(origin, rest): ``http://host`` and ``/path?query``, the fragment dropped.
+    """(origin, rest) of a URL's clean form (:func:`focused.urls.clean_url`; BadURL if it has
+    none): ``http://host`` and ``/path?query``.
 
-    The origin is the server the frontier is polite to, so it is lower-cased and loses a
-    default port: ``http://Host:80/a`` and ``http://host/a`` are one URL on one host.
+    The origin is the server the frontier is polite to: ``http://Host.:80/a``,
+    ``http://user@host/a`` and ``http://host/a`` are one URL on one host.
     """
-    scheme_end = url.find("://")
-    path_start = url.find("/", scheme_end + 3) if scheme_end >= 0 else -1
-    if path_start < 0:
-        origin, rest = url, "/"
-    else:
-        origin, rest = url[:path_start], url[path_start:]
-    query = rest.find("#")
-    if query >= 0:
-        rest = rest[:query] or "/"
-    origin = origin.lower()
-    port = DEFAULT_PORTS.get(origin[:scheme_end])
-    if port and origin.endswith(port):
-        origin = origin[: -len(port)]
-    return origin, rest.replace(" ", "%20").replace("\t", "%09")
+    clean = clean_url(url, 0)
+    host = url_origin(clean)
+    return host, clean[len(host) :]
 
 
 def pack(score: float, tries: int, fp: int) -> int:
@@ -216,8 +225,11 @@ local function now_s()
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
 local function int(x) return string.format('%%.0f', x) end
--- The fetch order of the page a queued member was found on ('0' for none).
-local function parent_of(m) return string.match(m, '^r?%%d+ (%%d+) ') end
+-- The fetch order of the page a queued member was found on ('0' for none, or for a member
+-- that does not parse: no stored record can make a script fail).
+local function parent_of(m) return string.match(m, '^%%S+ (%%d+) ') or '0' end
+-- (origin, packed score, owner, member) of a lease, or nil for a record that does not parse.
+local function split_lease(lm) return string.match(lm, '^(%%S+) (%%S+) (%%S+) (.*)$') end
 local function secs(x) return string.format('%%.6f', x) end
 
 -- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
@@ -276,7 +288,12 @@ end
 -- Returns 1 if the URL was queued again.
 local function unlease(lm, bump, max_tries, touched, now)
   if redis.call('ZREM', k('%(leases)s'), lm) == 0 then return 0 end
-  local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
+  local o, s, w, m = split_lease(lm)
+  if not o or not tonumber(s) then
+    redis.call('HINCRBY', k('%(stats)s'), 'corrupt', 1)
+    return 0
+  end
+  if w ~= '-' then redis.call('SREM', k('%(owned)s') .. w, lm) end
   redis.call('HINCRBY', k('%(inflight)s'), o, -1)
   if bump == 1 then hold(o, now) end
   touched[o] = true
@@ -290,6 +307,24 @@ local function unlease(lm, bump, max_tries, touched, now)
   redis.call('HINCRBY', k('%(stats)s'), 'queued', 1)
   return 1
 end
+
+-- Leases of processes that are gone (their heartbeat record ``proc:<id>`` expired) go back
+-- to their queues untouched: a fetch that never finished costs no try. At most once a second.
+local function reap(max_tries, touched, now)
+  if now - tonumber(redis.call('GET', k('%(reaped)s')) or '0') < 1 then return end
+  redis.call('SET', k('%(reaped)s'), secs(now))
+  for _, id in ipairs(redis.call('ZRANGE', k('%(procs)s'), 0, -1)) do
+    local owned = k('%(owned)s') .. id
+    if redis.call('EXISTS', k('%(proc)s') .. id) == 0 and redis.call('EXISTS', owned) == 1 then
+      local back = 0
+      for _, lm in ipairs(redis.call('SMEMBERS', owned)) do
+        back = back + unlease(lm, 0, max_tries, touched, now)
+      end
+      redis.call('DEL', owned)
+      redis.call('HINCRBY', k('%(stats)s'), 'lease_reclaimed', back)
+    end
+  end
+end
 """
 
 _LUA_PUSH = """
@@ -300,11 +335,12 @@ for o in pairs(touched) do schedule(o, now) end
 return new
 """
 
-# ARGV: prefix, conc, delay, n, lease_s, max_tries
+# ARGV: prefix, conc, delay, n, lease_s, max_tries, owner ('-' for none)
 _LUA_POP = """
-local n, lease_s, max_tries = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local n, lease_s, max_tries, w = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local now = now_s()
 local touched = {}
+reap(max_tries, touched, now)
 for _, lm in ipairs(redis.call('ZRANGEBYSCORE', k('%(leases)s'), '-inf', secs(now),
                                 'LIMIT', 0, 200)) do
   unlease(lm, 1, max_tries, touched, now)
@@ -322,10 +358,14 @@ while popped < n do
   if #top == 0 then break end
   local o = top[1]
   local item = redis.call('ZPOPMIN', qkey(o))
-  if #item > 0 then
+  if #item > 0 and not string.match(item[1], '^r?%%d+%%+?%%d* %%d+ /') then
+    redis.call('HINCRBY', k('%(stats)s'), 'corrupt', 1)
+    redis.call('HINCRBY', k('%(stats)s'), 'queued', -1)
+  elseif #item > 0 then
     local m, s = item[1], item[2]
-    local lm = o .. ' ' .. s .. ' ' .. m
+    local lm = o .. ' ' .. s .. ' ' .. w .. ' ' .. m
     redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
+    if w ~= '-' then redis.call('SADD', k('%(owned)s') .. w, lm) end
     redis.call('HINCRBY', k('%(inflight)s'), o, 1)
     hold(o, now)
     local parent = parent_of(m)
@@ -358,7 +398,13 @@ return out
 _LUA_COMPLETE = """
 local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
-local o, s, m = string.match(lm, '^(%%S+) (%%S+) (.*)$')
+local o, s, w, m = split_lease(lm)
+if not o or not tonumber(s) then
+  redis.call('ZREM', k('%(leases)s'), lm)
+  redis.call('HINCRBY', k('%(stats)s'), 'corrupt', 1)
+  return {0, 0}
+end
+if w ~= '-' then redis.call('SREM', k('%(owned)s') .. w, lm) end
 if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
   redis.call('HINCRBY', k('%(inflight)s'), o, -1)
   hold(o, now)
@@ -424,6 +470,18 @@ local back = 0
 for i = 6, #ARGV do back = back + unlease(ARGV[i], bump, max_tries, touched, now) end
 for o in pairs(touched) do schedule(o, now) end
 return back
+"""
+
+# ARGV: prefix, conc, delay, origin, seconds: the host asked to be left alone (Retry-After)
+_LUA_BACK_OFF = """
+local o, now = ARGV[4], now_s()
+local nxt = now + tonumber(ARGV[5])
+if nxt > tonumber(redis.call('HGET', k('%(next)s'), o) or '0') then
+  redis.call('HSET', k('%(next)s'), o, secs(nxt))
+end
+redis.call('HINCRBY', k('%(stats)s'), 'backed_off', 1)
+schedule(o, now)
+return 1
 """
 
 # ARGV: prefix, conc, delay, then (origin, member, packed) triples: the distiller's re-boost
@@ -512,7 +570,8 @@ end
 for _, o in ipairs(redis.call('ZRANGE', k('%(ready)s'), 0, -1)) do list(o) end
 for _, o in ipairs(redis.call('ZRANGE', k('%(wait)s'), 0, -1)) do list(o) end
 for _, lm in ipairs(redis.call('ZRANGE', k('%(leases)s'), 0, -1)) do
-  list(string.match(lm, '^(%%S+) '))
+  local o = split_lease(lm)
+  if o then list(o) end
 end
 local cuts, dropped = {}, 0
 while dropped < excess and #hs > 0 do
@@ -541,6 +600,10 @@ _LUA_NAMES = {
     "ready": keys.READY,
     "wait": keys.WAIT,
     "leases": keys.LEASES,
+    "owned": keys.OWNED,
+    "reaped": keys.REAPED,
+    "procs": keys.PROCS,
+    "proc": keys.PROC,
     "inflight": keys.INFLIGHT,
     "crawled": keys.CRAWLED,
     "next": keys.NEXT,
@@ -589,8 +652,10 @@ class RedisFrontier:
         retries: int = 8,
         graph: bool = True,
         revisits: bool = False,
+        max_url_length: int = 2083,
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
+        on_rejected: Callable[[BadURL], None] | None = None,
     ):
         if not 1 <= max_tries <= MAX_TRIES_PACKABLE:
             raise ValueError(f"max_tries must be 1..{MAX_TRIES_PACKABLE}, got {max_tries}")
@@ -607,6 +672,11 @@ class RedisFrontier:
         self.retries = retries
         self.graph = graph  # store each classified page's cross-server links (the crawl graph)
         self.revisits = revisits  # keep relevant pages in ``revisit`` (maintenance mode)
+        self.max_url_length = max_url_length  # longer URLs are not queued (0: no limit)
+        self.on_rejected = on_rejected  # called with each URL refused (``BadURL``)
+        # This process's id in the crawl's heartbeat records (``proc:<id>``), "-" for none: with
+        # one, its leases go back untouched soon after its record expires (a killed process).
+        self.owner = "-"
         self.on_retry = on_retry
         self.on_lost = on_lost
         self.lost = False  # the connection stayed lost through all retries
@@ -621,6 +691,7 @@ class RedisFrontier:
         self._raise = client.register_script(_lua(_LUA_RAISE))
         self._requeue = client.register_script(_lua(_LUA_REQUEUE))
         self._drop_worst = client.register_script(_lua(_LUA_DROP_WORST))
+        self._back_off = client.register_script(_lua(_LUA_BACK_OFF))
 
     def _call(self, script: Any, args: list[Any]) -> Any:
         if script is not self._pop and script is not self._drop_worst:
@@ -640,24 +711,33 @@ class RedisFrontier:
             raise
 
     def _link_args(
-        self, links: Iterable[Link], edges: bytearray | None = None, origin: str = ""
+        self, links: Iterable[Link], edges: bytearray | None = None, page_origin: str = ""
     ) -> list[Any]:
         """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member.
 
-        With ``edges``, the links to servers other than ``origin`` are appended to it as
-        crawl-graph records.
+        Only clean URLs (:func:`focused.urls.clean_url`, at most ``max_url_length`` long) are
+        queued; the others go to ``on_rejected``. With ``edges``, the links to
+        servers other than ``page_origin`` are appended to it as crawl-graph records.
         """
         args: list[Any] = []
         for link in links:
-            fp = fingerprint(link.url)
-            link_origin, rest = split_url(link.url)
-            if edges is not None and link_origin != origin:
+            try:
+                url = clean_url(link.url, self.max_url_length)
+            except BadURL as exc:
+                if self.on_rejected is not None:
+                    self.on_rejected(exc)
+                continue
+            fp = _fingerprint(url)
+            link_origin = url_origin(url)
+            rest = url[len(link_origin) :]
+            if edges is not None and link_origin != page_origin:
                 edges += EDGE_RECORD.pack(host_hash(link_origin), fp)
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
             if link.anchor:
                 rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
-            args += (link_origin, link.depth, rest, pack(link.score, 0, fp), bucket, member)
+            depth = f"{link.depth}+{link.redirects}" if link.redirects else link.depth
+            args += (link_origin, depth, rest, pack(link.score, 0, fp), bucket, member)
         return args
 
     def push_many(self, links: Iterable[Link]) -> int:
@@ -667,16 +747,17 @@ class RedisFrontier:
 
     def pop_ready(self, n: int) -> Pop:
         """Lease up to ``n`` of the best URLs whose hosts may be hit now."""
-        out = self._call(self._pop, [n, self.lease_s, self.max_tries])
+        out = self._call(self._pop, [n, self.lease_s, self.max_tries, self.owner])
         queued, in_flight, wake = int(out[0]), int(out[1]), out[2]
         deadline = time.monotonic() + self.lease_s
         leased = []
         for i in range(3, len(out), 2):
             lease, record = out[i], out[i + 1]
             self.held[lease] = deadline
-            origin, packed, member = lease.split(" ", 2)
+            origin, packed, _, member = lease.split(" ", 3)
             depth, parent, rest, anchor = split_member(member)
             revisit = depth.startswith("r")
+            depth, _, redirects = depth.removeprefix("r").partition("+")
             # A classified parent's record is "url TAB R TAB category" (see ``complete``).
             parent_url, *page = record.split("\t", 2)
             tries, score = unpack_score(int(packed))
@@ -684,7 +765,7 @@ class RedisFrontier:
                 Leased(
                     origin + rest,
                     lease,
-                    int(depth.removeprefix("r")),
+                    int(depth),
                     int(parent),
                     parent_url,
                     tries,
@@ -693,6 +774,7 @@ class RedisFrontier:
                     float(page[0]) if page else None,
                     page[1] if len(page) > 1 and page[1] != "-" else "",
                     revisit,
+                    int(redirects or 0),
                 )
             )
         return Pop(leased, queued, in_flight, float(wake) if wake else None)
@@ -721,7 +803,7 @@ class RedisFrontier:
         edges = None
         if kind == "page" and self.graph:
             edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
-        link_args = self._link_args(links, edges, split_url(url)[0])
+        link_args = self._link_args(links, edges, url_origin(url))
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
         hub = "" if hub_score is None else repr(float(hub_score))
         extra = [bytes(edges or b""), hub, "1" if self.revisits else ""]
@@ -742,6 +824,11 @@ class RedisFrontier:
         for lease in leases:
             self.held.pop(lease, None)
         return back
+
+    def back_off(self, url: str, seconds: float) -> None:
+        """Leave the host of ``url`` alone for ``seconds`` from now, in every process of the
+        crawl (a server's Retry-After); a later time already set is kept."""
+        self._call(self._back_off, [split_url(url)[0], max(0.0, seconds)])
 
     def holding(self) -> int:
         """Leases this object popped that are neither acknowledged, released nor run out.

@@ -4,9 +4,10 @@
   frontier, where they are deduplicated for the whole crawl; it returns False for a URL seen
   before (``request_dropped`` fires). A retry of a leased URL goes back to the frontier with
   num_tries + 1 (so it waits for its host's delay, and ``retry_times`` follows num_tries); a
-  redirect acknowledges the leased URL and pushes its target as a new link, so a redirect
-  loop ends at the first URL seen before. Requests with ``dont_filter`` that carry no lease
-  go to the local buffer unpersisted.
+  redirect acknowledges the leased URL and pushes its target as a new link with the count of
+  redirects followed so far, so a redirect loop ends at the first URL seen before and a chain
+  of new URLs at ``REDIRECT_MAX_TIMES`` (Scrapy's RedirectMiddleware reads the count back).
+  Requests with ``dont_filter`` that carry no lease go to the local buffer unpersisted.
 - ``next_request`` hands out a request from the local buffer, refilled by one lease-pop of up
   to ``FOCUSED_POP_BATCH`` URLs; it returns None at once when no host is ready and asks the
   engine to call again when the next host's delay runs out (it never sleeps). A strategy that
@@ -42,10 +43,11 @@ from scrapy.utils.defer import deferred_from_coro
 
 from focused import keys
 from focused.connection import from_settings
-from focused.errors import FocusedError, exit_on_user_error
+from focused.errors import REDIS_LOST, FocusedError, exit_on_user_error
 from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.strategies import strategy_class, strategy_name
+from focused.urls import BadURL
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -83,10 +85,13 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
                 {"error": error, "attempt": attempt},
             )
 
+        def on_rejected(error: BadURL) -> None:
+            stats.inc_value(f"focused/links/bad/{error.reason}")
+
         def on_lost(error: FocusedError) -> None:
             logger.error("%(error)s; stopping the crawl", {"error": error})
             stats.set_value("focused/redis/lost", 1)
-            deferred_from_coro(crawler.engine.close_spider_async(reason="focused_redis_lost"))
+            deferred_from_coro(crawler.engine.close_spider_async(reason=REDIS_LOST))
 
         _frontiers[crawler] = RedisFrontier(
             from_settings(s),
@@ -100,8 +105,10 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             graph=s.getbool("FOCUSED_CRAWL_GRAPH"),
             revisits=s.getfloat("FOCUSED_REVISIT_SHARE") > 0
             and s.get("FOCUSED_REVISIT_ORDER") == "relevance",
+            max_url_length=s.getint("URLLENGTH_LIMIT"),
             on_retry=on_retry,
             on_lost=on_lost,
+            on_rejected=on_rejected,
         )
     return _frontiers[crawler]
 
@@ -227,7 +234,7 @@ class FrontierScheduler(BaseScheduler):
             link = Link(request.url, record.get("score", 1.0), request.meta.get("depth", 0))
             if not self.frontier.push_many([link]):
                 return False
-        elif request.url == record["url"]:
+        elif request.url == record["url"] and not self._redirected(request):
             # A retry: back to the frontier one try later, behind the URLs not tried yet, and
             # under the host's politeness like any other fetch.
             self.frontier.release([lease], retry=True)
@@ -235,13 +242,21 @@ class FrontierScheduler(BaseScheduler):
         else:
             # A redirect: the target is a new link of the redirecting URL (deduplicated, so a
             # redirect loop ends at the first URL seen before).
-            link = Link(request.url, record["score"], request.meta.get("depth", 0))
+            # It carries the redirects followed so far: REDIRECT_MAX_TIMES ends a chain.
+            redirects = request.meta.get("redirect_times", 0)
+            link = Link(request.url, record["score"], request.meta.get("depth", 0), "", redirects)
             _, new = self.frontier.complete(lease, record["url"], "redirect", links=[link])
             self.stats.inc_value(f"focused/redirects/{'queued' if new else 'seen'}")
             if not new:
                 return False
         self.stats.inc_value("scheduler/enqueued/redis")
         return True
+
+    @staticmethod
+    def _redirected(request: Request) -> bool:
+        """Whether a request for its leased URL is a redirect to itself, not a retry: Scrapy's
+        RedirectMiddleware counted one more redirect than the URL was leased with."""
+        return request.meta.get("redirect_times", 0) > request.meta[META].get("redirects", 0)
 
     def next_request(self) -> Request | None:
         # Poll when the wait is over, or at once when this process changed the frontier
@@ -291,6 +306,7 @@ class FrontierScheduler(BaseScheduler):
                     meta={
                         "depth": leased.depth,
                         "retry_times": leased.tries,
+                        "redirect_times": leased.redirects,
                         META: {
                             "lease": leased.lease,
                             "url": leased.url,
@@ -301,6 +317,7 @@ class FrontierScheduler(BaseScheduler):
                             "parent_relevance": leased.parent_relevance,
                             "parent_category": leased.parent_category,
                             "revisit": leased.revisit,
+                            "redirects": leased.redirects,
                         },
                     },
                 )

@@ -12,6 +12,11 @@ valid UTF-8 (an image, a page in another charset, a page with broken bytes) is g
 ``"body_b64"``: the exact bytes, base64-encoded. ``labels.tsv`` has a header line, then
 ``url`` TAB category paths joined by ``|`` (empty for an unlabelled page). ``topics.json`` is
 ``{"protocol": ..., "topics": [{"name", "category", "seeds", "training", "budget", ...}]}``.
+
+A record may also ask the server for a response that no fixed body can give (an endless page,
+a slow one, a redirect chain without end...): ``"behaviour": {"name": ..., options}``, one of
+the named behaviours of :mod:`focused.webs.server`, which uses the record's status, headers and
+body as it says (the hostile web of :mod:`focused.webs.hostile` has one of each).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import binascii
 import gzip
 import io
 import json
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,21 +60,24 @@ TRANSPORT_HEADERS = frozenset(
     }
 )
 
-_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+# userinfo@, then the host (an IPv6 literal or a name, without a trailing dot), then :port.
+_NETLOC = re.compile(r"(?:.*@)?(?P<host>\[[^\]]*\]|[^:]*?)\.?(?::(?P<port>[^:]*))?")
 
 
 def url_key(url: str) -> str:
     """Return the lookup key of ``url``: the same for every spelling a client may send.
 
-    Percent-encoding (``%C3%81`` or ``Á``), host case, a default port, the query's order and
-    a fragment do not change the key.
+    Percent-encoding (``%C3%81`` or ``Á``), host case or IDNA form, userinfo, a trailing dot, a
+    default port, the query's order and a fragment do not change the key.
     """
     canonical = canonicalize_url(url)
     scheme, sep, rest = canonical.partition("://")
     netloc, slash, path = rest.partition("/")
-    default_port = _DEFAULT_PORTS.get(scheme)
-    if default_port and netloc.endswith(default_port):
-        netloc = netloc[: -len(default_port)]
+    if match := _NETLOC.fullmatch(netloc):
+        port = match["port"]
+        keep_port = port is not None and port != _DEFAULT_PORTS.get(scheme)
+        netloc = f"{match['host']}:{port}" if keep_port else match["host"]
     return f"{scheme}{sep}{netloc}{slash or '/'}{path}"
 
 
@@ -80,6 +89,7 @@ class Page:
     status: int
     headers: tuple[tuple[str, str], ...]
     body: bytes
+    behaviour: Mapping[str, Any] | None = None  # {"name": ..., options}: see the module
 
 
 @dataclass(slots=True)
@@ -152,7 +162,16 @@ def _parse_page(line: bytes, path: Path, lineno: int) -> Page:
             for name, value in record.get("headers", {}).items()
             if name.lower() not in TRANSPORT_HEADERS
         )
-        return Page(url=record["url"], status=int(record["status"]), headers=headers, body=body)
+        behaviour = record.get("behaviour")
+        if behaviour is not None and not isinstance(behaviour.get("name"), str):
+            raise ValueError("a behaviour is an object with a name")
+        return Page(
+            url=record["url"],
+            status=int(record["status"]),
+            headers=headers,
+            body=body,
+            behaviour=behaviour,
+        )
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
         problem = f"missing field {exc}" if isinstance(exc, KeyError) else f"{exc}"
         raise FocusedError(f"{path}: line {lineno}: bad page record ({problem})") from exc
@@ -187,8 +206,8 @@ def write_bundle(
     """Write a bundle folder and return its path.
 
     ``pages`` yields mappings with ``url``, ``status``, ``headers`` and ``body`` as ``str`` or
-    ``bytes``; bytes that are not UTF-8 are stored as ``body_b64``. ``labels`` maps a url to its
-    category paths.
+    ``bytes`` (and ``behaviour`` if any); bytes that are not UTF-8 are stored as ``body_b64``.
+    ``labels`` maps a url to its category paths.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -214,6 +233,8 @@ def write_bundle(
 
 def _page_record(page: Mapping[str, Any]) -> dict[str, Any]:
     record = {"url": page["url"], "status": page["status"], "headers": dict(page["headers"])}
+    if page.get("behaviour") is not None:
+        record["behaviour"] = dict(page["behaviour"])
     body = page["body"]
     if isinstance(body, bytes):
         try:

@@ -18,7 +18,8 @@ The web has what a focused crawler relies on, with noise, and nothing else:
 
 Next to the bundle files (see :mod:`focused.webs.bundle`) it writes ``taxonomy/`` (a folder
 per category, example ``.txt`` documents drawn like pages but not part of the web) and
-``topic.toml``, a ready topic file for the demo topic.
+``topic.toml``, a ready topic file for the demo topic. :mod:`focused.webs.hostile` adds pages
+to it (``extra_pages``) and links to them from the demo topic's seeds (``seed_links``).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ import json
 import re
 import shutil
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,7 @@ PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg=="
 )
 HTML_TYPE = {"Content-Type": "text/html; charset=utf-8"}
+HOSTILE_FILE = "hostile.json"  # what focused.webs.hostile adds, case by case
 _CONSONANTS = np.array(list("bdfgklmnprstvz"))
 _VOWELS = np.array(list("aeiou"))
 _ZIPF_SHIFT = 2.7  # Zipf-Mandelbrot: p(rank) ~ 1 / (rank + shift)
@@ -153,12 +155,16 @@ def generate_web(
     p_same_leaf: float = 0.6,
     p_same_top: float = 0.2,
     overwrite: bool = False,
+    extra_pages: Sequence[Mapping[str, Any]] = (),
+    seed_links: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write a synthetic web bundle, its taxonomy and a demo topic file into ``folder``.
 
     Deterministic for a given ``seed`` (and numpy version). A link goes to the source's leaf
     with probability ``p_same_leaf``, else to its top category with ``p_same_top``, else to
-    any page. Returns the folder.
+    any page. ``extra_pages`` (bundle records, unlabelled) are added as they are, and each
+    ``(url, anchor)`` of ``seed_links`` is linked from one of the demo topic's seed pages, in
+    turn. Returns the folder.
     """
     folder = Path(folder)
     _check_arguments(folder, n_pages, n_hosts, p_same_leaf + p_same_top, overwrite)
@@ -179,12 +185,16 @@ def generate_web(
         u: [taxonomy.leaves[c]] for u, c in zip(urls, leaf_of.tolist(), strict=True)
     }
     labels.update({u: [] for u in bad.extra_urls})
+    labels.update({page["url"]: [] for page in extra_pages})
     topics = _topics(rng, taxonomy, leaf_of, urls, offsets, exclude=bad.damaged, n_pages=n_pages)
+    demo = next(t for t in topics["topics"] if t["category"] == DEMO_CATEGORY)
+    for n, link in enumerate(seed_links):
+        seed = urls.index(demo["seeds"][n % len(demo["seeds"])])
+        bad.see_also.setdefault(seed, []).append(link)
     pages = _pages(rng, vocab, taxonomy, leaf_of, titles, urls, offsets, targets, bad)
     _clear(folder)
-    write_bundle(folder, pages, labels=labels, topics=topics)
+    write_bundle(folder, chain(pages, extra_pages), labels=labels, topics=topics)
     _write_taxonomy(folder / "taxonomy", rng, vocab, taxonomy, n_examples)
-    demo = next(t for t in topics["topics"] if t["category"] == DEMO_CATEGORY)
     _write_topic_file(folder / "topic.toml", demo["seeds"])
     return folder
 
@@ -206,7 +216,7 @@ def _check_arguments(
 
 def _clear(folder: Path) -> None:
     """Remove a previous web's files, so no old example survives in taxonomy/."""
-    for name in (PAGES_FILE, LABELS_FILE, TOPICS_FILE, "topic.toml"):
+    for name in (PAGES_FILE, LABELS_FILE, TOPICS_FILE, HOSTILE_FILE, "topic.toml"):
         (folder / name).unlink(missing_ok=True)
     shutil.rmtree(folder / "taxonomy", ignore_errors=True)
 
@@ -554,7 +564,8 @@ def _write_topic_file(path: Path, seeds: list[str]) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force."""
+    """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
+    --hostile."""
     parser.add_argument("folder", help="where to write the web (created if missing)")
     parser.add_argument("--pages", type=int, default=2000, help="number of pages")
     parser.add_argument("--hosts", type=int, default=100, help="number of hosts")
@@ -563,10 +574,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--examples", type=int, default=20, help="example documents per category in taxonomy/"
     )
     parser.add_argument("--force", action="store_true", help="replace a web already there")
+    parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help=f"add every hostile case a crawler must survive (listed in {HOSTILE_FILE})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Generate the web ``args`` describe, print where it is and return the exit code."""
+    if args.hostile:
+        from focused.webs import hostile
+
+        return hostile.run(args)
     folder = generate_web(
         args.folder,
         n_pages=args.pages,

@@ -1,0 +1,53 @@
+"""``scrapy crawl`` with an exit code that says when the crawl stopped for want of Redis.
+
+Scrapy's own command exits 0 whatever a crawl's finish reason, so a crawl that stopped because
+it lost its Redis (reason ``focused_redis_lost``: still unreachable after
+``FOCUSED_REDIS_RETRIES`` retries) looked like one that ended. The project's settings name this
+package (``COMMANDS_MODULE``), so ``scrapy crawl`` in the project, and scrapyd's jobs, which
+run ``scrapy crawl`` through ``scrapy.cmdline`` with the project's settings, run this command.
+
+Exit codes: 0, the crawl ended (its frontier empty, a ``CLOSESPIDER_*`` limit, Ctrl-C); 1,
+Scrapy could not start it; 2, a mistake the user can fix, in one line (a topic file, a
+setting, no Redis at the start); 3, it stopped because Redis was lost (:data:`EXIT_CODES`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.commands import crawl
+
+from focused.errors import REDIS_LOST
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+# Finish reasons that end the command with an exit code of their own.
+EXIT_CODES = {REDIS_LOST: 3}
+
+
+class Command(crawl.Command):
+    def __init__(self) -> None:
+        super().__init__()
+        self.crawlers: list[Crawler] = []
+
+    def long_desc(self) -> str:
+        return (
+            f"{self.short_desc()}. Exit code 3 when the crawl stopped because it lost its "
+            "Redis (finish reason focused_redis_lost)."
+        )
+
+    def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
+        crawler = super()._create_crawler(spidercls)
+        self.crawlers.append(crawler)  # the process forgets it once it has run
+        return crawler
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().run(args, opts)
+        if self.exitcode:  # Scrapy's own (1: the crawl could not start)
+            return
+        reasons = {crawler.stats.get_value("finish_reason") for crawler in self.crawlers}
+        self.exitcode = max((EXIT_CODES.get(reason, 0) for reason in reasons), default=0)

@@ -1,0 +1,1 @@
+"""Downloader middlewares: what the crawler checks and remembers around each download."""

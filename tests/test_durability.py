@@ -1,0 +1,275 @@
+"""What survives a kill or a Redis outage: outages counted (the short ones redis-py's retries
+hide included), exit code 3 when a crawl stops for Redis, and every acknowledged page in the
+feeds, the WARC files and ``focused export`` after crawl processes are killed with SIGKILL.
+
+Real processes only: crawls, ``focused`` commands and redis-servers started, killed and
+started again on the same port, with the project's own server command line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from scrapy.utils.test import get_crawler
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from focused import keys
+from focused.commands.crawl import EXIT_CODES, REDIS_LOST
+from focused.connection import OUTAGES, connect, retrying
+from focused.extensions.outages import RedisOutages
+from focused.feeds import FlushedFileFeedStorage
+from focused.redisserver import server_command
+from focused.schedulers.frontier import page_urls
+from tests.conftest import Crawl, final_stats, focused, free_port, wait_for
+
+
+class Server:
+    """A redis-server of this test's own, run as ``focused redis serve`` runs it (its data
+    kept as every server of the project keeps it), that can be killed and started again on
+    the same port."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.port = folder, free_port()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = server_command(self.folder, self.port, "127.0.0.1")
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        probe = redis.Redis.from_url(self.url, retry=None)
+
+        def answers() -> bool:
+            try:
+                return bool(probe.ping())
+            except redis.RedisError:
+                return False
+
+        wait_for(answers, timeout=20, interval=0.05)
+        probe.close()
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    server = Server(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.process is not None and server.process.poll() is None:
+            server.kill()
+
+
+def fetched(client: redis.Redis, crawl: str) -> int:
+    return int(client.hget(keys.prefix(crawl) + keys.STATS, "fetched") or 0)
+
+
+def test_a_dropped_connection_made_again_at_once_is_no_outage(server, caplog):
+    client = connect(server.url)
+    client.set("x", 1)
+    before = OUTAGES.count
+    with caplog.at_level(logging.INFO, logger="focused.connection"):
+        redis.Redis.from_url(server.url).client_kill_filter(_id=client.client_id())
+        assert client.get("x") == "1"  # one failed attempt, then a new connection
+    assert OUTAGES.count == before and "Redis" not in caplog.text
+
+
+def test_an_outage_the_retries_ride_out_is_counted_and_logged_once(server, caplog):
+    client = connect(server.url)
+    client.set("x", 1)
+    stats = get_crawler().stats
+    extension = RedisOutages(stats)
+    extension.spider_opened()
+    before = OUTAGES.count
+    try:
+        with caplog.at_level(logging.INFO, logger="focused.connection"):
+            server.kill()
+            restart = threading.Timer(2.0, server.start)
+            restart.start()
+            # The frontier's own retries (FOCUSED_REDIS_RETRIES) around redis-py's.
+            assert retrying(lambda: client.incr("x"), retries=20) == 2
+            restart.join()
+    finally:
+        extension.spider_closed()
+    assert OUTAGES.count == before + 1 and stats.get_value("focused/redis/outages") == 1
+    assert 2.0 <= stats.get_value("focused/redis/outage_s") < 15
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in lines] == ["WARNING", "INFO"], lines
+    assert lines[0][1].startswith("Redis unreachable (") and lines[0][1].endswith("; retrying")
+    seconds = float(re.fullmatch(r"Redis reachable again after ([\d.]+) s", lines[1][1])[1])
+    assert abs(seconds - stats.get_value("focused/redis/outage_s")) < 0.1
+
+
+def on_server(crawl: Crawl, server: Server) -> Crawl:
+    crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": server.url}
+    return crawl
+
+
+def test_a_crawl_rides_out_a_five_second_outage_and_counts_it(crawl, server):
+    client = connect(server.url)
+    process = on_server(crawl, server).start(
+        CLOSESPIDER_ITEMCOUNT=40, FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2
+    )
+    try:
+        wait_for(lambda: fetched(client, crawl.name) >= 10)
+        server.kill()  # its append-only log keeps what it acknowledged
+        time.sleep(5)
+        server.start()
+        assert process.wait(240) == 0, crawl.log()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = crawl.log()
+    stats = final_stats(log)
+    assert stats["focused/redis/outages"] == 1 and 4 <= stats["focused/redis/outage_s"] < 30
+    assert log.count("Redis unreachable (") == 1 and log.count("Redis reachable again") == 1
+    assert "focused_redis_lost" not in log and fetched(client, crawl.name) >= 40
+
+
+def test_a_crawl_that_loses_redis_exits_3(crawl, server):
+    assert EXIT_CODES == {REDIS_LOST: 3}
+    client = connect(server.url)
+    process = on_server(crawl, server).start(
+        FOCUSED_REDIS_RETRIES=2, FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2
+    )
+    try:
+        wait_for(lambda: fetched(client, crawl.name) >= 5)
+        server.kill()
+        assert process.wait(120) == 3
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = crawl.log()
+    assert "Spider closed (focused_redis_lost)" in log and "Traceback" not in log
+    stats = final_stats(log)
+    assert stats["focused/redis/outages"] == 1 and stats["focused/redis/outage_s"] > 1
+
+
+def test_the_projects_crawl_command_documents_its_exit_codes(tmp_path):
+    # scrapy.cmdline finds the command through the project's COMMANDS_MODULE, as scrapyd's
+    # runner does (it runs scrapy.cmdline.execute with the project's settings).
+    result = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "-h"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SCRAPY_SETTINGS_MODULE": "focused.settings"},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Exit code 3 when the crawl stopped" in " ".join(result.stdout.split())
+
+
+def read_feed(path: Path) -> list[dict]:
+    """A feed's items; a last line cut short by the kill (at most one) is left out."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    items = []
+    for number, line in enumerate(lines):
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError:
+            assert number == len(lines) - 1, f"{path}: line {number + 1} is not JSON"
+    return items
+
+
+def warc_urls(path: Path) -> list[str]:
+    """Target URIs of the response and revisit records of a WARC file, read with warcio up to
+    the end or to a last record cut short by a kill."""
+    urls = []
+    with path.open("rb") as f:
+        try:
+            for record in ArchiveIterator(f):
+                record.content_stream().read()
+                if record.rec_type in ("response", "revisit"):
+                    urls.append(record.rec_headers.get_header("WARC-Target-URI"))
+        except ArchiveLoadFailed:
+            pass  # a partial last record: those before it are whole
+    return urls
+
+
+def test_killed_crawls_lose_no_acknowledged_page(crawl, redis_client, redis_home, tmp_path):
+    """Each process is killed with SIGKILL after a few acknowledged pages: its feed and its
+    WARC file hold every page it acknowledged (but the one it may have been writing), and
+    ``focused export`` all of them, in fetch order, with the feed's values."""
+    warc = tmp_path / "warc"
+    settings = {
+        "FOCUSED_HOST_DELAY": 0.3,
+        "CONCURRENT_REQUESTS": 2,
+        "FOCUSED_LEASE_S": 10,
+        "FOCUSED_WARC": "all",
+        "FOCUSED_WARC_DIR": str(warc),
+    }
+    done = 0
+    for kill in range(3):
+        feed = f"feed-{kill}.jsonl"
+        process = crawl.start(feed, **settings)
+        try:
+            wait_for(lambda done=done: fetched(redis_client, crawl.name) >= done + 6, 120)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        now = fetched(redis_client, crawl.name)
+        acknowledged = page_urls(redis_client, crawl.name, range(done + 1, now + 1))
+        assert len(acknowledged) == now - done >= 6
+        in_feed = {item["url"] for item in read_feed(tmp_path / feed)}
+        assert len(set(acknowledged) - in_feed) <= 1, (kill, set(acknowledged) - in_feed)
+        [open_file] = warc.glob(f"*-{process.pid}~*.warc.gz.open")  # never closed
+        assert len(set(acknowledged) - set(warc_urls(open_file))) <= 1
+        done = now
+
+    result = focused("export", crawl.name, "--home", str(redis_home), "-o", str(tmp_path / "x"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.endswith(f"wrote {done} pages of crawl {crawl.name!r} to {tmp_path}/x\n")
+    exported = read_feed(tmp_path / "x")
+    assert [item["order"] for item in exported] == list(range(1, done + 1))
+    orders = range(1, done + 1)
+    assert [item["url"] for item in exported] == page_urls(redis_client, crawl.name, orders)
+    feeds = [read_feed(tmp_path / f"feed-{kill}.jsonl") for kill in range(3)]
+    fed = {item["order"]: item for feed in feeds for item in feed}
+    assert len(fed) >= done - 3 and any("relevance" in item for item in exported)
+    for item in exported:  # the feed's names and values, where Redis has them
+        if item["order"] in fed:
+            assert item.items() <= fed[item["order"]].items(), (item, fed[item["order"]])
+
+
+def test_export_of_an_unknown_crawl_is_one_line(redis_client, redis_home, tmp_path):
+    out = tmp_path / "x"
+    result = focused("export", "no-such-crawl", "--home", str(redis_home), "-o", str(out))
+    assert result.returncode == 2
+    error = "focused: error: no crawl named 'no-such-crawl' in this Redis"
+    assert result.stderr.splitlines()[-1] == error
+    assert not out.exists()
+
+
+def test_an_appended_feed_loses_a_killed_writers_partial_line(tmp_path, caplog):
+    path = tmp_path / "feed.jsonl"
+    path.write_bytes(b'{"url": "a"}\n{"url": "b"}\n{"url": "c", "ti')
+    storage = FlushedFileFeedStorage(str(path), feed_options={"format": "jsonlines"})
+    with caplog.at_level(logging.WARNING), storage.open(None) as out:
+        out.write(b'{"url": "d"}\n')
+        # Written through at once: another reader sees it before the file is closed.
+        assert path.read_bytes().endswith(b'{"url": "b"}\n{"url": "d"}\n')
+    assert "dropped its 16 bytes" in caplog.text
+    # A whole last line, or another format, is left as it is.
+    for content, feed_format in ((b'{"url": "a"}\n', "jsonlines"), (b"a,b\nc,", "csv")):
+        path.write_bytes(content)
+        FlushedFileFeedStorage(str(path), feed_options={"format": feed_format}).open(None).close()
+        assert path.read_bytes() == content

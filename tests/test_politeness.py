@@ -1,0 +1,100 @@
+"""Politeness against what servers ask and what pages try: Retry-After holds a host in every
+process, robots.txt counts against its host's delay, and a redirect chain ends at
+REDIRECT_MAX_TIMES however many new URLs it makes up. Real crawls of the project's own server."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+from focused.webs.bundle import write_bundle
+from focused.webs.server import ServedWeb, read_log
+from tests.conftest import Crawl
+
+TOPIC = """
+name = "politeness"
+seeds = ["http://www.a.test/", "http://www.c.test/"]
+[relevance]
+method = "keywords"
+keywords = ["swan"]
+"""
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def page(url: str, body: str, status: int = 200, headers: dict | None = None) -> dict:
+    return {"url": url, "status": status, "headers": headers or HTML, "body": body}
+
+
+def links(*urls: str) -> str:
+    return "<title>Swans</title><p>swan</p>" + "".join(f'<a href="{u}">swan</a>' for u in urls)
+
+
+def politeness_web(folder: Path) -> Path:
+    chain = [f"http://www.c.test/chain/{i}" for i in range(12)]
+    pages = [
+        page("http://www.a.test/", links("/busy", "/p1", "/p2", "http://www.b.test/")),
+        page(
+            "http://www.a.test/busy",
+            "busy",
+            429,
+            {**HTML, "Retry-After": "60"},
+        ),
+        *(page(f"http://www.a.test/p{i}", links()) for i in (1, 2)),
+        page("http://www.b.test/", links("/q1", "/q2")),
+        *(page(f"http://www.b.test/q{i}", links()) for i in (1, 2)),
+        page(
+            "http://www.c.test/robots.txt",
+            "User-agent: *\nDisallow: /private/\n",
+            200,
+            {"Content-Type": "text/plain"},
+        ),
+        page("http://www.c.test/", links(chain[0], "/c1")),
+        page("http://www.c.test/c1", links()),
+        *(page(url, "", 302, {"Location": chain[i + 1]}) for i, url in enumerate(chain[:-1])),
+        page(chain[-1], links()),
+    ]
+    web = write_bundle(folder / "web", pages)
+    (web / "topic.toml").write_text(TOPIC)
+    return web
+
+
+def fetch_times(log: Path) -> dict[str, list[tuple[float, str]]]:
+    by_host = defaultdict(list)
+    for entry in read_log(log):
+        by_host[entry["url"].split("/")[2]].append((entry["time"], entry["url"]))
+    return {host: sorted(times) for host, times in by_host.items()}
+
+
+def test_servers_are_left_alone_as_they_ask_and_chains_end(
+    tmp_path, redis_home, redis_client, crawl_name
+):
+    web = politeness_web(tmp_path)
+    log = tmp_path / "served.jsonl"
+    with ServedWeb(web, log_path=log) as served:
+        crawl = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+        stats = crawl.run(
+            FOCUSED_HOST_DELAY=0.5,
+            FOCUSED_RETRY_AFTER_MAX=2,
+            REDIRECT_MAX_TIMES=3,
+            RETRY_TIMES=2,
+        )
+    times = fetch_times(log)
+    a = times["www.a.test"]
+    busy = [t for t, url in a if url.endswith("/busy")]
+    # Retry-After (cut to FOCUSED_RETRY_AFTER_MAX): the retries wait 2 s, not the host delay,
+    # and no other page of the host is fetched meanwhile.
+    assert len(busy) == 3 and min(b - a for a, b in itertools.pairwise(busy)) >= 1.9
+    for answered in busy[:-1]:
+        assert not [t for t, _ in a if answered < t < answered + 1.9]
+    assert stats["focused/retry_after/count"] == 3 and stats["focused/retry_after/max_s"] == 2
+    # robots.txt counts against the host's delay like any page.
+    for host_times in times.values():
+        gaps = [b - a for (a, _), (b, _) in itertools.pairwise(host_times)]
+        assert min(gaps) >= 0.4, host_times
+    # The chain of new URLs ends after REDIRECT_MAX_TIMES redirects, counted as a bad page.
+    chain = [url for _, url in times["www.c.test"] if "/chain/" in url]
+    assert len(chain) == 4, chain
+    assert stats["focused/bad_page/redirects"] == 1
+    # The other host was crawled all along.
+    assert "http://www.b.test/" in [url for _, url in times["www.b.test"]]
