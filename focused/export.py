@@ -27,6 +27,7 @@ import redis
 
 from focused import keys
 from focused.errors import FocusedError
+from focused.schedulers.frontier import url_record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,14 +63,13 @@ def _pages(
 
 def page(order: int, record: str, threshold: str | None) -> dict[str, Any]:
     """One ``url:`` record as a feed item."""
-    url, *classified = record.split("\t")
+    url, relevance, category = url_record(record)
     item: dict[str, Any] = {"url": url, "order": order}
-    if classified:
-        relevance, category = float(classified[0]), classified[1]
+    if relevance is not None:
         item["relevance"] = relevance
         if threshold is not None:
             item["relevant"] = relevance >= float(threshold)
-        item["category"] = None if category == "-" else category
+        item["category"] = category or None
     return item
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.url import safe_url_string
 
@@ -73,15 +73,26 @@ def ip_of(host: str) -> Address | None:
     return ipaddress.IPv4Address(value)
 
 
-def clean_url(url: str, max_length: int = 2083) -> str:
+def _unparsable(exc: ValueError | UnicodeError, url: str) -> BadURL:
+    """The BadURL of a URL that urllib or w3lib refuse outright (a bad IPv6 host or port)."""
+    return BadURL("port" if "port" in str(exc).lower() else "syntax", url)
+
+
+def clean_url(url: str, max_length: int = 2083, *, base: str = "", encoding: str = "utf-8") -> str:
     """The URL as it is fetched and stored, or BadURL (``reason``: syntax, scheme, host, port,
     too_long).
 
     http and https only; the host lower-cased, IDNA-encoded, without userinfo or a trailing
     dot, an IPv4 address as a dotted quad and an IPv6 one compressed in brackets; no default
-    port; path and query percent-escaped as Scrapy escapes request URLs (w3lib); no fragment.
-    ``max_length`` 0 means no limit (Scrapy's ``URLLENGTH_LIMIT``).
+    port; path and query percent-escaped as Scrapy escapes request URLs (w3lib), the query in
+    ``encoding`` (a page's, as browsers do); no fragment. A relative ``url`` is resolved
+    against ``base``. ``max_length`` 0 means no limit (Scrapy's ``URLLENGTH_LIMIT``).
     """
+    if base:
+        try:
+            url = urljoin(base, url.strip())
+        except ValueError as exc:
+            raise _unparsable(exc, url) from exc
     fast = CLEAN.fullmatch(url)
     if fast and not NUMBER_LABEL.fullmatch(fast[1]):
         if max_length and len(url) > max_length:
@@ -90,10 +101,10 @@ def clean_url(url: str, max_length: int = 2083) -> str:
     if max_length and len(url) > 4 * max_length:  # escaping only grows a URL: do no work
         raise BadURL("too_long", url)
     try:
-        parts = urlsplit(safe_url_string(url.strip()))
+        parts = urlsplit(safe_url_string(url.strip(), encoding))
         port = parts.port
     except (ValueError, UnicodeError) as exc:
-        raise BadURL("port" if "port" in str(exc).lower() else "syntax", url) from exc
+        raise _unparsable(exc, url) from exc
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise BadURL("scheme", url)

@@ -18,6 +18,7 @@ from focused.schedulers.frontier import (
     RedisFrontier,
     host_hash,
     split_url,
+    url_record,
 )
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
@@ -67,10 +68,10 @@ def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> Cr
     urls, orders, relevance, fps, chunks, counts = [], [], [], [], [], []
     for records, pages in zip(replies[::2], replies[1::2], strict=True):
         for order, record in records.items():
-            url, r, _ = pages[order].decode().split("\t", 2)
+            url, r, _ = url_record(pages[order].decode())
             urls.append(url)
             orders.append(int(order))
-            relevance.append(float(r))
+            relevance.append(r)
             fps.append(PAGE_RECORD.unpack_from(record)[0])
             edges = np.frombuffer(record, EDGE_DTYPE, offset=PAGE_RECORD.size)
             chunks.append(edges)

@@ -10,9 +10,9 @@ from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import DUPLICATE, UNCHANGED
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
-from focused.schedulers.frontier import split_url
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies import build_strategy
+from focused.urls import origin
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,8 +67,8 @@ class FrontierPipeline:
         hubs if more than STOPWORD_SHARE_BOUND of their words were stopwords are left out on
         a whitespace count first (English text has about half).
         """
-        origin = split_url(item["url"])[0]
-        external = sum(split_url(url)[0] != origin for url, *_ in item["links"])
+        host = origin(item["url"])  # the page's and its links' URLs are clean (focused.urls)
+        external = sum(origin(url) != host for url, *_ in item["links"])
         if not external:
             return None
         text = item["text"] or ""

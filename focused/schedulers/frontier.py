@@ -170,6 +170,15 @@ def host_hash(origin: str) -> int:
     return int.from_bytes(hashlib.blake2b(origin.encode(), digest_size=4).digest(), "big")
 
 
+def url_record(record: str) -> tuple[str, float | None, str]:
+    """(URL, R, category) of a ``url:`` record: ``url`` for a page not classified (R None,
+    category ""), ``url TAB R TAB category`` for a classified one (``-`` for no category)."""
+    url, *page = record.split("\t", 2)
+    if not page:
+        return url, None, ""
+    return url, float(page[0]), page[1] if len(page) > 1 and page[1] != "-" else ""
+
+
 def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> list[str]:
     """URLs of fetched pages by fetch order (from the ``url:`` records; unknown ones left out)."""
     prefix = keys.prefix(crawl) + keys.URLS
@@ -177,7 +186,7 @@ def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> l
     for order in orders:
         pipe.hget(f"{prefix}{int(order) // keys.URL_BUCKET}", order)
     records = pipe.execute() if orders else []
-    return [record.split("\t", 1)[0] for record in records if record]
+    return [url_record(record)[0] for record in records if record]
 
 
 def split_member(member: str) -> tuple[str, str, str, str]:
@@ -758,8 +767,7 @@ class RedisFrontier:
             depth, parent, rest, anchor = split_member(member)
             revisit = depth.startswith("r")
             depth, _, redirects = depth.removeprefix("r").partition("+")
-            # A classified parent's record is "url TAB R TAB category" (see ``complete``).
-            parent_url, *page = record.split("\t", 2)
+            parent_url, parent_relevance, parent_category = url_record(record)
             tries, score = unpack_score(int(packed))
             leased.append(
                 Leased(
@@ -771,8 +779,8 @@ class RedisFrontier:
                     tries,
                     score,
                     anchor,
-                    float(page[0]) if page else None,
-                    page[1] if len(page) > 1 and page[1] != "-" else "",
+                    parent_relevance,
+                    parent_category,
                     revisit,
                     int(redirects or 0),
                 )

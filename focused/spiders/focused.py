@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import scrapy
 from brotli import error as BrotliError
@@ -44,7 +44,6 @@ from twisted.internet import error as tx
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 from twisted.web.http import PotentialDataLoss, _DataLoss
-from w3lib.url import safe_url_string
 
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import META, PageItem
@@ -97,19 +96,11 @@ def extract_links(
         href = anchor.get("href")
         if not href or href.startswith(("#", "javascript:", "mailto:")):
             continue
-        try:  # the query is escaped in the page's encoding, as browsers do
-            url = clean_url(
-                safe_url_string(urljoin(base, href.strip()), response.encoding), max_length
-            )
+        try:
+            url = clean_url(href, max_length, base=base, encoding=response.encoding)
         except BadURL as exc:
-            reason = exc.reason
-        except ValueError as exc:  # urljoin and w3lib refuse a bad IPv6 host or port outright
-            reason = "port" if "port" in str(exc).lower() else "syntax"
-        else:
-            reason = ""
-        if reason:
-            if bad is not None and reason != "scheme":
-                bad[reason] += 1
+            if bad is not None and exc.reason != "scheme":
+                bad[exc.reason] += 1
             continue
         text = " ".join(anchor.text_content().split())
         context = ""
