@@ -117,6 +117,11 @@ class CpuClock:
         Path(self.path).write_text(json.dumps({"cpu": cpu, "responses": self.responses}))
 
 
+def set_options(pairs: Sequence[str] | None) -> dict[str, str]:
+    """The ``-s KEY=VALUE`` options of a benchmark as settings."""
+    return dict(pair.partition("=")[::2] for pair in pairs or ())
+
+
 def cpu_settings(path: Path) -> dict[str, str]:
     """``-s`` settings that enable :class:`CpuClock` writing to ``path``."""
     return {"EXTENSIONS": json.dumps({"common.CpuClock": 0}), "BENCH_CPU_FILE": str(path)}

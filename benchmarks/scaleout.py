@@ -33,6 +33,7 @@ from common import (
     measure,
     read_cpu,
     redis_server,
+    set_options,
     start,
     wait_all,
 )
@@ -57,9 +58,7 @@ def settings_for(args: argparse.Namespace, work: Path, count: int) -> dict[str, 
         "LOG_LEVEL": "WARNING",
         "CLOSESPIDER_ITEMCOUNT": count,
     }
-    for pair in args.set or []:
-        key, _, value = pair.partition("=")
-        settings[key] = value
+    settings.update(set_options(args.set))
     return settings
 
 

@@ -61,6 +61,7 @@ from common import (
     median_run,
     read_cpu,
     redis_cpu_seconds,
+    set_options,
     start,
     wait_all,
 )
@@ -158,9 +159,7 @@ def ours_settings(args: argparse.Namespace, models: Path, classify: bool) -> dic
         "CONCURRENT_REQUESTS": args.concurrency,
         "CLOSESPIDER_ITEMCOUNT": args.crawl,
     }
-    for pair in args.set or []:
-        key, _, value = pair.partition("=")
-        settings[key] = value
+    settings.update(set_options(args.set))
     if not classify:
         off = {"focused.pipelines.classify.ClassifierPipeline": None}
         settings["ITEM_PIPELINES"] = json.dumps(off)

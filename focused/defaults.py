@@ -44,6 +44,8 @@ FOCUSED_MAX_BUFFER = 256
 # Buckets of the seen-URL set (intsets of 64-bit fingerprints). 4,096 buckets keep about two
 # million URLs in the compact intset encoding (512 per bucket).
 FOCUSED_SEEN_BUCKETS = 4096
+# fingerprints of links a process has sent to Redis and does not send again (about 60 B each)
+FOCUSED_SEEN_CACHE = 262_144
 
 # A page is relevant when R(d) >= this. None: the topic's own threshold (relevance.threshold,
 # or r0 for keywords), else 0.5. Methods' R scales differ: semantic's is a share of words.

@@ -22,9 +22,9 @@ key (after prefix)     type    what it holds
 ``owned:<id>``         set     the leases of one process (with a heartbeat): a live process
                                puts them back when the process's ``proc:<id>`` has expired
 ``reaped``             string  unix time leases of gone processes were last looked for
-``inflight``           hash    origin -> URLs leased and not yet acknowledged
-``crawled``            hash    origin -> URLs fetched (the seed-000 server priority)
-``next``               hash    origin -> unix time the host may be hit again
+``h:<origin>``         hash    one host: ``i`` URLs leased and not yet acknowledged, ``n`` unix time
+                               it may be hit again, ``c`` URLs fetched (the seed-000 server
+                               priority); a hash per host, so each is a few bytes to read
 ``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
 ``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed),
                                for classified pages ``"<url> TAB <R> TAB <category>"``
@@ -41,9 +41,11 @@ key (after prefix)     type    what it holds
                                maintenance mode; ``revisit:next`` those revisited, for the next
 ``hubs``               zset    fetch order -> hub score of the distiller's last run (top 1,000)
 ``maintain``           hash    maintenance mode: fetched count at its last round
-``stats``              hash    counters: queued, seen, fetched, relevant, failed, ...
-``recent``             list    R of the last 1,000 classified pages, newest first (harvest and
-                               mean relevance of the last pages; ``meta`` has the threshold)
+``stats``              hash    counters: queued, seen, fetched, relevant, failed, hosts (crawled
+                               from), ...
+``recent``             list    R of the last 1,000 classified pages (or up to 100 more: it is
+                               trimmed every 100), newest first (harvest and mean relevance of
+                               the last pages; ``meta`` has the threshold)
 ``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
                                ``relevant:b`` relevant pages (the harvest curve)
 ``census``             hash    category -> classified pages whose best category it is
@@ -95,9 +97,7 @@ WAIT = "wait"
 LEASES = "leases"
 OWNED = "owned:"
 REAPED = "reaped"
-INFLIGHT = "inflight"
-CRAWLED = "crawled"
-NEXT = "next"
+HOST = "h:"
 SEEN = "seen:"
 URLS = "url:"
 GRAPH = "graph:"

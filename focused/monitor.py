@@ -126,11 +126,10 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
     pipe.zcard(prefix + keys.LEASES)
     pipe.zcard(prefix + keys.READY)
     pipe.zcard(prefix + keys.WAIT)
-    pipe.hlen(prefix + keys.CRAWLED)
     pipe.lrange(prefix + keys.RECENT, 0, max(WINDOWS) - 1)
     pipe.hgetall(prefix + keys.DISTILL)
     pipe.hgetall(prefix + keys.META)
-    stats, in_flight, ready, waiting, hosts, recent, distilled, meta = pipe.execute()
+    stats, in_flight, ready, waiting, recent, distilled, meta = pipe.execute()
     if not stats and not in_flight:
         return {}
     counts = {name: float(value) for name, value in stats.items()}
@@ -152,7 +151,7 @@ def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "dropped_buffer": int(counts.get("dropped/buffer", 0)),
         "hosts_ready": ready,
         "hosts_waiting": waiting,
-        "hosts_crawled": hosts,
+        "hosts_crawled": int(counts.get("hosts", 0)),
         "harvest": _share(counts.get("relevant", 0), classified),
         "mean_relevance": _share(counts.get("relevance_sum", 0), classified),
         # the distiller's last run: at how many fetched pages, its top hub, what it re-boosted

@@ -25,10 +25,12 @@ NUMBER_LABEL = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]*")
 # A URL already in its clean form (most links, and every URL the frontier hands back): a
 # lower-case name (its last label, group 1, not a number), no port, and only characters
 # w3lib's escaping leaves as they are. It skips the parse.
-CLEAN = re.compile(
-    r"https?://(?=.{1,253}/)(?:[a-z0-9_-]{1,63}\.)*([a-z0-9_-]{1,63})"
-    r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?]*"
-)
+_NAME = r"https?://(?=.{1,253}/)(?:[a-z0-9_-]{1,63}\.)*([a-z0-9_-]{1,63})"
+CLEAN = re.compile(_NAME + r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?]*")
+
+# A clean URL that w3lib's canonicalize_url (sorted query, re-escaped path, ``;`` parameters
+# and dot segments resolved) leaves as it is: no query, escape, parameter or dot segment.
+CANONICAL = re.compile(_NAME + r"(?:/(?!\.)[A-Za-z0-9\-._~!$&'()*+,=:@]*)+")
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 

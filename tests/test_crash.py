@@ -101,7 +101,9 @@ def test_a_redis_restart_mid_crawl_loses_nothing(crawl, served, tmp_path):
         client.shutdown(nosave=False)  # a restart: the append-only file is written out
         server.wait(30)
         socket.unlink(missing_ok=True)
-        time.sleep(1.0)
+        # Back only once the crawl has seen it gone: a call after the restart would reconnect
+        # at once, and the outage would go unseen.
+        wait_for(lambda: "Redis connection lost" in crawl.log(), 60)
         server = redis_server(tmp_path, socket)
         assert process.wait(240) == 0, crawl.log()[-2000:]
         status = crawl_status(client, crawl.name)

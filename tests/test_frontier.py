@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
+import redis
+from w3lib.url import canonicalize_url
 
-from focused.schedulers.frontier import Link, split_url, unpack_score
+from focused.errors import FocusedError
+from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
+from focused.urls import CANONICAL, BadURL, clean_url
+from tests.conftest import free_port
 
 
 def urls(pop) -> list[str]:
@@ -220,3 +226,57 @@ def test_a_default_port_and_the_host_case_make_no_other_host(frontier):
     assert urls(pop) == ["http://host/b"]
     f.complete(pop.leased[0].lease, "http://host/b", "page", 0.5, False)
     assert urls(f.pop_ready(3)) == ["http://host/c"]
+
+
+def script_calls(client) -> int:
+    return int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+def test_a_process_sends_a_link_once_and_others_still_dedup(frontier, redis_client):
+    one, two = frontier(), frontier()
+    links = [Link(f"http://a.test/{i}", 0.5) for i in range(5)]
+    assert one.push_many(links) == 5
+    before = script_calls(redis_client)
+    assert one.push_many(links) == 0  # all known to this process: no call at all
+    assert script_calls(redis_client) == before
+    # Another process has its own cache: Redis's seen set stops the duplicates.
+    assert two.push_many([*links, Link("http://a.test/new", 0.5)]) == 1
+    assert one.counts()["seen"] == 6
+    # A page's links that the process sent before are left out, the crawl graph keeps them.
+    (leased,) = one.pop_ready(1).leased
+    order, new = one.complete(
+        leased.lease, leased.url, "page", 0.5, True, [*links, Link("http://b.test/x", 0.5)]
+    )
+    assert new == 1 and one.counts()["seen"] == 7
+    # the page's fingerprint and its one link to another server
+    assert redis_client.hstrlen(f"{one.prefix}graph:{order // 512}", order) == 8 + 12
+
+
+def test_the_cache_forgets_links_a_failed_call_did_not_store(frontier, crawl_name):
+    f = frontier(seen_cache=3, retries=0)
+    assert f.push_many([Link(f"http://a.test/{i}", 0.5) for i in range(3)]) == 3
+    assert f.push_many([Link("http://a.test/3", 0.5)]) == 1
+    assert len(f.known) == 0  # more than seen_cache: emptied, and Redis still dedups
+    assert f.push_many([Link("http://a.test/3", 0.5)]) == 0
+    dead = RedisFrontier(redis.Redis(port=free_port()), crawl_name, retries=0)  # no server
+    with pytest.raises(FocusedError):
+        dead.push_many([Link("http://a.test/lost", 0.5)])
+    assert not dead.known
+
+
+def test_urls_canonical_as_they_are_skip_canonicalisation():
+    rnd = random.Random(7)
+    chars = "AZaz09-._~!$&'()*+,;=:@/%?#"
+    checked = 0
+    for _ in range(20_000):
+        raw = "http://www.h.test/" + "".join(rnd.choice(chars) for _ in range(rnd.randrange(25)))
+        try:
+            url = clean_url(raw, 0)
+        except BadURL:
+            continue
+        if CANONICAL.fullmatch(url):
+            checked += 1
+            assert canonicalize_url(url) == url
+    assert checked > 1000
+    assert not CANONICAL.fullmatch("http://a.test/p;x")  # w3lib drops an empty parameter
+    assert not CANONICAL.fullmatch("http://a.test/./p")  # and resolves dot segments

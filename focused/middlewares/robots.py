@@ -7,9 +7,10 @@ with a full traceback. Here it is one warning that names the URL and the reason
 (:func:`focused.spiders.focused.failure_reason`, the names of bad pages).
 
 robots.txt is fetched outside the frontier, right before the first page of its host, which
-then came 2-45 ms after it. It is a fetch from the host like any other: every process leaves
-the host alone for FOCUSED_HOST_DELAY after it (the frontier's ``back_off``), and the page
-that asked for it waits that long too.
+then came 2-45 ms after it. It is a fetch from the host like any other: the page that asked
+for it waits FOCUSED_HOST_DELAY after it, and so does every process (the frontier's
+``back_off``) when a host may have more than one fetch at a time; with one
+(FOCUSED_HOST_CONCURRENCY = 1, the default) that page's lease already keeps the others away.
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ class RobotsTxtMiddleware(robotstxt.RobotsTxtMiddleware):
         delay = self.crawler.settings.getfloat("FOCUSED_HOST_DELAY")
         if delay <= 0:
             return
-        with contextlib.suppress(FocusedError):  # a lost Redis is reported by the frontier
-            frontier_for(self.crawler).back_off(robots.url, delay)
+        if self.crawler.settings.getint("FOCUSED_HOST_CONCURRENCY") > 1:
+            with contextlib.suppress(FocusedError):  # a lost Redis is reported by the frontier
+                frontier_for(self.crawler).back_off(robots.url, delay)
         await sleep(delay)
 
     def _log_failure(self, robots: Request, exc: Exception) -> None:

@@ -70,7 +70,7 @@ from w3lib.url import canonicalize_url
 from focused import keys
 from focused.connection import retrying
 from focused.errors import FocusedError
-from focused.urls import BadURL, clean_url
+from focused.urls import CANONICAL, BadURL, clean_url
 from focused.urls import origin as url_origin
 
 TRY_UNIT = 1 << 48
@@ -161,7 +161,8 @@ def fingerprint(url: str) -> int:
 
 
 def _fingerprint(clean: str) -> int:
-    digest = hashlib.blake2b(canonicalize_url(clean).encode(), digest_size=8).digest()
+    canonical = clean if CANONICAL.fullmatch(clean) else canonicalize_url(clean)
+    digest = hashlib.blake2b(canonical.encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
@@ -229,6 +230,8 @@ local HOST_UNIT = %(host_unit)d
 local HOST_CAP = %(host_cap)d
 local function k(name) return P .. name end
 local function qkey(o) return P .. '%(queue)s' .. o end
+-- A host's own hash: i (URLs leased), n (unix time it may be hit again), c (URLs fetched).
+local function hkey(o) return P .. '%(host)s' .. o end
 local function now_s()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -242,48 +245,61 @@ local function split_lease(lm) return string.match(lm, '^(%%S+) (%%S+) (%%S+) (.
 local function secs(x) return string.format('%%.6f', x) end
 
 -- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
--- and after it ends (an ack), so the delay holds however long fetches take.
+-- and after it ends (an ack), so the delay holds however long fetches take. Returns the time
+-- the host may be hit again (a later one set by back_off is kept).
 local function hold(o, now)
-  if DELAY > 0 then
-    local nxt = now + DELAY
-    if nxt > tonumber(redis.call('HGET', k('%(next)s'), o) or '0') then
-      redis.call('HSET', k('%(next)s'), o, secs(nxt))
-    end
+  local nxt = tonumber(redis.call('HGET', hkey(o), 'n') or '0')
+  if DELAY > 0 and now + DELAY > nxt then
+    nxt = now + DELAY
+    redis.call('HSET', hkey(o), 'n', secs(nxt))
   end
+  return nxt
 end
 
--- Put host o in 'ready' or 'wait' (or neither) from its queue, slots and delay.
-local function schedule(o, now)
+-- Put host o, known to be in neither 'ready' nor 'wait', in one of them if it has a queued
+-- URL: 'wait' until nxt, else 'ready' scored by its best URL plus its crawled count.
+local function place(o, now, nxt)
   local head = redis.call('ZRANGE', qkey(o), 0, 0, 'WITHSCORES')
-  local inflight = tonumber(redis.call('HGET', k('%(inflight)s'), o) or '0')
-  if #head == 0 or inflight >= CONC then
-    redis.call('ZREM', k('%(ready)s'), o)
-    redis.call('ZREM', k('%(wait)s'), o)
-    return
-  end
-  local nxt = tonumber(redis.call('HGET', k('%(next)s'), o) or '0')
+  if #head == 0 then return end
   if nxt > now then
-    redis.call('ZREM', k('%(ready)s'), o)
     redis.call('ZADD', k('%(wait)s'), secs(nxt), o)
   else
-    redis.call('ZREM', k('%(wait)s'), o)
-    local crawled = tonumber(redis.call('HGET', k('%(crawled)s'), o) or '0')
+    local crawled = tonumber(redis.call('HGET', hkey(o), 'c') or '0')
     if crawled > HOST_CAP then crawled = HOST_CAP end
     redis.call('ZADD', k('%(ready)s'), int(tonumber(head[2]) + crawled * HOST_UNIT), o)
   end
 end
 
+-- Put host o in 'ready' or 'wait' (or neither) from its queue, slots and delay, wherever it
+-- was; inflight and nxt are given when the caller has just read or written them.
+local function schedule(o, now, inflight, nxt)
+  redis.call('ZREM', k('%(ready)s'), o)
+  redis.call('ZREM', k('%(wait)s'), o)
+  if not inflight then
+    local state = redis.call('HMGET', hkey(o), 'i', 'n')
+    inflight, nxt = tonumber(state[1] or '0'), tonumber(state[2] or '0')
+  end
+  if inflight >= CONC then return end
+  place(o, now, nxt)
+end
+
 -- Push links given as 6-tuples of ARGV (origin, depth, rest, packed score, seen bucket,
 -- seen member) from index first, found on page number parent; returns the number of new URLs.
+-- A host whose best queued URL is now a new one is marked in touched (to be scheduled): one
+-- whose head did not change keeps its place.
 local function push_links(first, parent, touched)
-  local new = 0
+  local new, best, head = 0, {}, {}
   for i = first, #ARGV, 6 do
-    local o = ARGV[i]
     if redis.call('SADD', k('%(seen)s') .. ARGV[i + 4], ARGV[i + 5]) == 1 then
-      redis.call('ZADD', qkey(o), ARGV[i + 3], ARGV[i + 1] .. ' ' .. parent .. ' ' .. ARGV[i + 2])
-      touched[o] = true
+      local o, s = ARGV[i], tonumber(ARGV[i + 3])
+      local m = ARGV[i + 1] .. ' ' .. parent .. ' ' .. ARGV[i + 2]
+      redis.call('ZADD', qkey(o), ARGV[i + 3], m)
+      if not best[o] or s < best[o] then best[o], head[o] = s, m end
       new = new + 1
     end
+  end
+  for o, m in pairs(head) do
+    if redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then touched[o] = true end
   end
   if new > 0 then
     redis.call('HINCRBY', k('%(stats)s'), 'queued', new)
@@ -303,7 +319,7 @@ local function unlease(lm, bump, max_tries, touched, now)
     return 0
   end
   if w ~= '-' then redis.call('SREM', k('%(owned)s') .. w, lm) end
-  redis.call('HINCRBY', k('%(inflight)s'), o, -1)
+  redis.call('HINCRBY', hkey(o), 'i', -1)
   if bump == 1 then hold(o, now) end
   touched[o] = true
   local score = tonumber(s) + bump * %(try_unit)d
@@ -356,27 +372,31 @@ for _, lm in ipairs(redis.call('ZRANGEBYSCORE', k('%(leases)s'), '-inf', secs(no
   redis.call('HINCRBY', k('%(stats)s'), 'lease_expired', 1)
 end
 for o in pairs(touched) do schedule(o, now) end
-for _, o in ipairs(redis.call('ZRANGEBYSCORE', k('%(wait)s'), '-inf', secs(now),
-                              'LIMIT', 0, 1000)) do
-  schedule(o, now)
+-- Hosts whose delay is over: a host in 'wait' has a free slot (it had one when it went there,
+-- and only a pop, from 'ready', takes one), so it goes straight to 'ready'.
+local due = redis.call('ZRANGEBYSCORE', k('%(wait)s'), '-inf', secs(now), 'LIMIT', 0, 1000)
+if #due > 0 then
+  redis.call('ZREM', k('%(wait)s'), unpack(due))
+  for _, o in ipairs(due) do place(o, now, 0) end
 end
 local out = {}
 local popped = 0
 while popped < n do
-  local top = redis.call('ZRANGE', k('%(ready)s'), 0, 0)
+  local top = redis.call('ZPOPMIN', k('%(ready)s'))
   if #top == 0 then break end
   local o = top[1]
   local item = redis.call('ZPOPMIN', qkey(o))
   if #item > 0 and not string.match(item[1], '^r?%%d+%%+?%%d* %%d+ /') then
     redis.call('HINCRBY', k('%(stats)s'), 'corrupt', 1)
     redis.call('HINCRBY', k('%(stats)s'), 'queued', -1)
+    schedule(o, now)
   elseif #item > 0 then
     local m, s = item[1], item[2]
     local lm = o .. ' ' .. s .. ' ' .. w .. ' ' .. m
     redis.call('ZADD', k('%(leases)s'), secs(now + lease_s), lm)
     if w ~= '-' then redis.call('SADD', k('%(owned)s') .. w, lm) end
-    redis.call('HINCRBY', k('%(inflight)s'), o, 1)
-    hold(o, now)
+    local inflight = redis.call('HINCRBY', hkey(o), 'i', 1)
+    local nxt = hold(o, now)
     local parent = parent_of(m)
     local purl = ''
     if parent ~= '0' then
@@ -386,8 +406,9 @@ while popped < n do
     out[#out + 1] = lm
     out[#out + 1] = purl
     popped = popped + 1
+    -- The host left 'ready' with the pop: back in a set unless its slots are all taken.
+    if inflight < CONC then place(o, now, nxt) end
   end
-  schedule(o, now)
 end
 if popped > 0 then redis.call('HINCRBY', k('%(stats)s'), 'queued', -popped) end
 local wake = ''
@@ -414,9 +435,10 @@ if not o or not tonumber(s) then
   return {0, 0}
 end
 if w ~= '-' then redis.call('SREM', k('%(owned)s') .. w, lm) end
+local inflight, nxt
 if redis.call('ZREM', k('%(leases)s'), lm) == 1 then
-  redis.call('HINCRBY', k('%(inflight)s'), o, -1)
-  hold(o, now)
+  inflight = redis.call('HINCRBY', hkey(o), 'i', -1)
+  nxt = hold(o, now)
 else
   -- The lease ran out first: the URL went back to its queue (take it out again) or was
   -- already counted as failed.
@@ -425,7 +447,9 @@ else
   end
   redis.call('HINCRBY', k('%(stats)s'), 'lease_late', 1)
 end
-redis.call('HINCRBY', k('%(crawled)s'), o, 1)
+if redis.call('HINCRBY', hkey(o), 'c', 1) == 1 then
+  redis.call('HINCRBY', k('%(stats)s'), 'hosts', 1)
+end
 local order = 0
 if kind == 'failed' then
   redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
@@ -443,8 +467,9 @@ else
     end
     redis.call('HINCRBYFLOAT', k('%(stats)s'), 'relevance_sum', ARGV[7])
     redis.call('HINCRBYFLOAT', k('%(curve)s'), 'relevance:' .. bucket, ARGV[7])
-    redis.call('LPUSH', k('%(recent)s'), ARGV[7])
-    redis.call('LTRIM', k('%(recent)s'), 0, %(recent_len)d - 1)
+    if redis.call('LPUSH', k('%(recent)s'), ARGV[7]) > %(recent_len)d + 100 then
+      redis.call('LTRIM', k('%(recent)s'), 0, %(recent_len)d - 1)
+    end
     redis.call('HINCRBY', k('%(census)s'), ARGV[9], 1)
     if ARGV[10] ~= '' then
       redis.call('HSET', k('%(graph)s') .. math.floor(order / %(url_bucket)d), order, ARGV[10])
@@ -464,9 +489,15 @@ else
   end
 end
 redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
-local touched = {[o] = true}
+local touched = {}
 local new = push_links(13, order, touched)
+touched[o] = nil
 for h in pairs(touched) do schedule(h, now) end
+if inflight and inflight + 1 >= CONC then
+  place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
+else
+  schedule(o, now, inflight, nxt)
+end
 return {order, new}
 """
 
@@ -485,8 +516,8 @@ return back
 _LUA_BACK_OFF = """
 local o, now = ARGV[4], now_s()
 local nxt = now + tonumber(ARGV[5])
-if nxt > tonumber(redis.call('HGET', k('%(next)s'), o) or '0') then
-  redis.call('HSET', k('%(next)s'), o, secs(nxt))
+if nxt > tonumber(redis.call('HGET', hkey(o), 'n') or '0') then
+  redis.call('HSET', hkey(o), 'n', secs(nxt))
 end
 redis.call('HINCRBY', k('%(stats)s'), 'backed_off', 1)
 schedule(o, now)
@@ -613,9 +644,7 @@ _LUA_NAMES = {
     "reaped": keys.REAPED,
     "procs": keys.PROCS,
     "proc": keys.PROC,
-    "inflight": keys.INFLIGHT,
-    "crawled": keys.CRAWLED,
-    "next": keys.NEXT,
+    "host": keys.HOST,
     "seen": keys.SEEN,
     "urls": keys.URLS,
     "graph": keys.GRAPH,
@@ -662,6 +691,7 @@ class RedisFrontier:
         graph: bool = True,
         revisits: bool = False,
         max_url_length: int = 2083,
+        seen_cache: int = 262_144,
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
         on_rejected: Callable[[BadURL], None] | None = None,
@@ -683,6 +713,10 @@ class RedisFrontier:
         self.revisits = revisits  # keep relevant pages in ``revisit`` (maintenance mode)
         self.max_url_length = max_url_length  # longer URLs are not queued (0: no limit)
         self.on_rejected = on_rejected  # called with each URL refused (``BadURL``)
+        # Fingerprints this process's calls have put in the seen set (emptied when it holds more
+        # than ``seen_cache``): a link to one of them is not sent again, Redis has it seen.
+        self.seen_cache = seen_cache
+        self.known: set[int] = set()
         # This process's id in the crawl's heartbeat records (``proc:<id>``), "-" for none: with
         # one, its leases go back untouched soon after its record expires (a killed process).
         self.owner = "-"
@@ -721,14 +755,17 @@ class RedisFrontier:
 
     def _link_args(
         self, links: Iterable[Link], edges: bytearray | None = None, page_origin: str = ""
-    ) -> list[Any]:
-        """ARGV 6-tuples per link: origin, depth, rest, packed score, seen bucket, seen member.
+    ) -> tuple[list[Any], list[int]]:
+        """ARGV 6-tuples per link (origin, depth, rest, packed score, seen bucket, seen member),
+        and the fingerprints of the links in them.
 
         Only clean URLs (:func:`focused.urls.clean_url`, at most ``max_url_length`` long) are
-        queued; the others go to ``on_rejected``. With ``edges``, the links to
-        servers other than ``page_origin`` are appended to it as crawl-graph records.
+        queued; the others go to ``on_rejected``. Links this process has stored before
+        (``known``) are left out. With ``edges``, the links to servers other than
+        ``page_origin`` are appended to it as crawl-graph records (every one of them).
         """
         args: list[Any] = []
+        sent: list[int] = []
         for link in links:
             try:
                 url = clean_url(link.url, self.max_url_length)
@@ -738,21 +775,34 @@ class RedisFrontier:
                 continue
             fp = _fingerprint(url)
             link_origin = url_origin(url)
-            rest = url[len(link_origin) :]
             if edges is not None and link_origin != page_origin:
                 edges += EDGE_RECORD.pack(host_hash(link_origin), fp)
+            if fp in self.known:
+                continue
+            sent.append(fp)
+            rest = url[len(link_origin) :]
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
             if link.anchor:
                 rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
             depth = f"{link.depth}+{link.redirects}" if link.redirects else link.depth
             args += (link_origin, depth, rest, pack(link.score, 0, fp), bucket, member)
-        return args
+        return args, sent
+
+    def _remember(self, fingerprints: list[int]) -> None:
+        """Add the fingerprints of a call that stored its links to ``known``."""
+        self.known.update(fingerprints)
+        if len(self.known) > self.seen_cache:
+            self.known.clear()
 
     def push_many(self, links: Iterable[Link]) -> int:
         """Queue the URLs not seen before in this crawl; returns how many were new."""
-        args = self._link_args(links)
-        return int(self._call(self._push, args)) if args else 0
+        args, sent = self._link_args(links)
+        if not args:
+            return 0
+        new = int(self._call(self._push, args))
+        self._remember(sent)
+        return new
 
     def pop_ready(self, n: int) -> Pop:
         """Lease up to ``n`` of the best URLs whose hosts may be hit now."""
@@ -811,11 +861,13 @@ class RedisFrontier:
         edges = None
         if kind == "page" and self.graph:
             edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
-        link_args = self._link_args(links, edges, url_origin(url))
+        link_args, sent = self._link_args(links, edges, url_origin(url))
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
         hub = "" if hub_score is None else repr(float(hub_score))
         extra = [bytes(edges or b""), hub, "1" if self.revisits else ""]
         order, new = self._call(self._complete, [*args, *extra, *link_args])
+        if int(order):  # 0: failed (no links), or a lease that did not parse (links not pushed)
+            self._remember(sent)
         self.held.pop(lease, None)
         return int(order), int(new)
 

@@ -101,6 +101,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             lease_s=s.getfloat("FOCUSED_LEASE_S"),
             max_tries=s.getint("FOCUSED_MAX_TRIES"),
             seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
+            seen_cache=s.getint("FOCUSED_SEEN_CACHE"),
             retries=s.getint("FOCUSED_REDIS_RETRIES"),
             graph=s.getbool("FOCUSED_CRAWL_GRAPH"),
             revisits=s.getfloat("FOCUSED_REVISIT_SHARE") > 0
