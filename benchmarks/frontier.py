@@ -36,6 +36,7 @@ from common import DEFAULT_WORK, redis_server
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 
+from focused import defaults
 from focused.monitor import reset_crawl
 from focused.schedulers.frontier import Link, RedisFrontier
 
@@ -88,10 +89,19 @@ class Theirs:
     pop: float
 
 
-def bench_ours(client: redis.Redis, n: int, hosts: int, crawl_pages: int) -> Ours:
+def bench_ours(
+    client: redis.Redis, n: int, hosts: int, crawl_pages: int, seen_buckets: int
+) -> Ours:
     """Push n URLs, measure memory, pop them all, then run the crawl-shaped cycle."""
     reset_crawl(client, CRAWL)
-    frontier = RedisFrontier(client, CRAWL, host_delay=0.0, host_concurrency=10**6, lease_s=3600)
+    frontier = RedisFrontier(
+        client,
+        CRAWL,
+        host_delay=0.0,
+        host_concurrency=10**6,
+        lease_s=3600,
+        seen_buckets=seen_buckets,
+    )
     before = used_memory(client)
     started = time.perf_counter()
     for i in range(0, n, BATCH):
@@ -172,6 +182,12 @@ def main() -> None:
     parser.add_argument("--crawl-pages", type=int, default=4000, help="pages of the crawl shape")
     parser.add_argument("--sample", type=int, default=20_000, help="scrapy-redis rate sample")
     parser.add_argument("--no-scrapy-redis", action="store_true")
+    parser.add_argument(
+        "--seen-buckets",
+        type=int,
+        default=defaults.FOCUSED_SEEN_BUCKETS,
+        help="FOCUSED_SEEN_BUCKETS (compact while each holds at most 512 URLs)",
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     args = parser.parse_args()
     sizes = [args.urls] if args.urls else [int(s) for s in args.sizes.split(",")]
@@ -185,7 +201,7 @@ def main() -> None:
             f" URLs of {len(url(0, args.hosts))} chars on {args.hosts} hosts"
         )
         for n in sizes:
-            ours = bench_ours(client, n, args.hosts, args.crawl_pages)
+            ours = bench_ours(client, n, args.hosts, args.crawl_pages, args.seen_buckets)
             theirs = None if args.no_scrapy_redis else bench_theirs(raw, n, args.hosts, args.sample)
             rows.append((n, ours, theirs))
             line = (

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/rediscpu.py                    # Wikispeedia, 300 pages
     .venv/bin/python benchmarks/rediscpu.py --pages 1000 --procs 2 -s FOCUSED_HOST_DELAY=0
+    .venv/bin/python benchmarks/rediscpu.py --masters 3          # on a 3-master Redis Cluster
 
 One crawl with the project's default settings (``-s KEY=VALUE`` adds or overrides any) of
 ``--topic``, a development topic of the Wikispeedia bundle beside the checkout
@@ -17,6 +18,11 @@ housekeeping when idle (measured for ``--idle`` seconds before the crawl: at Red
 the ``SLOWLOG`` with a threshold of 0, which times each top-level call, so each Lua script's
 calls and microseconds are told apart (named by their SHA1s, from the scripts' sources in the
 project). Logging every call costs CPU too: measure CPU per page without ``--breakdown``.
+
+With ``--masters N`` the crawl runs on a fresh Redis Cluster of N masters on 127.0.0.1
+(:mod:`focused.rediscluster`, persistence turned off as on the single server) and the figures
+are per master: its CPU per page of the whole crawl, its idle housekeeping, its share, which
+shows whether the shards share the work evenly.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ import argparse
 import contextlib
 import hashlib
 import importlib
+import shutil
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +52,12 @@ from common import (
     wait_all,
 )
 
+from focused.connection import connect
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.run import prepare
 from focused.evaluation.tasks import load_tasks
-from focused.monitor import reset_crawl
+from focused.monitor import crawl_status, reset_crawl
+from focused.rediscluster import running_cluster
 from focused.webs.bundle import Bundle
 from focused.webs.server import ServedWeb
 
@@ -206,6 +216,57 @@ def topic_file(args: argparse.Namespace, work: Path) -> tuple[Path, Path]:
     return args.bundle, folder / "taxonomy.toml"
 
 
+@contextlib.contextmanager
+def fresh_cluster(folder: Path, masters: int) -> Iterator[tuple[str, list[redis.Redis]]]:
+    """(URL, a plain client of each master) of a new cluster without persistence."""
+    shutil.rmtree(folder, ignore_errors=True)
+    with running_cluster(folder, masters) as cluster:
+        nodes = [redis.Redis(port=port, decode_responses=True) for port in cluster.ports]
+        for node in nodes:
+            node.config_set("appendonly", "no")
+            node.config_set("save", "")
+        yield cluster.url, nodes
+
+
+def cluster_report(
+    nodes: list[redis.Redis], pages: int, cpu: list[float], wall: float, idle: list[float]
+) -> None:
+    """Print each master's CPU per page of the whole crawl, gross and net of idle."""
+    per_page = 1000 / max(pages, 1)
+    print(f"\n{pages:,} pages fetched in {wall:.1f} s of wall time: {pages / wall:.1f} pages/s")
+    print("| master | Redis CPU ms/page | idle ms/s | net ms/page | share |")
+    print("|---|---|---|---|---|")
+    for node, cpu_s, idle_s in zip(nodes, cpu, idle, strict=True):
+        port = node.connection_pool.connection_kwargs["port"]
+        print(
+            f"| :{port} | {per_page * cpu_s:.3f} | {1000 * idle_s:.2f} |"
+            f" {per_page * (cpu_s - idle_s * wall):.3f} | {100 * cpu_s / sum(cpu):.0f} % |"
+        )
+    net = sum(cpu) - sum(idle) * wall
+    print(f"| all | {per_page * sum(cpu):.3f} | {1000 * sum(idle):.2f} | {per_page * net:.3f} | |")
+
+
+def run_on_cluster(
+    args: argparse.Namespace, work: Path, bundle: Path, topic: Path, settings: dict[str, Any]
+) -> None:
+    """The crawl on a fresh cluster of ``--masters`` masters; per-master figures."""
+    folder = work / f"cluster-{args.masters}"
+    with fresh_cluster(folder, args.masters) as (url, nodes), ServedWeb(bundle) as web:
+        before = [redis_cpu_seconds(node) for node in nodes]
+        time.sleep(args.idle)
+        idle = [(redis_cpu_seconds(n) - b) / args.idle for n, b in zip(nodes, before, strict=True)]
+        env = crawl_env(web.proxy, url, work)
+        logs = [work / f"rediscpu-{i}.log" for i in range(args.procs)]
+        before = [redis_cpu_seconds(node) for node in nodes]
+        began = time.perf_counter()
+        procs = [start(focused_command(topic, settings), env, log) for log in logs]
+        wait_all(procs, logs)
+        wall = time.perf_counter() - began
+        cpu = [redis_cpu_seconds(n) - b for n, b in zip(nodes, before, strict=True)]
+        pages = int(crawl_status(connect(url), CRAWL)["fetched"])
+        cluster_report(nodes, pages, cpu, wall, idle)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=300, help="URLs to fetch (all processes)")
@@ -216,6 +277,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     parser.add_argument(
         "--breakdown", action="store_true", help="time every call and script (SLOWLOG)"
+    )
+    parser.add_argument(
+        "--masters", type=int, default=0, help="run on a Redis Cluster of this many masters"
     )
     parser.add_argument("-s", "--set", action="append", metavar="KEY=VALUE")
     args = parser.parse_args()
@@ -229,6 +293,9 @@ def main() -> None:
         "CLOSESPIDER_ITEMCOUNT": -(-args.pages // args.procs),
     }
     settings.update(set_options(args.set))
+    if args.masters:
+        run_on_cluster(args, work, bundle, topic, settings)
+        return
     with redis_server(work / "redis-rediscpu") as redis_url, ServedWeb(bundle) as web:
         client = redis.Redis.from_url(redis_url, decode_responses=True)
         raw = redis.Redis.from_url(redis_url)
@@ -242,7 +309,7 @@ def main() -> None:
         wait_all(procs, logs)
         wall = time.perf_counter() - began
         cpu_s = redis_cpu_seconds(client) - cpu_before
-        pages = int(client.hget(f"focused:{CRAWL}:stats", "fetched") or 0)
+        pages = int(crawl_status(client, CRAWL).get("fetched", 0))
         report(raw, pages, cpu_s, wall, idle, args.breakdown)
 
 

@@ -38,6 +38,7 @@ from common import (
     wait_all,
 )
 
+from focused import keys
 from focused.monitor import reset_crawl
 from focused.pipelines.classify import topic_model
 from focused.topic import load_topic
@@ -79,7 +80,7 @@ def run_config(
     wait_all(procs, logs)
     run = measure(f"{k} processes", served_log, began, time.time())
     run.cpu, run.pages_cpu = read_cpu(clocks)
-    return run, client.hgetall(f"focused:{CRAWL}:stats")
+    return run, client.hgetall(keys.prefix(CRAWL) + keys.STATS)
 
 
 def main() -> None:

@@ -199,6 +199,12 @@ def cmd_redis_serve(args: argparse.Namespace) -> int:
     return redisserver.run(args)
 
 
+def cmd_redis_cluster(args: argparse.Namespace) -> int:
+    from focused import rediscluster
+
+    return rediscluster.run(args)
+
+
 def cmd_web_serve(args: argparse.Namespace) -> int:
     from focused.webs import server
 
@@ -393,13 +399,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
 
     redis_group = command("redis", None, "a Redis server for crawls that share one")
+    redis_commands = redis_group.add_subparsers(
+        dest="redis_command", required=True, metavar="COMMAND"
+    )
     command(
         "serve",
         cmd_redis_serve,
         "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
         "and stops it",
-        redis_group.add_subparsers(dest="redis_command", required=True, metavar="COMMAND"),
+        redis_commands,
         _lazy("focused.redisserver:add_arguments"),
+        ("redis",),
+    )
+    command(
+        "cluster",
+        cmd_redis_cluster,
+        "run a Redis Cluster (3 masters) on this machine in the foreground, with its data in "
+        "FOCUSED_HOME; Ctrl-C saves and stops it",
+        redis_commands,
+        _lazy("focused.rediscluster:add_arguments"),
         ("redis",),
     )
 

@@ -10,6 +10,10 @@ connections ``focused:PID``; at exit it counts the connections of other live pro
 there are none, sends ``SHUTDOWN SAVE``. A process killed with SIGKILL leaves the server (and
 the crawl) running; the next process adopts it and, if it is the last, stops it.
 
+A ``redis+cluster://host:port,host:port`` URL (``rediss+cluster://`` with TLS) names a Redis
+Cluster (``focused redis cluster`` starts one): the client is then a :class:`RedisCluster`, which
+learns the masters from those nodes and sends each command to the master of its keys' slot.
+
 Every server the project starts, the embedded one and ``focused redis serve``, keeps its data
 the same way (:data:`PERSISTENCE`): snapshots, and an append-only log of every write synced to
 disk every second, so a server that crashes or is killed loses at most about a second.
@@ -35,9 +39,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
+from redis.cluster import REDIS_ALLOWED_KEYS, ClusterNode, RedisCluster
+from redis.connection import parse_url
+from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 
 from focused.errors import FocusedError
@@ -175,7 +183,7 @@ def home_dir(home: str | os.PathLike | None = None) -> Path:
 
 def describe_url(url: str) -> str:
     """A Redis URL to show: its password (``user:password@`` or ``?password=``) masked."""
-    url = re.sub(r"^([a-z]+://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    url = re.sub(r"^([a-z][a-z+]*://[^:/@]*:)[^@/]*@", r"\1***@", url)
     return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
@@ -188,9 +196,14 @@ def describe(url: str | None = None, home: str | os.PathLike | None = None) -> s
     return f"embedded Redis in {home_dir(home).resolve() / DB_FILE}"
 
 
-def connect(url: str | None = None, home: str | os.PathLike | None = None) -> redis.Redis:
-    """A client for ``url`` (or FOCUSED_REDIS_URL), else for the embedded server in ``home``."""
+def connect(
+    url: str | None = None, home: str | os.PathLike | None = None
+) -> redis.Redis | RedisCluster:
+    """A client for ``url`` (or FOCUSED_REDIS_URL), else for the embedded server in ``home``;
+    a :class:`RedisCluster` for a ``redis+cluster://`` URL."""
     url = redis_url(url)
+    if is_cluster_url(url):
+        return _cluster(url, REDIS_PARAMS)
     if url:
         client = redis.Redis.from_url(url, **REDIS_PARAMS)
     else:
@@ -198,12 +211,74 @@ def connect(url: str | None = None, home: str | os.PathLike | None = None) -> re
     return _reached(client, describe(url, home))
 
 
-def _reached(client: redis.Redis, where: str) -> redis.Redis:
+def _reached(client: T, where: str) -> T:
     try:
         client.ping()
-    except redis.RedisError as exc:
+    except (redis.RedisError, RedisClusterException) as exc:
         raise FocusedError(f"cannot reach {where}: {exc}") from exc
     return client
+
+
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+
+
+def is_cluster_url(url: str | None) -> bool:
+    """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
+    return bool(url) and url.split("://", 1)[0] in CLUSTER_SCHEMES
+
+
+def cluster_client(url: str, params: dict[str, Any] | None = None) -> RedisCluster:
+    """A client of the Redis Cluster at
+    ``redis+cluster://[user:password@]host:port,host:port[/0][?option=value&...]``.
+
+    The nodes listed are where it starts (it learns the others from them; one is enough, more
+    let it start while one is down). The options are those of a ``redis://`` URL; ``params``
+    (default :data:`REDIS_PARAMS`) are given as far as RedisCluster takes them: ``retry`` sets
+    only how often it retries a command (on a lost node, after reading the slots again), and
+    its node connections take no ``health_check_interval``.
+    """
+    match = re.fullmatch(
+        r"(rediss?)\+cluster://(?:([^@/?#]*)@)?([^@/?#]*)(/[^?#]*)?(\?[^#]*)?", url
+    )
+    where = describe_url(url)
+    if not match or not match[3]:
+        raise FocusedError(
+            f"{where}: a Redis Cluster URL names its nodes, redis+cluster://host:port,host:port,..."
+        )
+    scheme, user, hosts, path, query = match.groups()
+    nodes = []
+    for node in hosts.split(","):
+        try:
+            parts = urlsplit(f"//{node}")
+            host, port = parts.hostname, parts.port or 6379
+        except ValueError:
+            host = None
+        if not host:
+            raise FocusedError(f"{where}: {node!r} is not a node (host:port)")
+        nodes.append(ClusterNode(host, port))
+    first = hosts.split(",")[0]  # parse_url reads the options in the URL of one node
+    options = parse_url(f"{scheme}://{user + '@' if user else ''}{first}{path or ''}{query or ''}")
+    if options.pop("db", 0) != 0:
+        raise FocusedError(f"{where}: a Redis Cluster has database 0 only")
+    if options.pop("connection_class", None) is not None:  # rediss: its nodes' Redis take ssl
+        options["ssl"] = True
+    params = {**(REDIS_PARAMS if params is None else params), **options}
+    taken = {
+        name: value
+        for name, value in params.items()
+        if name in REDIS_ALLOWED_KEYS and name not in ("host", "port", "db", "retry")
+    }
+    return RedisCluster(startup_nodes=nodes, retry=params.get("retry"), **taken)
+
+
+def _cluster(url: str, params: dict[str, Any]) -> RedisCluster:
+    """:func:`cluster_client`, a FocusedError if no node answers: it reads the cluster's slots
+    as it starts."""
+    try:
+        client = cluster_client(url, params)
+    except (redis.RedisError, RedisClusterException) as exc:
+        raise FocusedError(f"cannot reach {describe_url(url)}: {exc}") from exc
+    return _reached(client, describe_url(url))
 
 
 def connect_existing(
@@ -229,20 +304,23 @@ def connect_existing(
 SCRAPY_REDIS_SERVER = ("REDIS_URL", "REDIS_HOST", "REDIS_PORT")
 
 
-def from_settings(settings: Any) -> redis.Redis:
+def from_settings(settings: Any) -> redis.Redis | RedisCluster:
     """The client named by a crawl's settings: ``FOCUSED_REDIS_URL`` (the setting, else the
     environment variable); else scrapy-redis's own settings (``REDIS_URL``, or ``REDIS_HOST``
     and ``REDIS_PORT``, with ``REDIS_DB`` and ``REDIS_PARAMS``), read by scrapy-redis's
     connection helper, so a project moving from scrapy-redis keeps its Redis settings; else
-    the embedded Redis in ``FOCUSED_HOME``."""
+    the embedded Redis in ``FOCUSED_HOME``. Either URL may name a Redis Cluster
+    (``redis+cluster://``)."""
     url = redis_url(settings.get("FOCUSED_REDIS_URL"))
     if url or not any(settings.get(name) for name in SCRAPY_REDIS_SERVER):
         return connect(url, settings.get("FOCUSED_HOME"))
+    # Our timeouts under the user's REDIS_PARAMS; text replies, which our code reads.
+    params = {**REDIS_PARAMS, **settings.getdict("REDIS_PARAMS"), "decode_responses": True}
+    if is_cluster_url(settings.get("REDIS_URL")):  # scrapy-redis's helper knows one server
+        return _cluster(settings.get("REDIS_URL"), params)
     from scrapy_redis.connection import get_redis_from_settings
 
     theirs = settings.copy()
-    # Our timeouts under the user's REDIS_PARAMS; text replies, which our code reads.
-    params = {**REDIS_PARAMS, **settings.getdict("REDIS_PARAMS"), "decode_responses": True}
     theirs.set("REDIS_PARAMS", params, priority=100)
     theirs.set("REDIS_DECODE_RESPONSES", True, priority=100)
     client = get_redis_from_settings(theirs)

@@ -4,8 +4,8 @@ Every URL acknowledged in the frontier has a record in the crawl's ``url:`` hash
 n -> the URL, and for a classified page ``URL TAB R TAB category``; :mod:`focused.keys`), written
 in the same script call as the acknowledgement. So this export holds every page the crawl has
 fetched, however its processes ended (a killed one's feed may lack the item it was writing),
-and it can run at any time, while the crawl runs too. It reads only: one HGETALL per 512 pages,
-orders 1 to the crawl's ``fetched`` count at the start, in fetch order.
+and it can run at any time, while the crawl runs too. It reads only: one HGETALL per 512 pages
+of a shard, each shard's pages up to its ``fetched`` count at the start, all in fetch order.
 
 Each line has the feed's field names for what Redis keeps: ``url`` and ``order``, and for a
 classified page ``relevance``, ``category`` and ``relevant`` (R against the threshold the
@@ -28,6 +28,7 @@ import redis
 from focused import keys
 from focused.errors import FocusedError
 from focused.schedulers.frontier import url_record
+from focused.shards import Shards, crawl_shards, fetched_per_shard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,22 +44,30 @@ def fetched_pages(client: redis.Redis, crawl: str) -> Iterator[dict[str, Any]]:
     prefix = keys.prefix(crawl)
     pipe = client.pipeline(transaction=False)
     pipe.exists(prefix + keys.STATS)
-    pipe.hget(prefix + keys.STATS, "fetched")
     pipe.hget(prefix + keys.META, "threshold")
-    exists, fetched, threshold = pipe.execute()
+    exists, threshold = pipe.execute()
     if not exists:
         raise FocusedError(f"no crawl named {crawl!r} in this Redis")
-    return _pages(client, prefix + keys.URLS, int(fetched or 0), threshold)
+    shards = crawl_shards(client, crawl)
+    return _pages(client, shards, fetched_per_shard(client, shards), threshold)
 
 
 def _pages(
-    client: redis.Redis, urls: str, last: int, threshold: str | None
+    client: redis.Redis, shards: Shards, fetched: list[int], threshold: str | None
 ) -> Iterator[dict[str, Any]]:
-    for bucket in range(last // keys.URL_BUCKET + 1):
-        records = client.hgetall(f"{urls}{bucket}")
-        for order in sorted(int(order) for order in records):
-            if 1 <= order <= last:
-                yield page(order, records[str(order)], threshold)
+    # Bucket b of every shard together holds a run of consecutive fetch orders.
+    for bucket in range(max(fetched) // keys.URL_BUCKET + 1):
+        pipe = client.pipeline(transaction=False)
+        for prefix in shards.prefixes:
+            pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
+        found = [
+            (order, records[str(order)])
+            for shard, records in enumerate(pipe.execute())
+            for order in shards.orders(shard, fetched[shard], bucket)
+            if str(order) in records
+        ]
+        for order, record in sorted(found):
+            yield page(order, record, threshold)
 
 
 def page(order: int, record: str, threshold: str | None) -> dict[str, Any]:

@@ -1,13 +1,17 @@
 """Every Redis key of a crawl, in one place.
 
-All keys of crawl ``NAME`` live under the prefix ``focused:NAME:`` so that several crawls share
-one Redis server and ``focused status NAME`` reads one crawl alone. The frontier's Lua scripts
-build the per-host keys from the same templates (they are formatted into the Lua source).
+All keys of crawl ``NAME`` live under the prefix ``focused:{NAME}:`` so that several crawls share
+one Redis server and ``focused status NAME`` reads one crawl alone. The braces are a Redis
+Cluster hash tag: on a cluster every key under the prefix is in one hash slot, and the frontier's
+keys are spread over shards ``focused:{NAME/j}:`` (:mod:`focused.shards` says which keys are per
+shard). The frontier's Lua scripts build the per-host keys from the same templates (they are
+formatted into the Lua source).
 
 =====================  ======  ============================================================
 key (after prefix)     type    what it holds
 =====================  ======  ============================================================
-``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"`` (depth
+``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"`` (path
+                               without its leading ``/``; depth
                                ``r0`` for a known page queued again: maintenance mode; ``3+2``
                                for depth 3 reached through 2 redirects)
                                (then TAB and the anchor text, when the link model is on),
@@ -26,6 +30,10 @@ key (after prefix)     type    what it holds
                                it may be hit again, ``c`` URLs fetched (the seed-000 server
                                priority); a hash per host, so each is a few bytes to read
 ``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
+``outbox``             hash    on a cluster: fetch order -> "<owner> <time> <links>" of a page whose
+                               links to hosts of other shards are being pushed there (JSON;
+                               delivered again if its process dies first)
+``shards``             string  on a cluster: the hash tags of the crawl's shards, space-separated
 ``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed),
                                for classified pages ``"<url> TAB <R> TAB <category>"``
 ``graph:<n // 512>``   hash    fetch order n -> the page's links to other servers (binary; see
@@ -90,7 +98,7 @@ key (after prefix)     type    what it holds
 =====================  ======  ============================================================
 """
 
-PREFIX = "focused:{crawl}:"
+PREFIX = "focused:{{{crawl}}}:"
 HOST_QUEUE = "q:"
 READY = "ready"
 WAIT = "wait"
@@ -99,6 +107,8 @@ OWNED = "owned:"
 REAPED = "reaped"
 HOST = "h:"
 SEEN = "seen:"
+OUTBOX = "outbox"
+SHARDS = "shards"
 URLS = "url:"
 GRAPH = "graph:"
 DISTILL = "distill"
@@ -148,8 +158,18 @@ def prefix(crawl: str) -> str:
     return PREFIX.format(crawl=crawl)
 
 
-def crawl_pattern(crawl: str, start: str = "") -> str:
-    """A SCAN pattern matching every key of one crawl that starts with ``start`` (a key name
-    above, free of glob characters), and nothing of any other crawl."""
-    escaped = prefix(crawl).replace("[", "\\[").replace("*", "\\*").replace("?", "\\?")
-    return escaped + start + "*"
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[").replace("*", "\\*").replace("?", "\\?")
+
+
+def pattern(key_prefix: str, start: str = "") -> str:
+    """A SCAN pattern matching every key under ``key_prefix`` (a crawl's or a shard's) that
+    starts with ``start`` (a key name above, free of glob characters)."""
+    return _escape(key_prefix) + start + "*"
+
+
+def crawl_patterns(crawl: str) -> list[str]:
+    """SCAN patterns matching every key of one crawl, its shards' included, and nothing of any
+    other crawl (a crawl name has no ``/``)."""
+    name = _escape(crawl)
+    return [PREFIX.format(crawl=name) + "*", PREFIX.format(crawl=name + "/*") + "*"]

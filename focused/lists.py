@@ -22,21 +22,32 @@ import redis
 from focused import keys
 from focused.errors import FocusedError
 from focused.schedulers.frontier import page_urls
+from focused.shards import add_up, crawl_shards
 
 
 def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
-    """The crawl's good hubs and sites, most relevant pages found first."""
-    prefix = keys.prefix(crawl)
-    hubs = client.zrange(prefix + keys.HUB_SCORES, 0, -1, withscores=True)
-    found = client.hmget(prefix + keys.FOUND, [order for order, _ in hubs]) if hubs else []
+    """The crawl's good hubs and sites, most relevant pages found first (every shard's)."""
+    shards = crawl_shards(client, crawl).prefixes
+    pipe = client.pipeline(transaction=False)
+    for prefix in shards:
+        pipe.zrange(prefix + keys.HUB_SCORES, 0, -1, withscores=True)
+        pipe.hgetall(prefix + keys.SITES)
+    replies = pipe.execute()
+    hubs = [hub for shard_hubs in replies[::2] for hub in shard_hubs]  # fetch orders: disjoint
+    orders = [order for order, _ in hubs]
+    # A page's relevant children are counted in the shards they were fetched from.
+    pipe = client.pipeline(transaction=False)
+    for prefix in shards:
+        pipe.hmget(prefix + keys.FOUND, orders)
+    counts = pipe.execute() if hubs else []
+    found = [sum(int(n or 0) for n in per_shard) for per_shard in zip(*counts, strict=True)]
     good = [
-        (order, score, int(n)) for (order, score), n in zip(hubs, found, strict=True)
-        if n and int(n) >= min_relevant
+        (order, score, n) for (order, score), n in zip(hubs, found, strict=True)
+        if n and n >= min_relevant
     ]  # fmt: skip
     urls = page_urls(client, crawl, [order for order, _, _ in good])
     sites = [
-        (site, int(n)) for site, n in client.hgetall(prefix + keys.SITES).items()
-        if int(n) >= min_relevant
+        (site, int(n)) for site, n in add_up(replies[1::2]).items() if int(n) >= min_relevant
     ]  # fmt: skip
     return {
         "crawl": crawl,

@@ -10,13 +10,16 @@ run at once; readers only read (``reset`` deletes).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any
 
 import redis
 
 from focused import defaults, keys
+from focused.shards import Shards, add_up, crawl_shards
 
 WINDOWS = (100, 1000)
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
@@ -86,10 +89,20 @@ def alarms(
 
 
 def crawl_names(client: redis.Redis) -> list[str]:
-    """Names of the crawls that have state in this Redis."""
+    """Names of the crawls that have state in this Redis (not their other shards')."""
     stats_key = keys.prefix("*") + keys.STATS
     head, tail = stats_key.split("*")
-    return sorted(key[len(head) : -len(tail)] for key in client.scan_iter(stats_key, count=1000))
+    names = (key[len(head) : -len(tail)] for key in client.scan_iter(stats_key, count=1000))
+    return sorted(name for name in names if "/" not in name)
+
+
+def newest_first(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
+    """Lists kept newest first (every shard's ``recent``) interleaved into one, newest first:
+    at most ``limit`` values."""
+    if len(lists) == 1:
+        return list(lists[0][:limit])
+    merged = chain.from_iterable(zip_longest(*lists))
+    return [value for value in merged if value is not None][:limit]
 
 
 def _number(text: str) -> int | float | str:
@@ -117,22 +130,27 @@ def _distill_record(raw: dict[str, str]) -> dict[str, Any] | None:
     return record
 
 
-def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
+def crawl_status(client: redis.Redis, crawl: str, shards: Shards | None = None) -> dict[str, Any]:
     """Queue depth, counts, harvest, alarms and the distiller's last run of one crawl, in one
-    round trip (an empty dict if Redis has nothing of it)."""
+    round trip (an empty dict if Redis has nothing of it). Per-shard figures are added up."""
+    shards = shards or crawl_shards(client, crawl)
     prefix = keys.prefix(crawl)
     pipe = client.pipeline(transaction=False)
-    pipe.hgetall(prefix + keys.STATS)
-    pipe.zcard(prefix + keys.LEASES)
-    pipe.zcard(prefix + keys.READY)
-    pipe.zcard(prefix + keys.WAIT)
-    pipe.lrange(prefix + keys.RECENT, 0, max(WINDOWS) - 1)
+    for shard in shards.prefixes:
+        pipe.hgetall(shard + keys.STATS)
+        pipe.zcard(shard + keys.LEASES)
+        pipe.zcard(shard + keys.READY)
+        pipe.zcard(shard + keys.WAIT)
+        pipe.lrange(shard + keys.RECENT, 0, max(WINDOWS) - 1)
     pipe.hgetall(prefix + keys.DISTILL)
     pipe.hgetall(prefix + keys.META)
-    stats, in_flight, ready, waiting, recent, distilled, meta = pipe.execute()
-    if not stats and not in_flight:
+    *replies, distilled, meta = pipe.execute()
+    stats, leased, ready_hosts, waiting_hosts, recents = (replies[i::5] for i in range(5))
+    in_flight, ready, waiting = sum(leased), sum(ready_hosts), sum(waiting_hosts)
+    recent = newest_first(recents, max(WINDOWS))
+    if not any(stats) and not in_flight:
         return {}
-    counts = {name: float(value) for name, value in stats.items()}
+    counts = add_up(stats)
     classified = int(counts.get("classified", 0))
     distill = _distill_record(distilled)
     status: dict[str, Any] = {
@@ -209,11 +227,12 @@ def _process(process_id: str, record: dict[str, str], now: float) -> dict[str, A
     return process
 
 
-def _curve(curve: dict[str, str], status: dict[str, Any]) -> list[dict[str, Any]]:
+def _curve(curve: Mapping[str, float], status: dict[str, Any], shards: int) -> list[dict[str, Any]]:
     """The harvest curve: after every 100 classified pages (from the ``curve`` buckets) and at
     the last one, the harvest of the last 100 and 1,000 pages and the mean relevance of the
-    last 100."""
-    classified, step = status["classified"], keys.CURVE_BUCKET
+    last 100. On S ``shards`` each shard's buckets are added up: a point every S·100 pages,
+    its windows at least that long."""
+    classified, step = status["classified"], shards * keys.CURVE_BUCKET
     points: list[dict[str, Any]] = []
     pages: list[int] = []
     relevant: list[int] = []
@@ -222,7 +241,7 @@ def _curve(curve: dict[str, str], status: dict[str, Any]) -> list[dict[str, Any]
         relevant.append(int(curve.get(f"relevant:{bucket}", 0)))
         point: dict[str, Any] = {"pages": bucket * step + pages[-1]}
         for window in WINDOWS:
-            first = max(0, bucket + 1 - window // step)
+            first = max(0, bucket + 1 - max(1, window // step))  # a bucket at least
             point[f"harvest_{window}"] = _share(sum(relevant[first:]), sum(pages[first:]))
         point["mean_relevance"] = _share(float(curve.get(f"relevance:{bucket}", 0)), pages[-1])
         points.append(point)
@@ -242,19 +261,24 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
     status`` and ``report``, the dashboard and the exporter all show this. Three pipelined
     round trips; times are Redis's clock, which the heartbeats also use.
     """
-    status = crawl_status(client, crawl)
+    shards = crawl_shards(client, crawl)
+    status = crawl_status(client, crawl, shards)
     if not status:
         return {}
     prefix = keys.prefix(crawl)
     pipe = client.pipeline(transaction=False)
-    pipe.time()
-    pipe.hgetall(prefix + keys.CENSUS)
-    pipe.hgetall(prefix + keys.TRIES)
-    pipe.hgetall(prefix + keys.CURVE)
+    # Redis's clock: TIME in a script (a cluster pipeline sends neither TIME nor ``eval``) on
+    # a key, so that a cluster asks the master whose clock stamps the heartbeats read here.
+    pipe.execute_command("EVAL", "return redis.call('TIME')", 1, prefix + keys.PROCS)
+    for shard in shards.prefixes:
+        pipe.hgetall(shard + keys.CENSUS)
+        pipe.hgetall(shard + keys.TRIES)
+        pipe.hgetall(shard + keys.CURVE)
     pipe.hgetall(prefix + keys.SCRAPY_STATS)
-    pipe.zrange(prefix + keys.PROCS, 0, -1)
-    (seconds, micros), census, tries, curve, scrapy, ids = pipe.execute()
-    now = seconds + micros / 1e6
+    pipe.zrange(prefix + keys.PROCS, 0, -1)  # shard 0's heartbeats: every process beats there
+    (seconds, micros), *replies, scrapy, ids = pipe.execute()
+    census, tries, curve = (add_up(replies[i::3]) for i in range(3))
+    now = int(seconds) + int(micros) / 1e6
     pipe = client.pipeline(transaction=False)
     for process_id in ids:
         pipe.hgetall(prefix + keys.PROC + process_id)
@@ -278,7 +302,7 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "processes": processes,
         "census": dict(sorted(((c, int(n)) for c, n in census.items()), key=lambda x: -x[1])),
         "tries": {int(t): int(n) for t, n in sorted(tries.items(), key=lambda x: int(x[0]))},
-        "curve": _curve(curve, status),
+        "curve": _curve(curve, status, len(shards)),
         "scrapy": {name: _number(value) for name, value in sorted(scrapy.items())},
     }
 
@@ -435,13 +459,14 @@ def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> in
     kept = keys.prefix(crawl) + keys.WARC if keep_known else None
     deleted = 0
     batch: list[str] = []
-    for key in client.scan_iter(keys.crawl_pattern(crawl), count=1000):
-        if key == kept:
-            continue
-        batch.append(key)
-        if len(batch) >= 1000:
-            deleted += client.unlink(*batch)
-            batch.clear()
+    for pattern in keys.crawl_patterns(crawl):  # its own keys and its other shards'
+        for key in client.scan_iter(pattern, count=1000):
+            if key == kept:
+                continue
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += client.unlink(*batch)
+                batch.clear()
     if batch:
         deleted += client.unlink(*batch)
     items = list(known.items())

@@ -7,7 +7,8 @@ the top of their hosts' queues, best first by ``FOCUSED_REVISIT_ORDER``:
 
 - ``relevance``: the relevant pages, by R; each is revisited once per cycle (``revisit``
   holds the pages not revisited yet in this cycle, ``revisit:next`` the others; a new cycle
-  starts when the first is empty);
+  starts when the first is empty). On a cluster each shard keeps its own pages and cycles,
+  and gives its share of a round (more when the shards before it had fewer), its best first;
 - ``hub``: the best hubs of the distiller's last run (its ``hubs`` scores; each run refills
   them).
 
@@ -21,24 +22,28 @@ The rounds run in a crawl from :class:`focused.extensions.maintenance.Maintenanc
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from focused import keys
 from focused.schedulers.frontier import page_urls
+from focused.shards import fetched_per_shard
 
 if TYPE_CHECKING:
+    import redis
+
     from focused.schedulers.frontier import RedisFrontier
 
 ORDERS = ("relevance", "hub")
 
-# KEYS: stats, maintain. ARGV: pages per round. Claims a round when that many pages were fetched
-# since the last one (of any process): returns 1, else 0.
+# KEYS: maintain. ARGV: pages fetched (crawl-wide), pages per round. Claims a round when that
+# many pages were fetched since the last one (of any process): returns 1, else 0.
 _CLAIM = """
-local fetched = tonumber(redis.call('HGET', KEYS[1], 'fetched') or '0')
-local last = tonumber(redis.call('HGET', KEYS[2], 'fetched') or '0')
-if fetched - last < tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[2], 'fetched', fetched)
-redis.call('HINCRBY', KEYS[2], 'rounds', 1)
+local fetched = tonumber(ARGV[1])
+local last = tonumber(redis.call('HGET', KEYS[1], 'fetched') or '0')
+if fetched - last < tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'fetched', fetched)
+redis.call('HINCRBY', KEYS[1], 'rounds', 1)
 return 1
 """
 
@@ -59,15 +64,22 @@ return urls
 """
 
 
+def _next_relevant(client: redis.Redis, shard: str, count: int) -> list[str]:
+    """Up to ``count`` of one shard's relevant pages to revisit, best first."""
+    revisit = shard + keys.REVISIT
+    return client.eval(_NEXT_RELEVANT, 2, revisit, revisit + ":next", count)
+
+
 def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
     """Queue up to ``count`` known pages again, best first by ``order``; returns how many."""
     prefix, client = frontier.prefix, frontier.client
     if order == "relevance":
-        urls = frontier.retrying(
-            lambda: client.eval(
-                _NEXT_RELEVANT, 2, prefix + keys.REVISIT, prefix + keys.REVISIT + ":next", count
-            )
-        )
+        shards = frontier.shards.prefixes
+        urls = []
+        for j, shard in enumerate(shards):  # each shard its share, one script call each
+            share = -(-(count - len(urls)) // (len(shards) - j))  # of what the others left
+            if share:
+                urls += frontier.retrying(partial(_next_relevant, client, shard, share))
     else:
         popped = frontier.retrying(lambda: client.zpopmax(prefix + keys.HUBS, count))
         orders = [member for member, _ in popped]
@@ -78,6 +90,10 @@ def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
 def claim_round(frontier: RedisFrontier, every: int) -> bool:
     """Whether this process claimed the next round: ``every`` pages were fetched (crawl-wide)
     since the last round of any process."""
-    prefix = frontier.prefix
-    claim_keys = [prefix + keys.STATS, prefix + keys.MAINTAIN]
-    return bool(frontier.retrying(lambda: frontier.client.eval(_CLAIM, 2, *claim_keys, every)))
+    client, key = frontier.client, frontier.prefix + keys.MAINTAIN
+
+    def claim() -> int:
+        fetched = sum(fetched_per_shard(client, frontier.shards))
+        return client.eval(_CLAIM, 1, key, fetched, every)
+
+    return bool(frontier.retrying(claim))

@@ -219,3 +219,15 @@ def http() -> Iterator[requests.Session]:
     with requests.Session() as session:
         session.trust_env = False
         yield session
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis Cluster of 3 masters on 127.0.0.1 (:mod:`focused.rediscluster`), with its data in
+    a temporary folder: its ``redis+cluster://`` URL. Its ports are free ones whose bus ports
+    (+10000) are free too, which :func:`free_port` does not see to. Saved and stopped at the end
+    of the session."""
+    from focused.rediscluster import running_cluster
+
+    with running_cluster(tmp_path_factory.mktemp("redis-cluster"), masters=3) as cluster:
+        yield cluster.url

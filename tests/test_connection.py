@@ -21,6 +21,7 @@ import psutil
 import pytest
 import redis
 
+from focused import keys
 from focused.connection import (
     AOF_FILE,
     DB_FILE,
@@ -146,7 +147,7 @@ def test_read_only_commands_make_no_redis_where_none_was(tmp_path):
 
 def test_read_only_commands_name_the_redis_they_read(tmp_path):
     with redis_serve(tmp_path / "server") as url:
-        redis.Redis.from_url(url).hset("focused:named:stats", "fetched", 3)
+        redis.Redis.from_url(url).hset(keys.prefix("named") + keys.STATS, "fetched", 3)
         result = focused("status", "--redis-url", url)
         assert result.returncode == 0, result.stderr
         assert result.stdout.splitlines() == [f"reading {url}", "named"]

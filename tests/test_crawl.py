@@ -8,6 +8,7 @@ from pathlib import Path
 
 from scrapy.http import HtmlResponse
 
+from focused import keys
 from focused.monitor import crawl_status
 from focused.spiders.focused import extract_links
 from focused.topic import load_topic
@@ -144,7 +145,7 @@ def test_sigkill_loses_nothing(crawl, served, redis_client):
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys
     # The killed crawl's leases ran out, came back to the frontier and were fetched.
-    counts = redis_client.hgetall(f"focused:{crawl.name}:stats")
+    counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
     assert int(counts["lease_expired"]) >= killed["in_flight"]
     assert "failed/tries" not in counts
 
@@ -196,7 +197,7 @@ def test_lost_redis_is_retried_reported_and_stops_the_crawl(crawl, tmp_path):
     wait_for(lambda: socket.exists())
     crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": f"unix://{socket}"}
     process = crawl.start(FOCUSED_REDIS_RETRIES=3, FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2)
-    wait_for(lambda: int(client.hget(f"focused:{crawl.name}:stats", "fetched") or 0) >= 10)
+    wait_for(lambda: int(client.hget(keys.prefix(crawl.name) + keys.STATS, "fetched") or 0) >= 10)
     server.kill()
     server.wait()
     started = time.monotonic()

@@ -86,7 +86,9 @@ def test_bad_links_are_counted_and_never_reach_redis(frontier, redis_client, cra
     bad = ["http://a b.example/x", "http://[::1", "http://x:99999/", "http://x.test/" + "y" * 300]
     assert f.push_many([Link(url, 0.5) for url in [*bad, "http://good.test/"]]) == 1
     assert sorted(refused) == ["host", "port", "syntax", "too_long"]
-    queues = list(redis_client.scan_iter(match=keys.crawl_pattern(crawl_name, keys.HOST_QUEUE)))
+    queues = list(
+        redis_client.scan_iter(match=keys.pattern(keys.prefix(crawl_name), keys.HOST_QUEUE))
+    )
     assert queues == [keys.prefix(crawl_name) + keys.HOST_QUEUE + "http://good.test"]
     leased = f.pop_ready(10).leased
     assert urls(f.pop_ready(10)) == [] and [x.url for x in leased] == ["http://good.test/"]
@@ -107,7 +109,7 @@ def test_every_spelling_of_a_host_is_one_polite_host(frontier, redis_client, cra
     ]
     links = [Link(s.format(i), 0.5) for i, s in enumerate(spellings * 6)]
     assert f.push_many(links) == len(links)
-    pattern = keys.crawl_pattern(crawl_name, keys.HOST_QUEUE)
+    pattern = keys.pattern(keys.prefix(crawl_name), keys.HOST_QUEUE)
     assert len(list(redis_client.scan_iter(match=pattern))) == 1
     assert len(f.pop_ready(50).leased) == 1  # one host: one fetch, then its delay
     assert f.pop_ready(50).leased == []

@@ -171,10 +171,10 @@ def test_the_strategy_learns_from_the_crawl_and_processes_share_the_model(redis_
         assert all(link.score == (0.9 if rel else 0.1) for link in scored)
     # The 24th page made the warm-up due: it was fitted then (here at once, not in a thread).
     assert one.model is not None and one.stats.get_value("focused/hmm/fits") == 1
-    assert redis_client.hget(f"focused:{crawl_name}:{keys.HMM}", "version") == "1"
+    assert redis_client.hget(keys.prefix(crawl_name) + keys.HMM, "version") == "1"
     # The fitter stored α for every logged page, under its URL's fingerprint.
     alphas = sum(
-        redis_client.hlen(f"focused:{crawl_name}:{keys.HMM_ALPHA}{bucket}")
+        redis_client.hlen(f"{keys.prefix(crawl_name)}{keys.HMM_ALPHA}{bucket}")
         for bucket in range(keys.HMM_ALPHA_BUCKETS)
     )
     assert alphas == 24
@@ -244,7 +244,7 @@ def test_the_model_is_refitted_every_refit_pages(redis_client, crawl_name):
     texts, relevant, _ = hub_web()
     for n in range(7):
         learner.links(page(f"http://r.test/{n}", texts[n], relevant[n], None, []))
-        version = redis_client.hget(f"focused:{crawl_name}:{keys.HMM}", "version")
+        version = redis_client.hget(keys.prefix(crawl_name) + keys.HMM, "version")
         assert version == (None if n < 2 else "1" if n < 5 else "2")
     assert learner.stats.get_value("focused/hmm/fits") == 2 and learner.version == 2
 
@@ -305,5 +305,5 @@ def test_a_two_process_crawl_fits_the_model_once_and_shares_it(crawl, web, tmp_p
     other = next(s for s in stats if not s.get("focused/hmm/fits"))
     assert other.get("focused/hmm/loads") == 1 and not fitter.get("focused/hmm/loads")
     assert sum(s.get("focused/hmm/logged", 0) for s in stats) >= 40
-    assert redis_client.hget(f"focused:{crawl.name}:{keys.HMM}", "version") == "1"
+    assert redis_client.hget(keys.prefix(crawl.name) + keys.HMM, "version") == "1"
     assert "Traceback" not in crawl.log("one.jsonl") + crawl.log("two.jsonl")

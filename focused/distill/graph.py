@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import redis
+from redis.cluster import ClusterNode, RedisCluster
 
 from focused import keys
 from focused.schedulers.frontier import (
@@ -20,6 +21,7 @@ from focused.schedulers.frontier import (
     split_url,
     url_record,
 )
+from focused.shards import fetched_per_shard, is_cluster
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
 
@@ -34,34 +36,42 @@ class CrawlGraph:
     dst: np.ndarray  # edge targets: page indices, or n + index into ``targets``
     dst_server: np.ndarray  # edge targets' servers
     targets: np.ndarray  # fingerprints of the targets not fetched (nodes n ..)
-    fetched: int  # the crawl's fetched count when the graph was read
+    fetched: int  # the crawl's fetched count when the graph was read (all shards')
 
     @property
     def pages(self) -> int:
         return len(self.urls)
 
 
-def binary_client(client: redis.Redis) -> redis.Redis:
-    """A client of the same server that returns bytes (graph records are binary)."""
+def binary_client(client: redis.Redis | RedisCluster) -> redis.Redis | RedisCluster:
+    """A client of the same server (or cluster) that returns bytes (graph records are
+    binary)."""
+    if is_cluster(client):
+        kwargs = dict(client.get_connection_kwargs(), decode_responses=False)
+        kwargs.pop("redis_connect_func", None)  # the cluster client's own, set by it
+        nodes = [ClusterNode(node.host, node.port) for node in client.get_primaries()]
+        return RedisCluster(startup_nodes=nodes, **kwargs)
     kwargs = dict(client.connection_pool.connection_kwargs, decode_responses=False)
     pool = redis.ConnectionPool(connection_class=client.connection_pool.connection_class, **kwargs)
     return redis.Redis(connection_pool=pool)
 
 
 def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> CrawlGraph:
-    """The crawl graph of ``frontier``'s crawl as it is now.
+    """The crawl graph of ``frontier``'s crawl as it is now (every shard's pages).
 
     ``client`` is a bytes-returning client of the same server (:func:`binary_client`); made
     on each call when not given.
     """
     raw = client or binary_client(frontier.client)
-    fetched = int(frontier.counts().get("fetched", 0))
+    shards = frontier.shards
+    fetched = frontier.retrying(lambda: fetched_per_shard(frontier.client, shards))
 
     def read() -> list:  # a new pipeline per try: a failed execute empties it
         pipe = raw.pipeline(transaction=False)
-        for bucket in range(fetched // keys.URL_BUCKET + 1):
-            pipe.hgetall(f"{frontier.prefix}{keys.GRAPH}{bucket}")
-            pipe.hgetall(f"{frontier.prefix}{keys.URLS}{bucket}")
+        for prefix, last in zip(shards.prefixes, fetched, strict=True):
+            for bucket in range(last // keys.URL_BUCKET + 1):
+                pipe.hgetall(f"{prefix}{keys.GRAPH}{bucket}")
+                pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
         return pipe.execute()
 
     replies = frontier.retrying(read)
@@ -100,5 +110,5 @@ def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> Cr
         dst,
         edges["server"].astype(np.uint32),
         targets,
-        fetched,
+        sum(fetched),
     )

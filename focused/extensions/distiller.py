@@ -85,12 +85,13 @@ class Distiller:
 
         def read() -> list:
             pipe = frontier.client.pipeline(transaction=False)
-            pipe.hget(frontier.prefix + keys.STATS, "fetched")
+            for prefix in frontier.shards.prefixes:  # each shard counts its own pages
+                pipe.hget(prefix + keys.STATS, "fetched")
             pipe.hmget(frontier.prefix + keys.DISTILL, "fetched", "time")
             return pipe.execute()
 
-        fetched, (last_fetched, last_time) = frontier.retrying(read)
-        new = int(fetched or 0) - int(last_fetched or 0)
+        *fetched, (last_fetched, last_time) = frontier.retrying(read)
+        new = sum(int(n or 0) for n in fetched) - int(last_fetched or 0)
         waited = time.time() - max(float(last_time or 0), self.opened)
         return (self.pages and new >= self.pages) or (
             self.interval and new > 0 and waited >= self.interval

@@ -3,7 +3,8 @@
 Every FOCUSED_HEARTBEAT_S seconds one script call writes the process's ``proc:<id>`` hash
 (host, pid, started, state, its pages, items and relevant pages, their rates over the last
 RATE_BEATS beats, its page and item limits CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
-its last beat in the crawl's ``procs`` zset. Times are Redis's clock, so they
+its last beat in the crawl's ``procs`` zset (on a cluster, of every shard: each shard's lease
+reaper reads its own; readers read shard 0's). Times are Redis's clock, so they
 compare across machines. The hash expires three beats after the last one: a process not
 heard from in three beats is gone, and the frontier then puts the leases it held back in
 their queues without charging a try (``owned:<id>``, :mod:`focused.schedulers.frontier`), so a
@@ -125,11 +126,13 @@ class Heartbeat:
             "item_limit": self.item_limit,
         }
         keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
-        prefix = self.frontier.prefix
-        args = [prefix + keys.PROC, self.id, int(keep * 1000)]
-        for field, value in record.items():
-            args += (field, value)
-        beat_keys = [prefix + keys.PROCS, prefix + keys.PROC + self.id]
+        fields = [v for field, value in record.items() for v in (field, value)]
+
+        def beat_everywhere() -> None:  # one script call per shard, on its own keys
+            for prefix in self.frontier.shards.prefixes:
+                args = [prefix + keys.PROC, self.id, int(keep * 1000), *fields]
+                self.script(keys=[prefix + keys.PROCS, prefix + keys.PROC + self.id], args=args)
+
         # A lost Redis is reported by the frontier, which stops the crawl.
         with contextlib.suppress(FocusedError):
-            self.frontier.retrying(lambda: self.script(keys=beat_keys, args=args))
+            self.frontier.retrying(beat_everywhere)

@@ -1,8 +1,8 @@
 """SeedFeeder: seeds pushed into a running crawl through a Redis list, as scrapy-redis reads
 its ``redis_key``.
 
-``focused seed NAME URL...`` (or ``redis-cli rpush focused:NAME:start_urls URL``) appends to
-the list ``focused:NAME:start_urls``. Every FOCUSED_SEEDS_CHECK_S seconds, and once more before
+``focused seed NAME URL...`` (or ``redis-cli rpush "focused:{NAME}:start_urls" URL``) appends to
+the list ``focused:{NAME}:start_urls``. Every FOCUSED_SEEDS_CHECK_S seconds, and once more before
 the crawl would close for lack of URLs, one process moves up to ``BATCH`` of them into the
 frontier, where they are deduplicated, ordered and fetched politely like any link (score 1,
 depth 0). Pushed URLs that are not http(s) are dropped, counted and logged.

@@ -58,6 +58,7 @@ one set size. ``drop_worst`` is one round trip whose work grows with the URLs qu
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -70,6 +71,7 @@ from w3lib.url import canonicalize_url
 from focused import keys
 from focused.connection import retrying
 from focused.errors import FocusedError
+from focused.shards import add_up, crawl_shards, host_hash
 from focused.urls import CANONICAL, BadURL, clean_url
 from focused.urls import origin as url_origin
 
@@ -80,6 +82,7 @@ SCORE_LEVELS = 65535
 HOST_CAP = 4095
 HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
+REDELIVER_S = 30.0  # how often a pop on a cluster looks for outbox entries of gone processes
 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
@@ -166,11 +169,6 @@ def _fingerprint(clean: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def host_hash(origin: str) -> int:
-    """32-bit hash of an origin (``http://host:port``): the server of a crawl-graph node."""
-    return int.from_bytes(hashlib.blake2b(origin.encode(), digest_size=4).digest(), "big")
-
-
 def url_record(record: str) -> tuple[str, float | None, str]:
     """(URL, R, category) of a ``url:`` record: ``url`` for a page not classified (R None,
     category ""), ``url TAB R TAB category`` for a classified one (``-`` for no category)."""
@@ -182,20 +180,21 @@ def url_record(record: str) -> tuple[str, float | None, str]:
 
 def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> list[str]:
     """URLs of fetched pages by fetch order (from the ``url:`` records; unknown ones left out)."""
-    prefix = keys.prefix(crawl) + keys.URLS
+    shards = crawl_shards(client, crawl)
     pipe = client.pipeline(transaction=False)
     for order in orders:
-        pipe.hget(f"{prefix}{int(order) // keys.URL_BUCKET}", order)
+        pipe.hget(shards.record_key(keys.URLS, int(order)), order)
     records = pipe.execute() if orders else []
     return [url_record(record)[0] for record in records if record]
 
 
 def split_member(member: str) -> tuple[str, str, str, str]:
     """(depth, parent, path, anchor) of a host-queue member (module doc, ``keys``); the depth
-    field may carry an ``r`` (a revisit) before and ``+N`` (N redirects) after the depth."""
+    field may carry an ``r`` (a revisit) before and ``+N`` (N redirects) after the depth. The
+    member keeps the path without its leading ``/`` (a byte less for every queued URL)."""
     depth, parent, rest = member.split(" ", 2)
     path, _, anchor = rest.partition("\t")
-    return depth, parent, path, anchor
+    return depth, parent, "/" + path, anchor
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -222,8 +221,14 @@ def unpack_score(packed: int) -> tuple[int, float]:
     return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
 
 
+# Every script runs on one shard (``focused.shards``): KEYS[1] is its key prefix, ARGV[1] its
+# index and the number of shards ("0 1" on one server), ARGV[2] and ARGV[3] the host
+# concurrency and delay.
 _LUA_COMMON = """
-local P = ARGV[1]
+local P = KEYS[1]
+-- This shard's index and the crawl's number of shards (1 on one server; ``focused.shards``).
+local SHARD, SHARDS = string.match(ARGV[1], '^(%%d+) (%%d+)$')
+SHARD, SHARDS = tonumber(SHARD), tonumber(SHARDS)
 local CONC = tonumber(ARGV[2])
 local DELAY = tonumber(ARGV[3])
 local HOST_UNIT = %(host_unit)d
@@ -243,6 +248,8 @@ local function parent_of(m) return string.match(m, '^%%S+ (%%d+) ') or '0' end
 -- (origin, packed score, owner, member) of a lease, or nil for a record that does not parse.
 local function split_lease(lm) return string.match(lm, '^(%%S+) (%%S+) (%%S+) (.*)$') end
 local function secs(x) return string.format('%%.6f', x) end
+-- The url: or graph: bucket of fetch order n, a page of this shard (n %% SHARDS == SHARD).
+local function record_key(name, n) return P .. name .. math.floor(n / SHARDS / %(url_bucket)d) end
 
 -- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
 -- and after it ends (an ack), so the delay holds however long fetches take. Returns the time
@@ -283,11 +290,27 @@ local function schedule(o, now, inflight, nxt)
   place(o, now, nxt)
 end
 
+-- Host o's best queued URL is now a new one, packed s: it moves up in 'ready', or goes into
+-- 'ready' or 'wait' if it was in neither (its queue was empty). A host in 'wait' stays there
+-- (its score is its time n), and one whose slots are all taken stays out of both.
+local function head_changed(o, now, s)
+  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c')
+  if tonumber(state[1] or '0') >= CONC then return end
+  local nxt = tonumber(state[2] or '0')
+  if nxt > now then
+    redis.call('ZADD', k('%(wait)s'), secs(nxt), o)
+  else
+    redis.call('ZREM', k('%(wait)s'), o)  -- due, and not moved to 'ready' by a pop yet
+    local crawled = math.min(tonumber(state[3] or '0'), HOST_CAP)
+    redis.call('ZADD', k('%(ready)s'), int(s + crawled * HOST_UNIT), o)
+  end
+end
+
 -- Push links given as 6-tuples of ARGV (origin, depth, rest, packed score, seen bucket,
 -- seen member) from index first, found on page number parent; returns the number of new URLs.
--- A host whose best queued URL is now a new one is marked in touched (to be scheduled): one
--- whose head did not change keeps its place.
-local function push_links(first, parent, touched)
+-- A host whose best queued URL is now a new one is placed anew (head_changed), but for host
+-- own, which the caller schedules itself; one whose head did not change keeps its place.
+local function push_links(first, parent, now, own)
   local new, best, head = 0, {}, {}
   for i = first, #ARGV, 6 do
     if redis.call('SADD', k('%(seen)s') .. ARGV[i + 4], ARGV[i + 5]) == 1 then
@@ -299,7 +322,9 @@ local function push_links(first, parent, touched)
     end
   end
   for o, m in pairs(head) do
-    if redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then touched[o] = true end
+    if o ~= own and redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then
+      head_changed(o, now, best[o])
+    end
   end
   if new > 0 then
     redis.call('HINCRBY', k('%(stats)s'), 'queued', new)
@@ -352,15 +377,12 @@ local function reap(max_tries, touched, now)
 end
 """
 
+# ARGV: shard, conc, delay, parent (fetch order, 0 for none), links
 _LUA_PUSH = """
-local touched = {}
-local new = push_links(4, 0, touched)
-local now = now_s()
-for o in pairs(touched) do schedule(o, now) end
-return new
+return push_links(5, ARGV[4], now_s(), nil)
 """
 
-# ARGV: prefix, conc, delay, n, lease_s, max_tries, owner ('-' for none)
+# ARGV: shard, conc, delay, n, lease_s, max_tries, owner ('-' for none)
 _LUA_POP = """
 local n, lease_s, max_tries, w = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local now = now_s()
@@ -386,7 +408,7 @@ while popped < n do
   if #top == 0 then break end
   local o = top[1]
   local item = redis.call('ZPOPMIN', qkey(o))
-  if #item > 0 and not string.match(item[1], '^r?%%d+%%+?%%d* %%d+ /') then
+  if #item > 0 and not string.match(item[1], '^r?%%d+%%+?%%d* %%d+ ') then
     redis.call('HINCRBY', k('%(stats)s'), 'corrupt', 1)
     redis.call('HINCRBY', k('%(stats)s'), 'queued', -1)
     schedule(o, now)
@@ -399,9 +421,8 @@ while popped < n do
     local nxt = hold(o, now)
     local parent = parent_of(m)
     local purl = ''
-    if parent ~= '0' then
-      purl = redis.call('HGET', k('%(urls)s') .. math.floor(tonumber(parent) / %(url_bucket)d),
-                        parent) or ''
+    if parent ~= '0' and tonumber(parent) %% SHARDS == SHARD then  -- else the client reads it
+      purl = redis.call('HGET', record_key('%(urls)s', tonumber(parent)), parent) or ''
     end
     out[#out + 1] = lm
     out[#out + 1] = purl
@@ -422,9 +443,10 @@ table.insert(out, 1, tonumber(redis.call('HGET', k('%(stats)s'), 'queued') or '0
 return out
 """
 
-# ARGV: prefix, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
+# ARGV: shard, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
 # category, graph record ('' for none), hub score ('' for none), '1' to keep relevant pages for
-# revisits, links...
+# revisits, links to hosts of other shards ('' for none: JSON, kept in 'outbox' until they are
+# pushed there), fetch orders whose outbox entries are delivered, links...
 _LUA_COMPLETE = """
 local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
 local now = now_s()
@@ -454,10 +476,10 @@ local order = 0
 if kind == 'failed' then
   redis.call('HINCRBY', k('%(stats)s'), 'failed', 1)
 else
-  order = redis.call('HINCRBY', k('%(stats)s'), 'fetched', 1)
+  order = redis.call('HINCRBY', k('%(stats)s'), 'fetched', 1) * SHARDS + SHARD
   local record = url
   if kind == 'page' then record = url .. '\t' .. ARGV[7] .. '\t' .. ARGV[9] end
-  redis.call('HSET', k('%(urls)s') .. math.floor(order / %(url_bucket)d), order, record)
+  redis.call('HSET', record_key('%(urls)s', order), order, record)
   if kind == 'page' then
     local n = redis.call('HINCRBY', k('%(stats)s'), 'classified', 1)
     local bucket = math.floor((n - 1) / %(curve_bucket)d)
@@ -472,7 +494,7 @@ else
     end
     redis.call('HINCRBY', k('%(census)s'), ARGV[9], 1)
     if ARGV[10] ~= '' then
-      redis.call('HSET', k('%(graph)s') .. math.floor(order / %(url_bucket)d), order, ARGV[10])
+      redis.call('HSET', record_key('%(graph)s', order), order, ARGV[10])
     end
     if ARGV[11] ~= '' then redis.call('ZADD', k('%(hubs)s'), ARGV[11], order) end
     if ARGV[8] == '1' then
@@ -489,10 +511,11 @@ else
   end
 end
 redis.call('HINCRBY', k('%(tries)s'), math.floor(tonumber(s) / %(try_unit)d), 1)
-local touched = {}
-local new = push_links(13, order, touched)
-touched[o] = nil
-for h in pairs(touched) do schedule(h, now) end
+if ARGV[13] ~= '' and order > 0 then
+  redis.call('HSET', k('%(outbox)s'), order, w .. ' ' .. secs(now) .. ' ' .. ARGV[13])
+end
+for done in string.gmatch(ARGV[14], '%%d+') do redis.call('HDEL', k('%(outbox)s'), done) end
+local new = push_links(15, order, now, o)
 if inflight and inflight + 1 >= CONC then
   place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
 else
@@ -501,7 +524,7 @@ end
 return {order, new}
 """
 
-# ARGV: prefix, conc, delay, bump (1: one more try), max_tries, leases...
+# ARGV: shard, conc, delay, bump (1: one more try), max_tries, leases...
 _LUA_RELEASE = """
 local bump, max_tries = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = now_s()
@@ -512,7 +535,7 @@ for o in pairs(touched) do schedule(o, now) end
 return back
 """
 
-# ARGV: prefix, conc, delay, origin, seconds: the host asked to be left alone (Retry-After)
+# ARGV: shard, conc, delay, origin, seconds: the host asked to be left alone (Retry-After)
 _LUA_BACK_OFF = """
 local o, now = ARGV[4], now_s()
 local nxt = now + tonumber(ARGV[5])
@@ -524,7 +547,7 @@ schedule(o, now)
 return 1
 """
 
-# ARGV: prefix, conc, delay, then (origin, member, packed) triples: the distiller's re-boost
+# ARGV: shard, conc, delay, then (origin, member, packed) triples: the distiller's re-boost
 _LUA_RAISE = """
 local touched = {}
 local raised = 0
@@ -541,7 +564,7 @@ if raised > 0 then redis.call('HINCRBY', k('%(stats)s'), 'reboosted', raised) en
 return raised
 """
 
-# ARGV: prefix, conc, delay, then (origin, member, packed) triples: known pages to fetch again
+# ARGV: shard, conc, delay, then (origin, member, packed) triples: known pages to fetch again
 _LUA_REQUEUE = """
 local touched = {}
 local queued = 0
@@ -560,7 +583,7 @@ end
 return queued
 """
 
-# ARGV: prefix, conc, delay, max_queued. A host with queued URLs is in 'ready' or 'wait', or
+# ARGV: shard, conc, delay, max_queued. A host with queued URLs is in 'ready' or 'wait', or
 # has all its slots leased (then it is in 'leases'), so those three list every such host at a
 # cost bounded by the queue, not by the hosts ever crawled. A heap of hosts by their worst
 # queued URL then yields the worst URLs overall one by one, each host's from its tail: the
@@ -646,6 +669,7 @@ _LUA_NAMES = {
     "proc": keys.PROC,
     "host": keys.HOST,
     "seen": keys.SEEN,
+    "outbox": keys.OUTBOX,
     "urls": keys.URLS,
     "graph": keys.GRAPH,
     "hubs": keys.HUB_SCORES,
@@ -702,7 +726,8 @@ class RedisFrontier:
             raise ValueError(f"host_concurrency must be >= 1, got {host_concurrency}")
         self.client = client
         self.crawl = crawl
-        self.prefix = keys.prefix(crawl)
+        self.prefix = keys.prefix(crawl)  # the crawl's own keys (shard 0's on a cluster)
+        self.shards = crawl_shards(client, crawl, create=True)
         self.host_delay = host_delay
         self.host_concurrency = host_concurrency
         self.lease_s = lease_s
@@ -727,6 +752,11 @@ class RedisFrontier:
         # Leases this object popped and has not acknowledged or released -> the local time
         # they run out (the scheduler of a best-N-first crawl waits for a whole batch).
         self.held: dict[str, float] = {}
+        self._first_shard = 0  # the shard the next pop draws from first
+        # Outbox entries (fetch orders) this process has delivered, by shard: deleted with its
+        # next call there (``complete``) or at its close (``settle``).
+        self._delivered: dict[int, list[str]] = {}
+        self._redeliver_at = 0.0  # when the pop next looks for outbox entries of gone processes
         self._push = client.register_script(_lua(_LUA_PUSH))
         self._pop = client.register_script(_lua(_LUA_POP))
         self._complete = client.register_script(_lua(_LUA_COMPLETE))
@@ -736,11 +766,13 @@ class RedisFrontier:
         self._drop_worst = client.register_script(_lua(_LUA_DROP_WORST))
         self._back_off = client.register_script(_lua(_LUA_BACK_OFF))
 
-    def _call(self, script: Any, args: list[Any]) -> Any:
+    def _call(self, script: Any, args: list[Any], shard: int = 0) -> Any:
+        """Run one of the scripts on one shard (its keys' prefix in KEYS routes it there)."""
         if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
-        fixed = [self.prefix, self.host_concurrency, self.host_delay]
-        return self.retrying(lambda: script(args=[*fixed, *args]))
+        fixed = [f"{shard} {len(self.shards)}", self.host_concurrency, self.host_delay]
+        prefix = [self.shards.prefixes[shard]]
+        return self.retrying(lambda: script(keys=prefix, args=[*fixed, *args]))
 
     def retrying(self, call: Callable[[], Any]) -> Any:
         """Run a Redis call with retries; a connection that stays lost is reported, then raised."""
@@ -755,16 +787,16 @@ class RedisFrontier:
 
     def _link_args(
         self, links: Iterable[Link], edges: bytearray | None = None, page_origin: str = ""
-    ) -> tuple[list[Any], list[int]]:
-        """ARGV 6-tuples per link (origin, depth, rest, packed score, seen bucket, seen member),
-        and the fingerprints of the links in them.
+    ) -> tuple[dict[int, list[Any]], list[int]]:
+        """ARGV 6-tuples per link (origin, depth, rest, packed score, seen bucket, seen member)
+        by the shard of the link's host, and the fingerprints of the links in them.
 
         Only clean URLs (:func:`focused.urls.clean_url`, at most ``max_url_length`` long) are
         queued; the others go to ``on_rejected``. Links this process has stored before
         (``known``) are left out. With ``edges``, the links to servers other than
         ``page_origin`` are appended to it as crawl-graph records (every one of them).
         """
-        args: list[Any] = []
+        by_shard: dict[int, list[Any]] = {}
         sent: list[int] = []
         for link in links:
             try:
@@ -780,14 +812,15 @@ class RedisFrontier:
             if fp in self.known:
                 continue
             sent.append(fp)
-            rest = url[len(link_origin) :]
+            rest = url[len(link_origin) + 1 :]  # its path after the "/" every clean URL has
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
             if link.anchor:
                 rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
             depth = f"{link.depth}+{link.redirects}" if link.redirects else link.depth
+            args = by_shard.setdefault(self.shards.of_host(link_origin), [])
             args += (link_origin, depth, rest, pack(link.score, 0, fp), bucket, member)
-        return args, sent
+        return by_shard, sent
 
     def _remember(self, fingerprints: list[int]) -> None:
         """Add the fingerprints of a call that stored its links to ``known``."""
@@ -795,23 +828,47 @@ class RedisFrontier:
         if len(self.known) > self.seen_cache:
             self.known.clear()
 
+    def _push_shards(self, by_shard: dict[int, list[Any]], parent: int = 0) -> int:
+        """Push link arguments (:meth:`_link_args`) to their shards; returns how many were new."""
+        return sum(int(self._call(self._push, [parent, *a], j)) for j, a in by_shard.items())
+
     def push_many(self, links: Iterable[Link]) -> int:
         """Queue the URLs not seen before in this crawl; returns how many were new."""
-        args, sent = self._link_args(links)
-        if not args:
+        by_shard, sent = self._link_args(links)
+        if not by_shard:
             return 0
-        new = int(self._call(self._push, args))
+        new = self._push_shards(by_shard)
         self._remember(sent)
         return new
 
     def pop_ready(self, n: int) -> Pop:
-        """Lease up to ``n`` of the best URLs whose hosts may be hit now."""
-        out = self._call(self._pop, [n, self.lease_s, self.max_tries, self.owner])
-        queued, in_flight, wake = int(out[0]), int(out[1]), out[2]
+        """Lease up to ``n`` of the best URLs whose hosts may be hit now.
+
+        On several shards the pop draws from one shard after another, starting from the next
+        one each call, until it has ``n``: every shard gets its turn first. The order within a
+        shard is the frontier's; across shards it is fair, not global. Queued and in-flight
+        counts are those of the shards it drew from (all of them when it leases fewer than n).
+        """
+        shards = len(self.shards)
+        if shards > 1 and time.monotonic() >= self._redeliver_at:
+            self.redeliver()
+        popped: list[tuple[int, str, str]] = []  # (shard, lease, parent's url: record)
+        queued = in_flight = 0
+        wakes: list[float] = []
+        for step in range(shards):
+            shard = (self._first_shard + step) % shards
+            args = [n - len(popped), self.lease_s, self.max_tries, self.owner]
+            out = self._call(self._pop, args, shard)
+            queued, in_flight = queued + int(out[0]), in_flight + int(out[1])
+            if out[2]:
+                wakes.append(float(out[2]))
+            popped += [(shard, out[i], out[i + 1]) for i in range(3, len(out), 2)]
+            if len(popped) >= n:
+                break
+        self._first_shard = (self._first_shard + 1) % shards
         deadline = time.monotonic() + self.lease_s
         leased = []
-        for i in range(3, len(out), 2):
-            lease, record = out[i], out[i + 1]
+        for lease, record in self._parent_records(popped):
             self.held[lease] = deadline
             origin, packed, _, member = lease.split(" ", 3)
             depth, parent, rest, anchor = split_member(member)
@@ -835,7 +892,30 @@ class RedisFrontier:
                     int(redirects or 0),
                 )
             )
-        return Pop(leased, queued, in_flight, float(wake) if wake else None)
+        return Pop(leased, queued, in_flight, min(wakes) if wakes else None)
+
+    def _parent_records(self, popped: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
+        """(lease, parent's ``url:`` record) of popped URLs: a pop script reads the records of
+        its own shard's pages; those of parents on other shards are read here, in one
+        pipelined round trip."""
+        other = [
+            (i, parent)
+            for i, (shard, lease, _) in enumerate(popped)
+            if (parent := int(split_member(lease.split(" ", 3)[3])[1]))
+            and self.shards.of_order(parent) != shard
+        ]
+        records = [record for _, _, record in popped]
+        if other:
+
+            def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+                pipe = self.client.pipeline(transaction=False)
+                for _, parent in other:
+                    pipe.hget(self.shards.record_key(keys.URLS, parent), parent)
+                return pipe.execute()
+
+            for (i, _), record in zip(other, self.retrying(read), strict=True):
+                records[i] = record or ""
+        return [(lease, record) for (_, lease, _), record in zip(popped, records, strict=True)]
 
     def complete(
         self,
@@ -857,19 +937,84 @@ class RedisFrontier:
         counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
         of good sites and hubs, :mod:`focused.lists`). Returns (fetch order, 0 for failed; new
         URLs queued).
+
+        On several shards the call goes to the shard of the URL's host with the links to hosts
+        of that shard; the links to other shards' hosts are kept in its ``outbox`` in the same
+        call, then pushed to their shards (one call each), and the outbox entry is deleted
+        with this process's next call there: a process killed in between loses none of them
+        (:meth:`redeliver`).
         """
         edges = None
         if kind == "page" and self.graph:
             edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
-        link_args, sent = self._link_args(links, edges, url_origin(url))
+        by_shard, sent = self._link_args(links, edges, url_origin(url))
+        home = self.shards.of_host(lease.split(" ", 1)[0])
+        own = by_shard.pop(home, [])
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
         hub = "" if hub_score is None else repr(float(hub_score))
-        extra = [bytes(edges or b""), hub, "1" if self.revisits else ""]
-        order, new = self._call(self._complete, [*args, *extra, *link_args])
-        if int(order):  # 0: failed (no links), or a lease that did not parse (links not pushed)
+        outbox = json.dumps(by_shard, separators=(",", ":")) if by_shard else ""
+        done = self._delivered.pop(home, [])
+        extra = [bytes(edges or b""), hub, "1" if self.revisits else "", outbox, " ".join(done)]
+        order, new = self._call(self._complete, [*args, *extra, *own], home)
+        order, new = int(order), int(new)
+        if order:  # 0: failed (no links), or a lease that did not parse (links not pushed)
+            if by_shard:
+                new += self._push_shards(by_shard, order)
+                self._delivered.setdefault(home, []).append(str(order))
             self._remember(sent)
         self.held.pop(lease, None)
-        return int(order), int(new)
+        return order, new
+
+    def redeliver(self) -> int:
+        """Push the links kept in the shards' outboxes by processes that are gone (their
+        heartbeat expired; for one without a heartbeat, after the lease time) to their shards,
+        and delete those entries; returns how many entries were delivered. Pushing links
+        twice is harmless (the seen set), so an entry delivered by two processes at once is
+        too. The pop runs it every ``REDELIVER_S`` seconds on a cluster.
+        """
+        self._redeliver_at = time.monotonic() + REDELIVER_S
+        delivered = 0
+        for shard, prefix in enumerate(self.shards.prefixes):
+            entries = self.retrying(lambda p=prefix: self.client.hgetall(p + keys.OUTBOX))
+            if not entries:
+                continue
+            seconds, micros = self.retrying(self.client.time)
+            owners = sorted({entry.split(" ", 1)[0] for entry in entries.values()} - {"-"})
+            alive = self.retrying(lambda p=prefix, o=owners: self._alive(p, o))
+            for order, entry in entries.items():
+                owner, at, payload = entry.split(" ", 2)
+                if owner == "-":
+                    gone = seconds + micros / 1e6 - float(at) > self.lease_s
+                else:
+                    gone = not alive[owner] and order not in self._delivered.get(shard, ())
+                if not gone:
+                    continue
+                by_shard = {int(j): args for j, args in json.loads(payload).items()}
+                self._push_shards(by_shard, int(order))
+                self.retrying(lambda p=prefix, o=order: self.client.hdel(p + keys.OUTBOX, o))
+                delivered += 1
+        return delivered
+
+    def _alive(self, prefix: str, ids: list[str]) -> dict[str, bool]:
+        """Process id -> whether its heartbeat record on a shard is still there."""
+        pipe = self.client.pipeline(transaction=False)
+        for process_id in ids:
+            pipe.exists(prefix + keys.PROC + process_id)
+        return dict(zip(ids, map(bool, pipe.execute()), strict=True)) if ids else {}
+
+    def settle(self) -> None:
+        """Delete the outbox entries this process has delivered (at its close)."""
+        for shard, done in list(self._delivered.items()):
+            prefix = self.shards.prefixes[shard]
+            self.retrying(lambda p=prefix, d=done: self.client.hdel(p + keys.OUTBOX, *d))
+            del self._delivered[shard]
+
+    def _by_shard(self, leases: Iterable[str]) -> dict[int, list[str]]:
+        """Leases (or anything starting with an origin and a space) grouped by shard."""
+        grouped: dict[int, list[str]] = {}
+        for lease in leases:
+            grouped.setdefault(self.shards.of_host(lease.split(" ", 1)[0]), []).append(lease)
+        return grouped
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
         """Return leased URLs to the frontier; returns how many were queued again.
@@ -878,9 +1023,9 @@ class RedisFrontier:
         later, behind the URLs not tried yet, and counted as failed after ``max_tries``.
         """
         leases = list(leases)
-        if not leases:
-            return 0
-        back = int(self._call(self._release, [int(retry), self.max_tries, *leases]))
+        back = 0
+        for shard, part in self._by_shard(leases).items():
+            back += int(self._call(self._release, [int(retry), self.max_tries, *part], shard))
         for lease in leases:
             self.held.pop(lease, None)
         return back
@@ -888,7 +1033,8 @@ class RedisFrontier:
     def back_off(self, url: str, seconds: float) -> None:
         """Leave the host of ``url`` alone for ``seconds`` from now, in every process of the
         crawl (a server's Retry-After); a later time already set is kept."""
-        self._call(self._back_off, [split_url(url)[0], max(0.0, seconds)])
+        origin = split_url(url)[0]
+        self._call(self._back_off, [origin, max(0.0, seconds)], self.shards.of_host(origin))
 
     def holding(self) -> int:
         """Leases this object popped that are neither acknowledged, released nor run out.
@@ -901,29 +1047,40 @@ class RedisFrontier:
             del self.held[lease]
         return len(self.held)
 
+    def _per_shard(self, script: Any, triples: list[tuple[str, str, int]]) -> int:
+        """Run a script of (origin, member, packed) triples on each shard with its hosts'."""
+        grouped: dict[int, list[Any]] = {}
+        for origin, member, packed in triples:
+            grouped.setdefault(self.shards.of_host(origin), []).extend((origin, member, packed))
+        return sum(int(self._call(script, args, shard)) for shard, args in grouped.items())
+
     def requeue(self, urls: Iterable[str], score: float = 1.0) -> int:
         """Queue known URLs again (past the seen set), marked as revisits, at ``score``.
 
         A URL already queued is left as it is. Returns how many were queued, also counted as
         ``revisits`` in the crawl's stats (maintenance mode, :mod:`focused.revisits`).
         """
-        args: list[Any] = []
+        triples = []
         for url in urls:
             origin, rest = split_url(url)
-            args += (origin, f"r0 0 {rest}", pack(score, 0, fingerprint(url)))
-        return int(self._call(self._requeue, args)) if args else 0
+            triples.append((origin, f"r0 0 {rest[1:]}", pack(score, 0, fingerprint(url))))
+        return self._per_shard(self._requeue, triples)
 
     def queued_hosts(self) -> list[str]:
         """Origins with URLs queued (a SCAN over the host queues: for periodic jobs only)."""
-        start = len(self.prefix + keys.HOST_QUEUE)
-        pattern = keys.crawl_pattern(self.crawl, keys.HOST_QUEUE)
-        return self.retrying(
-            lambda: [key[start:] for key in self.client.scan_iter(match=pattern, count=1000)]
-        )
+        hosts = []
+        for prefix in self.shards.prefixes:
+            start, pattern = len(prefix + keys.HOST_QUEUE), keys.pattern(prefix, keys.HOST_QUEUE)
+            hosts += self.retrying(
+                lambda p=pattern, s=start: [
+                    key[s:] for key in self.client.scan_iter(match=p, count=1000)
+                ]
+            )
+        return hosts
 
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
         """(member, packed order, URL) of every URL queued for one host, best first."""
-        key = self.prefix + keys.HOST_QUEUE + origin
+        key = self.shards.prefixes[self.shards.of_host(origin)] + keys.HOST_QUEUE + origin
         queue = self.retrying(lambda: self.client.zrange(key, 0, -1, withscores=True))
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
@@ -934,11 +1091,11 @@ class RedisFrontier:
         (popped meanwhile), are left as they are. Returns how many moved, also counted as
         ``reboosted`` in the crawl's stats.
         """
-        args: list[Any] = []
+        triples = []
         for origin, member, packed in queued:
             tries, _ = unpack_score(packed)
-            args += (origin, member, pack(score, tries, packed & HASH_MASK))
-        return int(self._call(self._raise, args)) if args else 0
+            triples.append((origin, member, pack(score, tries, packed & HASH_MASK)))
+        return self._per_shard(self._raise, triples)
 
     def drop_worst(self, max_queued: int) -> int:
         """Drop the worst queued URLs beyond ``max_queued``, for good; returns how many.
@@ -946,22 +1103,29 @@ class RedisFrontier:
         They stay seen, so they are never queued again, and are counted as ``dropped/buffer``
         in the crawl's stats. One atomic call: processes trimming at once never go below
         ``max_queued``. Its work grows with the URLs queued (module doc), so call it when
-        the queue is capped, not on an unbounded one.
+        the queue is capped, not on an unbounded one. On several shards each keeps its share
+        of ``max_queued`` (its worst beyond that go).
         """
-        return int(self._call(self._drop_worst, [max_queued]))
+        shards = len(self.shards)
+        return sum(
+            int(self._call(self._drop_worst, [max_queued // shards + (j < max_queued % shards)], j))
+            for j in range(shards)
+        )
 
     def counts(self) -> dict[str, float]:
-        """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight."""
+        """The crawl's counters (queued, seen, fetched, relevant, ...) and URLs in flight,
+        added up over its shards."""
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
             pipe = self.client.pipeline(transaction=False)
-            pipe.hgetall(self.prefix + keys.STATS)
-            pipe.zcard(self.prefix + keys.LEASES)
+            for prefix in self.shards.prefixes:
+                pipe.hgetall(prefix + keys.STATS)
+                pipe.zcard(prefix + keys.LEASES)
             return pipe.execute()
 
-        stats, in_flight = self.retrying(read)
-        counts = {name: float(value) for name, value in stats.items()}
-        counts["in_flight"] = in_flight
+        replies = self.retrying(read)
+        counts = add_up(replies[::2])
+        counts["in_flight"] = sum(replies[1::2])
         return counts
 
     def __len__(self) -> int:

@@ -47,6 +47,7 @@ from focused.errors import REDIS_LOST, FocusedError, exit_on_user_error
 from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.strategies import strategy_class, strategy_name
+from focused.topic import NAME_RE
 from focused.urls import BadURL
 
 if TYPE_CHECKING:
@@ -65,6 +66,10 @@ def crawl_name(crawler: Crawler) -> str:
     """The crawl's Redis key prefix name: FOCUSED_CRAWL, else the topic's name."""
     name = crawler.settings.get("FOCUSED_CRAWL")
     if name:
+        if not NAME_RE.match(name):
+            raise FocusedError(
+                f"FOCUSED_CRAWL: expected a crawl name of letters, digits, '_.-', got {name!r}"
+            )
         return name
     topic = getattr(crawler.spider, "topic", None)
     if topic is None:
@@ -196,6 +201,7 @@ class FrontierScheduler(BaseScheduler):
         leases = [r.meta[META]["lease"] for r in self.buffer if r.meta.get(META, {}).get("lease")]
         try:
             back = self.frontier.release(leases)
+            self.frontier.settle()
         except FocusedError:
             logger.warning(
                 "Could not return %(n)d unsent leased URLs; they come back when their leases "

@@ -257,9 +257,10 @@ class Generation:
 
 
 def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]]:
-    """(origin, member, packed order, URL) of every queued URL, hosts in name order."""
+    """(origin, member, packed order, URL) of every queued URL, hosts in name order (of every
+    shard: a host's queue is in its shard)."""
     hosts = sorted(frontier.queued_hosts())
-    prefix = frontier.prefix + keys.HOST_QUEUE
+    shards = frontier.shards
     population = []
     for start in range(0, len(hosts), HOST_BATCH):
         batch = hosts[start : start + HOST_BATCH]
@@ -267,7 +268,8 @@ def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]
         def read(batch: list[str] = batch) -> list[Any]:
             pipe = frontier.client.pipeline(transaction=False)
             for origin in batch:
-                pipe.zrange(prefix + origin, 0, -1, withscores=True)
+                queue = shards.prefixes[shards.of_host(origin)] + keys.HOST_QUEUE + origin
+                pipe.zrange(queue, 0, -1, withscores=True)
             return pipe.execute()
 
         for origin, queue in zip(batch, frontier.retrying(read), strict=True):

@@ -61,6 +61,7 @@ import numpy as np
 from focused import keys
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import Link, fingerprint
+from focused.shards import is_cluster
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
@@ -86,31 +87,34 @@ _NAMES = {
     "events": keys.AGENT_EVENTS,
 }
 
-# ARGV: prefix, initial energy, then each agent's weights (JSON). Creates the population only
-# if no agent lives, so processes starting at once create it once.
+# The scripts' KEYS[1] is the crawl's key prefix (every key they touch is under it, in the
+# crawl's own hash slot on a cluster).
+
+# ARGV: initial energy, then each agent's weights (JSON). Creates the population only if no
+# agent lives, so processes starting at once create it once.
 _LUA_INIT = """
-local p = ARGV[1]
+local p = KEYS[1]
 if redis.call('HLEN', p .. '%(energy)s') > 0 then return 0 end
-for i = 3, #ARGV do
+for i = 2, #ARGV do
   local id = redis.call('INCR', p .. '%(ids)s')
-  redis.call('HSET', p .. '%(energy)s', id, ARGV[2])
+  redis.call('HSET', p .. '%(energy)s', id, ARGV[1])
   redis.call('SET', p .. '%(w)s' .. id, ARGV[i])
 end
-return #ARGV - 2
+return #ARGV - 1
 """
 
-# ARGV: prefix, bucket, field, reward, cost, reproduce, max agents, initial energy, pick.
+# ARGV: bucket, field, reward, cost, reproduce, max agents, initial energy, pick.
 # Credits a fetched page to the agent that queued it (or a live one picked by `pick`), marks
 # its record fetched, moves the agent's energy, splits or kills it. Returns agent, its record's
 # features, event (born, died, reseeded or ""), child, owner of the page's out-links, adopted
 # (1/0), the agent's energy and the live agents.
 _LUA_FETCHED = """
-local p = ARGV[1]
+local p = KEYS[1]
 local energy = p .. '%(energy)s'
-local by = p .. '%(by)s' .. ARGV[2]
-local record = redis.call('HGET', by, ARGV[3])
-redis.call('HSET', by, ARGV[3], '-')
-local pick = tonumber(ARGV[9])
+local by = p .. '%(by)s' .. ARGV[1]
+local record = redis.call('HGET', by, ARGV[2])
+redis.call('HSET', by, ARGV[2], '-')
+local pick = tonumber(ARGV[8])
 local function any_agent()
   local ids = redis.call('HKEYS', energy)
   if #ids == 0 then return '' end
@@ -126,8 +130,8 @@ if agent == '' or redis.call('HEXISTS', energy, agent) == 0 then
   agent, features, adopted = any_agent(), '', 1
   if agent == '' then return {'', '', '', '', '', 0, '0', 0} end
 end
-local reward, cost = tonumber(ARGV[4]), tonumber(ARGV[5])
-local reproduce, most, initial = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local reward, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
+local reproduce, most, initial = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local e = tonumber(redis.call('HINCRBYFLOAT', energy, agent, reward - cost))
 local alive = redis.call('HLEN', energy)
 local event, child, owner = '', '', agent
@@ -158,14 +162,14 @@ end
 return {agent, features, event, child, owner, adopted, tostring(e), alive}
 """
 
-# ARGV: prefix, agent, then pairs (weight index, change). Adds one process's changes to a live
-# agent's weights; a dead agent's are dropped.
+# ARGV: agent, then pairs (weight index, change). Adds one process's changes to a live agent's
+# weights; a dead agent's are dropped.
 _LUA_ADD = """
-local p, agent = ARGV[1], ARGV[2]
+local p, agent = KEYS[1], ARGV[1]
 if redis.call('HEXISTS', p .. '%(energy)s', agent) == 0 then return 0 end
 local key = p .. '%(w)s' .. agent
 local w = cjson.decode(redis.call('GET', key))
-for i = 3, #ARGV, 2 do
+for i = 2, #ARGV, 2 do
   local j = tonumber(ARGV[i]) + 1
   w[j] = w[j] + tonumber(ARGV[i + 1])
 end
@@ -315,7 +319,8 @@ class InfoSpiders(SoftFocus):
         )
 
     def _run(self, script: Any, args: list[Any]) -> Any:
-        return self.frontier.retrying(lambda: script(args=[self.frontier.prefix, *args]))
+        prefix = [self.frontier.prefix]
+        return self.frontier.retrying(lambda: script(keys=prefix, args=args))
 
     def populate(self) -> int:
         """Create the first ``agents`` agents unless some live; returns how many were made."""
@@ -335,8 +340,12 @@ class InfoSpiders(SoftFocus):
             for agent, change in self.changes.items():
                 changed = np.flatnonzero(change)
                 pairs = [v for j in changed for v in (int(j), repr(float(change[j])))]
-                if pairs:
-                    self._add(args=[prefix, agent, *pairs], client=pipe)
+                if not pairs:
+                    continue
+                if is_cluster(client):  # a cluster pipeline sends no EVALSHA: the script itself
+                    pipe.execute_command("EVAL", self._add.script, 1, prefix, agent, *pairs)
+                else:
+                    self._add(keys=[prefix], args=[agent, *pairs], client=pipe)
             pipe.execute()
 
         if self.changes:

@@ -1,0 +1,201 @@
+"""One crawl across a real Redis Cluster of 3 masters on 127.0.0.1: the frontier sharded by
+host, pages handed to other shards through the outbox, and whole crawls by several processes
+(one of them SIGKILLed) that fetch every page once, hold per-host politeness, and leave a crawl
+that `focused status`, `report`, `hubs` and the distiller read."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+
+import pytest
+
+from focused import keys
+from focused.connection import connect
+from focused.distill.graph import read_graph
+from focused.monitor import crawl_status
+from focused.schedulers.frontier import Link, RedisFrontier, split_url
+from focused.shards import crawl_shards
+from focused.webs.bundle import url_key
+from tests.conftest import Crawl, focused, wait_for
+from tests.test_crash import FAST, kill, refetched
+from tests.test_crawl import reachable, served_pages
+from tests.test_politeness import fetch_times
+
+HOSTS = [f"http://h{i}.test" for i in range(20)]
+
+
+@pytest.fixture
+def cluster(redis_cluster):
+    client = connect(redis_cluster)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def cluster_frontier(cluster, crawl_name):
+    def make(**options) -> RedisFrontier:
+        options = {"host_delay": 0.0, "host_concurrency": 100, **options}
+        return RedisFrontier(cluster, crawl_name, **options)
+
+    return make
+
+
+def masters_of(client, prefixes) -> set[str]:
+    return {client.nodes_manager.get_node_from_slot(client.keyslot(p)).name for p in prefixes}
+
+
+def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
+    cluster, cluster_frontier, crawl_name, redis_cluster
+):
+    f = cluster_frontier()
+    shards = f.shards
+    assert len(shards) == 3 and shards.prefixes[0] == keys.prefix(crawl_name)
+    assert len(masters_of(cluster, shards.prefixes)) == 3
+    # Every process of the crawl reads the same shards.
+    assert crawl_shards(connect(redis_cluster), crawl_name, create=True) == shards
+    urls = [f"{host}/p{i}" for host in HOSTS for i in range(3)]
+    assert f.push_many([Link(url, 0.5) for url in urls]) == 60
+    assert f.push_many([Link(url, 0.9) for url in urls]) == 0  # seen, on every shard
+    per_shard = Counter(shards.of_host(host) for host in HOSTS)
+    assert sorted(per_shard) == [0, 1, 2]
+    for host in HOSTS:
+        queue = shards.prefixes[shards.of_host(host)] + keys.HOST_QUEUE + host
+        assert cluster.zcard(queue) == 3
+    assert f.counts()["queued"] == 60
+    popped = []
+    while pop := f.pop_ready(7).leased:
+        popped += pop
+    assert sorted(lease.url for lease in popped) == sorted(urls)
+    assert f.counts()["in_flight"] == 60
+
+
+def test_pops_draw_from_every_shard_fairly(cluster_frontier):
+    f = cluster_frontier()
+    f.push_many([Link(f"{host}/p{i}", 0.5) for host in HOSTS for i in range(10)])
+    first = [f.shards.of_host(split_url(f.pop_ready(1).leased[0].url)[0]) for _ in range(9)]
+    assert Counter(first) == {0: 3, 1: 3, 2: 3}
+
+
+def test_links_to_other_shards_reach_them_with_their_parent(cluster_frontier):
+    f = cluster_frontier()
+    page = "http://h0.test/"
+    f.push_many([Link(page, 0.9)])
+    [lease] = f.pop_ready(1).leased
+    children = [f"{host}/child" for host in HOSTS]
+    order, new = f.complete(
+        lease.lease, page, "page", 0.8, True, [Link(url, 0.7) for url in children], "birds"
+    )
+    assert new == 20 and order % 3 == f.shards.of_host("http://h0.test")
+    leased = []
+    while pop := f.pop_ready(20).leased:
+        leased += pop
+    assert sorted(lease.url for lease in leased) == sorted(children)
+    # The parent's record is read from its own shard, whichever shard the child is on.
+    assert {(lease.parent, lease.parent_url, lease.parent_relevance) for lease in leased} == {
+        (order, page, 0.8)
+    }
+    assert {lease.parent_category for lease in leased} == {"birds"}
+    # The outbox entry goes with the next call to the page's shard, or at the close.
+    home = f.shards.prefixes[f.shards.of_host("http://h0.test")]
+    f.settle()
+    assert f.client.hlen(home + keys.OUTBOX) == 0
+
+
+def test_a_process_killed_before_its_links_reach_other_shards_loses_none(
+    cluster_frontier, monkeypatch
+):
+    dying = cluster_frontier()
+    dying.owner = "gone-1"  # a process whose heartbeat record has expired
+    page = "http://h0.test/"
+    dying.push_many([Link(page, 0.9)])
+    [lease] = dying.pop_ready(1).leased
+    children = [f"{host}/child" for host in HOSTS]
+    foreign = [c for c in children if dying.shards.of_host(split_url(c)[0]) != 0]
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(dying, "_push_shards", killed)
+    with pytest.raises(SystemExit):
+        dying.complete(lease.lease, page, "page", 0.8, True, [Link(u, 0.7) for u in children])
+    monkeypatch.undo()
+    other = cluster_frontier()
+    assert other.counts()["queued"] == len(children) - len(foreign)
+    assert other.redeliver() == 1
+    assert other.counts()["queued"] == len(children)
+    assert other.redeliver() == 0
+    leased = []
+    while pop := other.pop_ready(20).leased:
+        leased += pop
+    assert sorted(lease.url for lease in leased) == sorted(children)
+    assert {lease.parent_url for lease in leased} == {page}
+
+
+def test_outbox_entries_of_live_processes_are_left_to_them(cluster_frontier):
+    live = cluster_frontier()
+    page = "http://h0.test/"
+    live.push_many([Link(page, 0.9)])
+    [lease] = live.pop_ready(1).leased
+    live.complete(lease.lease, page, "page", 0.8, True, [Link(f"{h}/c", 0.7) for h in HOSTS])
+    # Its entry is delivered and waits for its next call there: no one delivers it again.
+    assert cluster_frontier().redeliver() == 0
+    assert live.redeliver() == 0
+
+
+def cluster_crawl(crawl: Crawl, url: str) -> Crawl:
+    crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": url}
+    return crawl
+
+
+def test_three_processes_crawl_one_web_across_three_masters(crawl, served, redis_cluster, cluster):
+    crawl = cluster_crawl(crawl, redis_cluster)
+    delay = 0.3
+    settings = {**FAST, "FOCUSED_HOST_DELAY": delay, "FOCUSED_DISTILL_PAGES": 60}
+    processes = [crawl.start(f"p{i}.jsonl", **settings) for i in range(3)]
+    fetched = lambda: crawl_status(cluster, crawl.name).get("fetched", 0)  # noqa: E731
+    wait_for(lambda: fetched() >= 60, 180)
+    in_flight = kill(processes[0], cluster, crawl)
+    for i, process in enumerate(processes[1:], 1):
+        assert process.wait(300) == 0, crawl.log(f"p{i}.jsonl")[-3000:]
+    status = crawl_status(cluster, crawl.name)
+    assert (status["queued"], status["in_flight"]) == (0, 0)
+    # Nothing lost, nothing fetched twice but what the killed process had in flight.
+    entries = served_pages(served.log_path)
+    assert reachable(crawl.topic.parent) <= {url_key(entry["url"]) for entry in entries}
+    assert refetched(served.log_path) <= in_flight
+    assert status["fetched"] >= len(reachable(crawl.topic.parent))
+    # Politeness on Redis's clock, across processes and shards: one host, one fetch at a time,
+    # the delay between (less the time a request takes from its pop to the server).
+    for host, times in fetch_times(served.log_path).items():
+        gaps = [b - a for (a, _), (b, _) in itertools.pairwise(times)]
+        assert not gaps or min(gaps) >= delay * 0.8, (host, min(gaps))
+    # The pages are on every shard, and every reader adds them up.
+    shards = crawl_shards(cluster, crawl.name)
+    per_shard = [int(cluster.hget(p + keys.STATS, "fetched") or 0) for p in shards.prefixes]
+    assert all(per_shard) and sum(per_shard) == status["fetched"]
+    graph = read_graph(RedisFrontier(cluster, crawl.name))
+    assert graph.pages > 100 and len(graph.src) > graph.pages
+    env = crawl.env()
+    shown = focused("status", crawl.name, "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["fetched"] == status["fetched"]
+    report = focused("report", crawl.name, "--json", env=env, cwd=crawl.workdir)
+    assert report.returncode == 0, report.stderr
+    assert sum(json.loads(report.stdout)["census"].values()) == status["classified"]
+    hubs = focused("hubs", crawl.name, "--json", env=env)
+    assert hubs.returncode == 0, hubs.stderr
+    assert json.loads(hubs.stdout)["hubs"]
+    assert int(cluster.hget(keys.prefix(crawl.name) + keys.DISTILL, "runs") or 0) >= 1
+    assert "Traceback" not in crawl.log("p1.jsonl") + crawl.log("p2.jsonl")
+
+
+def test_reset_deletes_every_shard_of_a_crawl(cluster, cluster_frontier, crawl_name, tmp_path):
+    f = cluster_frontier()
+    f.push_many([Link(f"{host}/p", 0.5) for host in HOSTS])
+    url = ",".join(f"{n.host}:{n.port}" for n in cluster.get_primaries())
+    result = focused("reset", crawl_name, "--redis-url", f"redis+cluster://{url}", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    left = [k for p in keys.crawl_patterns(crawl_name) for k in cluster.scan_iter(match=p)]
+    assert left == []
