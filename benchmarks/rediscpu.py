@@ -58,6 +58,7 @@ from focused.evaluation.run import prepare
 from focused.evaluation.tasks import load_tasks
 from focused.monitor import crawl_status, reset_crawl
 from focused.rediscluster import running_cluster
+from focused.shards import crawl_shards
 from focused.webs.bundle import Bundle
 from focused.webs.server import ServedWeb
 
@@ -229,21 +230,32 @@ def fresh_cluster(folder: Path, masters: int) -> Iterator[tuple[str, list[redis.
 
 
 def cluster_report(
-    nodes: list[redis.Redis], pages: int, cpu: list[float], wall: float, idle: list[float]
+    nodes: list[redis.Redis],
+    shard_ports: list[int],
+    pages: int,
+    cpu: list[float],
+    wall: float,
+    idle: list[float],
 ) -> None:
-    """Print each master's CPU per page of the whole crawl, gross and net of idle."""
+    """Print each master's CPU per page of the whole crawl, gross and net of idle, and the
+    pages/s the busiest master would allow on a core of its own."""
     per_page = 1000 / max(pages, 1)
     print(f"\n{pages:,} pages fetched in {wall:.1f} s of wall time: {pages / wall:.1f} pages/s")
-    print("| master | Redis CPU ms/page | idle ms/s | net ms/page | share |")
-    print("|---|---|---|---|---|")
+    print("| master | shards | Redis CPU ms/page | idle ms/s | net ms/page | share |")
+    print("|---|---|---|---|---|---|")
     for node, cpu_s, idle_s in zip(nodes, cpu, idle, strict=True):
         port = node.connection_pool.connection_kwargs["port"]
+        held = [str(j) for j, p in enumerate(shard_ports) if p == port]
         print(
-            f"| :{port} | {per_page * cpu_s:.3f} | {1000 * idle_s:.2f} |"
-            f" {per_page * (cpu_s - idle_s * wall):.3f} | {100 * cpu_s / sum(cpu):.0f} % |"
+            f"| :{port} | {', '.join(held) or '-'} | {per_page * cpu_s:.3f} |"
+            f" {1000 * idle_s:.2f} | {per_page * (cpu_s - idle_s * wall):.3f} |"
+            f" {100 * cpu_s / sum(cpu):.0f} % |"
         )
     net = sum(cpu) - sum(idle) * wall
-    print(f"| all | {per_page * sum(cpu):.3f} | {1000 * sum(idle):.2f} | {per_page * net:.3f} | |")
+    total = per_page * sum(cpu)
+    print(f"| all | | {total:.3f} | {1000 * sum(idle):.2f} | {per_page * net:.3f} | |")
+    busiest = max(per_page * (c - i * wall) for c, i in zip(cpu, idle, strict=True))
+    print(f"busiest master {busiest:.3f} ms/page net: {1000 / busiest:,.0f} pages/s on a core")
 
 
 def run_on_cluster(
@@ -263,8 +275,13 @@ def run_on_cluster(
         wait_all(procs, logs)
         wall = time.perf_counter() - began
         cpu = [redis_cpu_seconds(n) - b for n, b in zip(nodes, before, strict=True)]
-        pages = int(crawl_status(connect(url), CRAWL)["fetched"])
-        cluster_report(nodes, pages, cpu, wall, idle)
+        client = connect(url)
+        pages = int(crawl_status(client, CRAWL)["fetched"])
+        shard_ports = [
+            client.nodes_manager.get_node_from_slot(client.keyslot(prefix)).port
+            for prefix in crawl_shards(client, CRAWL).prefixes
+        ]
+        cluster_report(nodes, shard_ports, pages, cpu, wall, idle)
 
 
 def main() -> None:
