@@ -191,6 +191,24 @@ def test_the_strategy_learns_from_the_crawl_and_processes_share_the_model(redis_
     assert two.stats.get_value("focused/hmm/scored") == 3
 
 
+def test_a_process_that_finds_a_newer_model_under_the_lock_loads_it_instead(
+    redis_client, crawl_name
+):
+    one, two = strategy(redis_client, crawl_name), strategy(redis_client, crawl_name)
+    texts, relevant, parents = hub_web()
+    urls = [f"http://h{i % 5}.test/{i}" for i in range(len(texts))]
+    for i, (text, rel, parent) in enumerate(zip(texts, relevant, parents, strict=True)):
+        one.links(page(urls[i], text, rel, urls[parent] if parent >= 0 else None, []))
+    assert one.stats.get_value("focused/hmm/fits") == 1
+    # The second process read version 0 (the fit was due for it too) before the first stored
+    # version 1 and let the lock go: under the lock it sees the newer model and does not fit.
+    two.fitted(two.fit_and_store(0))
+    assert two.stats.get_value("focused/hmm/fits") is None and two.model is None
+    assert redis_client.hget(keys.prefix(crawl_name) + keys.HMM, "version") == "1"
+    two.links(page("http://w.test/", HUB, False, None, []))
+    assert two.stats.get_value("focused/hmm/loads") == 1 and two.model is not None
+
+
 def test_a_fit_without_relevant_pages_waits_for_more(redis_client, crawl_name):
     lone = strategy(redis_client, crawl_name, warmup=3)
     for n in range(4):

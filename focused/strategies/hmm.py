@@ -314,7 +314,7 @@ class HMMStrategy(SoftFocus):
         else:
             due = self.refit > 0 and logged - int(fitted or 0) >= self.refit
         if due:
-            self.start_fit()
+            self.start_fit(version)
 
     def load(self) -> None:
         """Load the stored model (another process fitted it)."""
@@ -324,22 +324,25 @@ class HMMStrategy(SoftFocus):
         self.model, self.version = load_model(fields), int(fields[b"version"])
         self._inc("loads")
 
-    def start_fit(self) -> None:
-        """Fit in a thread (the crawl goes on meanwhile), or here without ``background``."""
+    def start_fit(self, seen: int) -> None:
+        """Fit in a thread (the crawl goes on meanwhile), or here without ``background``;
+        ``seen`` is the stored model's version that made the fit due."""
         self.fitting = True
         if not self.background:
-            self.fitted(self.fit_and_store())
+            self.fitted(self.fit_and_store(seen))
             return
         from twisted.internet import threads
 
-        d = threads.deferToThread(self.fit_and_store)
+        d = threads.deferToThread(self.fit_and_store, seen)
         d.addCallbacks(self.fitted, self.fit_error)
 
-    def fit_and_store(self) -> tuple[PathHMM, int, int] | int | None:
+    def fit_and_store(self, seen: int) -> tuple[PathHMM, int, int] | int | None:
         """Under the crawl's HMM lock, fit on the log (and the example paths) and store the
         model and the α of the logged pages. Returns (model, version, pages), the logged
         count when there is not enough to learn from yet, or None when another process holds
-        the lock. Runs in a thread: only Redis calls, with plain retries."""
+        the lock or has stored a model since version ``seen`` (it fitted between this
+        process's reading the version and taking the lock: that model is loaded instead).
+        Runs in a thread: only Redis calls, with plain retries."""
         # Plain retries: the frontier's callbacks belong to the reactor's thread.
         call = partial(retrying, retries=self.retries)
         lock = self.prefix + keys.HMM_LOCK
@@ -351,10 +354,12 @@ class HMMStrategy(SoftFocus):
             def read() -> list[Any]:
                 pipe = self.client.pipeline(transaction=True)
                 pipe.lrange(self.prefix + keys.HMM_LOG, 0, -1)
-                pipe.hget(self.prefix + keys.HMM, "logged")
+                pipe.hmget(self.prefix + keys.HMM, "logged", "version")
                 return pipe.execute()
 
-            records, logged = call(read)
+            records, (logged, version) = call(read)
+            if int(version or 0) > seen:
+                return None
             logged = int(logged or 0)
             heads, counts = decode_pages(records)
             rows = {int(fp): row for row, fp in enumerate(heads["fp"])}
