@@ -142,11 +142,11 @@ def calls_by_name(client: redis.Redis) -> tuple[dict[str, list[float]], dict[str
     return totals, inner
 
 
-def idle_cpu(client: redis.Redis, seconds: float) -> float:
-    """The server's CPU seconds per second when nothing is asked of it (its own cron)."""
-    before = redis_cpu_seconds(client)
+def idle_cpu(clients: list[redis.Redis], seconds: float) -> list[float]:
+    """Each server's CPU seconds per second when nothing is asked of it (its own cron)."""
+    before = [redis_cpu_seconds(client) for client in clients]
     time.sleep(seconds)
-    return (redis_cpu_seconds(client) - before) / seconds
+    return [(redis_cpu_seconds(c) - b) / seconds for c, b in zip(clients, before, strict=True)]
 
 
 def report(
@@ -258,22 +258,26 @@ def cluster_report(
     print(f"busiest master {busiest:.3f} ms/page net: {1000 / busiest:,.0f} pages/s on a core")
 
 
+def run_crawl(
+    args: argparse.Namespace, work: Path, proxy: str, url: str, topic: Path, settings: dict
+) -> float:
+    """Run ``--procs`` crawler processes of the crawl to their end; their wall time."""
+    env = crawl_env(proxy, url, work)
+    logs = [work / f"rediscpu-{i}.log" for i in range(args.procs)]
+    began = time.perf_counter()
+    wait_all([start(focused_command(topic, settings), env, log) for log in logs], logs)
+    return time.perf_counter() - began
+
+
 def run_on_cluster(
     args: argparse.Namespace, work: Path, bundle: Path, topic: Path, settings: dict[str, Any]
 ) -> None:
     """The crawl on a fresh cluster of ``--masters`` masters; per-master figures."""
     folder = work / f"cluster-{args.masters}"
     with fresh_cluster(folder, args.masters) as (url, nodes), ServedWeb(bundle) as web:
+        idle = idle_cpu(nodes, args.idle)
         before = [redis_cpu_seconds(node) for node in nodes]
-        time.sleep(args.idle)
-        idle = [(redis_cpu_seconds(n) - b) / args.idle for n, b in zip(nodes, before, strict=True)]
-        env = crawl_env(web.proxy, url, work)
-        logs = [work / f"rediscpu-{i}.log" for i in range(args.procs)]
-        before = [redis_cpu_seconds(node) for node in nodes]
-        began = time.perf_counter()
-        procs = [start(focused_command(topic, settings), env, log) for log in logs]
-        wait_all(procs, logs)
-        wall = time.perf_counter() - began
+        wall = run_crawl(args, work, web.proxy, url, topic, settings)
         cpu = [redis_cpu_seconds(n) - b for n, b in zip(nodes, before, strict=True)]
         client = connect(url)
         pages = int(crawl_status(client, CRAWL)["fetched"])
@@ -317,14 +321,9 @@ def main() -> None:
         client = redis.Redis.from_url(redis_url, decode_responses=True)
         raw = redis.Redis.from_url(redis_url)
         reset_crawl(client, CRAWL)
-        idle = idle_cpu(client, args.idle)
-        env = crawl_env(web.proxy, redis_url, work)
-        logs = [work / f"rediscpu-{i}.log" for i in range(args.procs)]
+        (idle,) = idle_cpu([client], args.idle)
         cpu_before = start_profile(client, args.breakdown)
-        began = time.perf_counter()
-        procs = [start(focused_command(topic, settings), env, log) for log in logs]
-        wait_all(procs, logs)
-        wall = time.perf_counter() - began
+        wall = run_crawl(args, work, web.proxy, redis_url, topic, settings)
         cpu_s = redis_cpu_seconds(client) - cpu_before
         pages = int(crawl_status(client, CRAWL).get("fetched", 0))
         report(raw, pages, cpu_s, wall, idle, args.breakdown)

@@ -55,6 +55,10 @@ class Shards:
     def of_host(self, origin: str) -> int:
         return host_hash(origin) % len(self.prefixes) if len(self.prefixes) > 1 else 0
 
+    def host_prefix(self, origin: str) -> str:
+        """The prefix of the shard that holds a host's keys (its queue, its hash)."""
+        return self.prefixes[self.of_host(origin)]
+
     def of_order(self, order: int) -> int:
         """The shard whose page got fetch order ``order``."""
         return order % len(self.prefixes)

@@ -61,7 +61,7 @@ def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
     per_shard = Counter(shards.of_host(host) for host in HOSTS)
     assert sorted(per_shard) == [0, 1, 2]
     for host in HOSTS:
-        queue = shards.prefixes[shards.of_host(host)] + keys.HOST_QUEUE + host
+        queue = shards.host_prefix(host) + keys.HOST_QUEUE + host
         assert cluster.zcard(queue) == 3
     assert f.counts()["queued"] == 60
     popped = []
@@ -98,7 +98,7 @@ def test_links_to_other_shards_reach_them_with_their_parent(cluster_frontier):
     }
     assert {lease.parent_category for lease in leased} == {"birds"}
     # The outbox entry goes with the next call to the page's shard, or at the close.
-    home = f.shards.prefixes[f.shards.of_host("http://h0.test")]
+    home = f.shards.host_prefix("http://h0.test")
     f.settle()
     assert f.client.hlen(home + keys.OUTBOX) == 0
 

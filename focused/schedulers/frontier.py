@@ -263,17 +263,22 @@ local function hold(o, now)
   return nxt
 end
 
+-- Put host o in 'ready', scored by its best URL's packed order head plus its crawled count
+-- (the seed-000 server priority, capped).
+local function make_ready(o, head, crawled)
+  crawled = math.min(tonumber(crawled or '0'), HOST_CAP)
+  redis.call('ZADD', k('%(ready)s'), int(head + crawled * HOST_UNIT), o)
+end
+
 -- Put host o, known to be in neither 'ready' nor 'wait', in one of them if it has a queued
--- URL: 'wait' until nxt, else 'ready' scored by its best URL plus its crawled count.
+-- URL: 'wait' until nxt, else 'ready'.
 local function place(o, now, nxt)
   local head = redis.call('ZRANGE', qkey(o), 0, 0, 'WITHSCORES')
   if #head == 0 then return end
   if nxt > now then
     redis.call('ZADD', k('%(wait)s'), secs(nxt), o)
   else
-    local crawled = tonumber(redis.call('HGET', hkey(o), 'c') or '0')
-    if crawled > HOST_CAP then crawled = HOST_CAP end
-    redis.call('ZADD', k('%(ready)s'), int(tonumber(head[2]) + crawled * HOST_UNIT), o)
+    make_ready(o, tonumber(head[2]), redis.call('HGET', hkey(o), 'c'))
   end
 end
 
@@ -301,8 +306,7 @@ local function head_changed(o, now, s)
     redis.call('ZADD', k('%(wait)s'), secs(nxt), o)
   else
     redis.call('ZREM', k('%(wait)s'), o)  -- due, and not moved to 'ready' by a pop yet
-    local crawled = math.min(tonumber(state[3] or '0'), HOST_CAP)
-    redis.call('ZADD', k('%(ready)s'), int(s + crawled * HOST_UNIT), o)
+    make_ready(o, s, state[3])
   end
 end
 
@@ -1080,7 +1084,7 @@ class RedisFrontier:
 
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
         """(member, packed order, URL) of every URL queued for one host, best first."""
-        key = self.shards.prefixes[self.shards.of_host(origin)] + keys.HOST_QUEUE + origin
+        key = self.shards.host_prefix(origin) + keys.HOST_QUEUE + origin
         queue = self.retrying(lambda: self.client.zrange(key, 0, -1, withscores=True))
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 

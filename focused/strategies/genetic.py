@@ -268,7 +268,7 @@ def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]
         def read(batch: list[str] = batch) -> list[Any]:
             pipe = frontier.client.pipeline(transaction=False)
             for origin in batch:
-                queue = shards.prefixes[shards.of_host(origin)] + keys.HOST_QUEUE + origin
+                queue = shards.host_prefix(origin) + keys.HOST_QUEUE + origin
                 pipe.zrange(queue, 0, -1, withscores=True)
             return pipe.execute()
 
