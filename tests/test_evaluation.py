@@ -15,9 +15,15 @@ from sklearn.exceptions import NotFittedError
 
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.oracle import oracle_order
-from focused.evaluation.report import shown_ks
+from focused.evaluation.report import averages, calibration_k, shown_ks, tables
 from focused.evaluation.run import CRAWLERS, name_words, prepare, thesaurus_from_examples
-from focused.evaluation.score import counted_pages, measure, served_order, steps
+from focused.evaluation.score import (
+    claimed_relevant,
+    counted_pages,
+    measure,
+    served_order,
+    steps,
+)
 from focused.evaluation.tasks import (
     VALIDATION_CATEGORIES,
     Task,
@@ -63,6 +69,65 @@ def test_harvest_skips_seeds_and_training_and_stops_at_pages():
     assert result["of_oracle"] == {"2": 0.5, "4": round(2 / 3, 4)}
     assert result["found_curve"] == [1, 1, 2, 2]
     assert result["similarity"] == {"2": 0.0, "4": 0.0}
+
+
+def test_own_harvest_counts_the_feed_by_the_served_rule():
+    log = _log("robots.txt", "s1", "t1", "a", "x", "a", "robots.txt", "b", "y", "c", "z")
+    pages = counted_pages(served_order(log), {H + "s1", H + "t1"}, 5)
+    assert pages == [H + "a", H + "x", H + "b", H + "y", H + "c"]
+    feed = [
+        {"url": H + "s1", "relevant": True, "bad": None},  # a seed: never counted
+        {"url": H + "t1", "relevant": True, "bad": None},  # a training page: never counted
+        {"url": "http://WWW.A.TEST:80/a", "relevant": True, "bad": None},  # a, spelled apart
+        {"url": H + "x", "relevant": True, "bad": None},  # called relevant, not a target
+        {"url": H + "b", "relevant": False, "bad": None},  # a target it missed
+        {"url": H + "y", "relevant": None, "bad": "duplicate"},
+        {"url": H + "robots.txt"},
+        # c: served, but the crawl stopped before its item reached the feed
+    ]
+    claimed = claimed_relevant(feed)
+    assert claimed == {H + "s1", H + "t1", H + "a", H + "x"}
+    targets = {H + "a", H + "b", H + "c", H + "t1"}
+    result = measure(pages, targets, [2, 4, 5, 10], _zero, claimed=claimed)
+    assert result["harvest"] == {"2": 0.5, "4": 0.5, "5": 0.6}
+    assert result["own_harvest"] == {"2": 1.0, "4": 0.5, "5": 0.4}
+    assert result["calibration_gap"] == {"2": 0.5, "4": 0.0, "5": 0.2}
+    assert "own_harvest" not in measure(pages, targets, [2], _zero)  # the oracle: no feed
+
+
+def _topic(category: str, harvest: float, own: float | None) -> dict:
+    crawl = {"harvest": {"250": harvest}, "recall": {"250": 0.5}, "similarity": {"250": 0.1}}
+    if own is not None:
+        gap = round(abs(own - harvest), 4)
+        crawl |= {"own_harvest": {"250": own}, "calibration_gap": {"250": gap}}
+    figures = {key: None for key in ("cpu_per_page", "pages_per_s", "hubs_on_topic")}
+    difficulty = dict.fromkeys(
+        ("popularity", "cohesiveness", "authoritativeness", "seed_target_similarity"), 0.5
+    )
+    return {
+        "category": category,
+        "difficulty": {"targets": 10, **difficulty},
+        "crawlers": {
+            "taxonomy": {**crawl, **figures},
+            "oracle": {"harvest": {"250": 0.9}, "recall": {"250": 0.9}, **figures},
+        },
+    }
+
+
+def test_calibration_gap_is_the_mean_of_the_topics_gaps():
+    # Over-claimed on one topic, under-claimed on the other: the means agree, the gaps do not.
+    topics = [_topic("A", 0.6, 0.4), _topic("B", 0.2, 0.4)]
+    average = averages(topics, ["taxonomy", "oracle"])
+    taxonomy = average["taxonomy"]
+    assert taxonomy["harvest"] == {"250": 0.4} and taxonomy["own_harvest"] == {"250": 0.4}
+    assert taxonomy["calibration_gap"] == {"250": 0.2}
+    assert average["oracle"]["own_harvest"] == average["oracle"]["calibration_gap"] == {}
+    report = {"crawlers": ["taxonomy", "oracle"], "ks": [100, 250], "topics": topics}
+    summary = tables({**report, "average": average})[1]
+    cells = {column.header: list(column.cells) for column in summary.columns}
+    assert cells["own harvest\n@250"] == [".40", "-"]
+    assert cells["calibration gap\n@250"] == [".20", "-"]
+    assert calibration_k([100, 250, 1000]) == "250" and calibration_k([60]) == "60"
 
 
 def test_measure_leaves_out_k_not_reached():
@@ -146,6 +211,14 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
         figures = topic["crawlers"][name]
         assert figures["pages"] == 60 and len(figures["found_curve"]) == 60
         assert set(figures) >= {"harvest", "recall", "similarity", "of_oracle"}
+    # The crawls' own harvest, from their feeds; the oracle has none.
+    taxonomy = topic["crawlers"]["taxonomy"]
+    own = taxonomy["own_harvest"]["60"]
+    assert 0 < own <= 1 and "own_harvest" not in topic["crawlers"]["oracle"]
+    assert taxonomy["calibration_gap"]["60"] == pytest.approx(
+        abs(own - taxonomy["harvest"]["60"]), abs=1e-4
+    )
+    assert "own harvest" in done.stdout and "calibration gap" in done.stdout
     assert topic["crawlers"]["taxonomy"]["cpu_per_page"] > 0
     # The crawl's top hubs, as `focused hubs` names them from its Redis, scored by the labels
     hubs = topic["crawlers"]["taxonomy"]["hubs"]
@@ -206,6 +279,7 @@ METHOD_OF = {
     "taxonomy-learning": "taxonomy",
     "taxonomy-reboost": "taxonomy",
     "taxonomy-no-gloss": "taxonomy",
+    "taxonomy-no-vectors": "taxonomy",
     "breadth-first": "taxonomy",
     "best-first": "centroid",
     "best-first-anchor": "centroid",

@@ -3,7 +3,8 @@
 Every crawler but the oracle is a real ``scrapy crawl focused`` through the served bundle, and
 every figure comes from what the server served (its log). Per topic: the crawlers' harvest,
 target recall, share of the oracle's finds, similarity to the topic's examples, CPU per page
-and pages per second; the topic's difficulty; averages over the topics; PNG curves. The topics
+and pages per second; the crawl's own harvest (what its feed calls relevant) and how far that
+is from the true one; the topic's difficulty; averages over the topics; PNG curves. The topics
 are a task set (:data:`focused.evaluation.tasks.TASK_SETS`): the development topics, the
 validation categories, or categories given. A crawler whose topic file or model cannot load
 for a topic is not run there, and the report says why in one line.
@@ -38,7 +39,13 @@ from focused.evaluation.run import (
     prepare,
     slug,
 )
-from focused.evaluation.score import counted_pages, measure, served_order, steps
+from focused.evaluation.score import (
+    claimed_relevant,
+    counted_pages,
+    measure,
+    served_order,
+    steps,
+)
 from focused.evaluation.tasks import (
     TASK_SETS,
     VALIDATION_CATEGORIES,
@@ -50,6 +57,7 @@ from focused.evaluation.tasks import (
 from focused.options import add_settings_argument, parse_settings
 from focused.relevance.centroid import CentroidModel
 from focused.webs.bundle import Bundle, url_key
+from focused.webs.server import read_log
 
 __all__ = ["add_arguments", "evaluate", "run"]
 
@@ -89,6 +97,13 @@ def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], di
         "hubs_on_topic": sum(url_key(url) in task.targets for url in run.hubs),
     }
     return counted_pages(order, task.skip, pages), figures
+
+
+def _claimed(folder: Path, crawler: str) -> set[str]:
+    """Pages the crawl's own feed (``feed.jsonl`` of its folder, as ``run.crawl`` lays it out)
+    calls relevant; complete lines only, as a killed crawl may leave the last one cut."""
+    feed = folder / "crawls" / crawler / "feed.jsonl"
+    return claimed_relevant(read_log(feed) if feed.exists() else [])
 
 
 def evaluate(
@@ -193,10 +208,11 @@ def evaluate(
                 result["crawlers"][name] = {"error": problems[task.category][name]}
                 continue
             if name == ORACLE:
-                counted, cost = oracle, {}
+                counted, cost, claimed = oracle, {}, None
             else:
                 counted, cost = _crawl_figures(runs[task.category, name], task, pages)
-            figures = measure(counted, task.targets, ks, similarity, oracle_found)
+                claimed = _claimed(folders[task.category], name)
+            figures = measure(counted, task.targets, ks, similarity, oracle_found, claimed)
             result["crawlers"][name] = {**cost, **figures}
         curves = {
             name: figures["found_curve"]
@@ -226,6 +242,10 @@ def evaluate(
             "counting": "served log; robots.txt dropped; each URL once; seeds and training"
             " pages not counted",
             "harvest": "share of the first k counted pages that are targets (= target precision)",
+            "own_harvest": "share of the first k counted pages that the crawl's feed marks"
+            " relevant (a page missing from the feed: not relevant); none for the oracle",
+            "calibration_gap": "|own_harvest - harvest| at k; averaged as the mean over topics"
+            " of the absolute gaps",
             "of_oracle": "targets found in the first k counted pages / the oracle's; averaged"
             " as the mean of the topics' ratios",
             "cpu_per_page": "user+system CPU seconds of the crawl process / URLs it fetched"

@@ -25,7 +25,7 @@ from focused.crawlproc import crawl_command, crawl_env
 from focused.errors import FocusedError
 from focused.evaluation.graph import WebGraph
 from focused.evaluation.tasks import Task
-from focused.pipelines.classify import topic_model
+from focused.pipelines.classify import topic_model, vector_model
 from focused.relevance.centroid import read_examples
 from focused.relevance.text import analyze, page_text
 from focused.topic import load_topic
@@ -62,7 +62,8 @@ DEFAULT_SETTINGS = {
 # their own (ours, and the other relevance methods) crawl with the project's defaults: soft
 # focus, the topic's link score, anchor glosses. ``taxonomy-learning`` is ours with the
 # online link model, ``taxonomy-reboost`` ours with seed 000's re-boost of the top 10 hubs'
-# neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses. The
+# neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses,
+# ``taxonomy-no-vectors`` ours without word vectors. The
 # strategy crawlers (best-n-first, genetic, hmm, infospiders) are ours with another strategy;
 # ``genetic-keywords`` is seed 001's set-up, the genetic strategy over the keyword vector
 # space model. What each topic file holds: ``prepare``.
@@ -78,6 +79,7 @@ CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "taxonomy-learning": ("taxonomy.toml", {"FOCUSED_LINK_MODEL": "True"}),
     "taxonomy-reboost": ("taxonomy.toml", {"FOCUSED_DISTILL_HUBS": "10"}),
     "taxonomy-no-gloss": ("taxonomy.toml", {"FOCUSED_ANCHOR_GLOSS": "false"}),
+    "taxonomy-no-vectors": ("taxonomy.toml", {"FOCUSED_VECTORS": "false"}),
     "breadth-first": ("taxonomy.toml", {"FOCUSED_STRATEGY": "breadth-first"}),
     "best-first": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "content"}),
     "best-first-anchor": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "anchor"}),
@@ -295,7 +297,9 @@ def prepare(
                 )
                 (folder / "topic.thesaurus.toml").write_text(text, encoding="utf-8")
             (folder / name).write_text(head + bodies[name], encoding="utf-8")
-            topic_model(load_topic(folder / name), str(folder / "models"))
+            topic = load_topic(folder / name)
+            topic_model(topic, str(folder / "models"))
+            vector_model(topic, str(folder / "models"), "auto")
         except Exception as exc:  # reported per crawler; the other crawlers still run
             problems[name] = one_line(exc)
     return {name: problems[CRAWLERS[name][0]] for name in crawlers if CRAWLERS[name][0] in problems}

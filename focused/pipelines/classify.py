@@ -11,8 +11,14 @@ from focused.content import main_text
 from focused.errors import FocusedError, TopicError, exit_on_user_error
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
-from focused.relevance.store import load_or_fit_centroid, load_or_fit_examples, load_or_train
+from focused.relevance.store import (
+    load_or_fit_category_vectors,
+    load_or_fit_centroid,
+    load_or_fit_examples,
+    load_or_train,
+)
 from focused.relevance.thesaurus import ThesaurusModel
+from focused.relevance.vectors import CategoryVectors, VectorsMissing
 from focused.strategies import link_score_for, strategy_name
 from focused.topic import Topic
 
@@ -115,17 +121,45 @@ def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | 
     """The glosser FOCUSED_ANCHOR_GLOSS asks for: "auto" (one when WordNet is found, else None
     and a warning that says how to install it), true (WordNet required) or false (None).
     ``wordnet``: the topic's WordNet folder (``relevance.wordnet``), None for the default."""
-    value = str(setting).strip().lower()
-    if value in ("false", "0", "off", "no", ""):
+    value = _switch("FOCUSED_ANCHOR_GLOSS", setting)
+    if value == "false":
         return None
-    if value not in ("auto", "true", "1", "on", "yes"):
-        raise FocusedError(f"FOCUSED_ANCHOR_GLOSS: expected auto, true or false, got {setting!r}")
     try:
         return AnchorGlosser(wordnet)
     except FocusedError as exc:
         if value != "auto":
             raise
         logger.warning("Anchors are scored without glosses: %s", exc)
+        return None
+
+
+def _switch(name: str, setting: Any) -> str:
+    """An auto / true / false setting as "auto", "true" or "false"; a FocusedError otherwise."""
+    value = str(setting).strip().lower()
+    if value in ("false", "0", "off", "no", ""):
+        return "false"
+    if value in ("true", "1", "on", "yes"):
+        return "true"
+    if value != "auto":
+        raise FocusedError(f"{name}: expected auto, true or false, got {setting!r}")
+    return value
+
+
+def vector_model(topic: Topic, models_dir: str, setting: Any) -> CategoryVectors | None:
+    """The word-vector model of the topic's categories that FOCUSED_VECTORS asks for: "auto"
+    (one when the word vectors are installed, else None and a warning), true (required) or
+    false (None). Only the taxonomy method has categories to place texts among."""
+    value = _switch("FOCUSED_VECTORS", setting)
+    if value == "false" or topic.method != "taxonomy":
+        return None
+    try:
+        return load_or_fit_category_vectors(
+            topic.relevance["taxonomy"], topic.relevance["good"], models_dir
+        )
+    except VectorsMissing as exc:
+        if value != "auto":
+            raise FocusedError(f"FOCUSED_VECTORS: {exc}") from None
+        logger.warning("Anchors are scored without word vectors: %s", exc)
         return None
 
 
@@ -152,6 +186,9 @@ class ClassifierPipeline:
     (for the online link model), all scored in one batch. With a ``glosser`` an anchor's R is
     the mean of its R alone and with its gloss (:mod:`focused.relevance.gloss`), the latter
     scored once per anchor text; glossed anchors are counted in ``focused/links/glossed``.
+    With ``vectors`` (a fitted CategoryVectors) an anchor's R is then mixed with its R from
+    word vectors (alone, and with its gloss, averaged), weighted ``vector_weight``, once per
+    anchor text too.
     Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
     through untouched.
 
@@ -173,6 +210,8 @@ class ClassifierPipeline:
         max_chars: int = 0,
         reads_urls: bool = False,
         glosser: AnchorGlosser | None = None,
+        vectors: CategoryVectors | None = None,
+        vector_weight: float = 0.5,
         classify_text: str = "page",
         main_text_pages: str = "none",
         markdown: bool = False,
@@ -187,6 +226,10 @@ class ClassifierPipeline:
         self.glosser = glosser
         # anchor -> R with its gloss; None: WordNet does not know the anchor
         self.glossed_relevance: dict[str, float | None] = {}
+        self.vectors = vectors
+        self.vector_weight = vector_weight
+        # anchor -> R from word vectors (the mean of alone and with its gloss)
+        self.vector_relevance: dict[str, float] = {}
         self.classify_text = classify_text
         self.main_text_pages = main_text_pages
         self.markdown = markdown
@@ -211,6 +254,12 @@ class ClassifierPipeline:
                 if scores_anchors
                 else None
             ),
+            vectors=(
+                vector_model(topic, s.get("FOCUSED_MODELS_DIR"), s.get("FOCUSED_VECTORS"))
+                if scores_anchors
+                else None
+            ),
+            vector_weight=s.getfloat("FOCUSED_VECTOR_WEIGHT"),
             classify_text=setting_choice(s, "FOCUSED_CLASSIFY_TEXT", CLASSIFY_TEXTS),
             main_text_pages=setting_choice(s, "FOCUSED_MAIN_TEXT", MAIN_TEXT_PAGES),
             markdown=s.getbool("FOCUSED_FEED_MARKDOWN"),
@@ -227,6 +276,21 @@ class ClassifierPipeline:
             self.stats.inc_value("focused/main_text/extracted")
             if not extracted.text:
                 self.stats.inc_value("focused/main_text/empty")
+
+    def vector_scores(self, anchors: list[str], glosses: dict[str, str]) -> np.ndarray:
+        """Each anchor's R from word vectors: the mean of its R alone and with its gloss (from
+        ``glosses``, which holds those of the anchors not scored before), scored in one batch
+        for the anchors not seen before."""
+        known = self.vector_relevance
+        new = [anchor for anchor in dict.fromkeys(anchors) if anchor not in known]
+        if new:
+            glossed = [anchor for anchor in new if anchor in glosses]
+            texts = [*new, *(f"{anchor}\n{glosses[anchor]}" for anchor in glossed)]
+            r = self.vectors.relevance(texts)
+            known.update(zip(new, r[: len(new)].tolist(), strict=True))
+            for anchor, with_gloss in zip(glossed, r[len(new) :].tolist(), strict=True):
+                known[anchor] = (known[anchor] + with_gloss) / 2
+        return np.fromiter((known[anchor] for anchor in anchors), float, len(anchors))
 
     def process_item(self, item: Any) -> Any:
         if item["bad"]:
@@ -246,10 +310,12 @@ class ClassifierPipeline:
             texts += [context for _, _, context in links]
         glossed: dict[int, float] = {}  # position in ``anchors`` -> R with the anchor's gloss
         pending: dict[str, list[int]] = {}  # glossed anchors not scored before, in ``texts``
+        glosses: dict[str, str] = {}  # their glosses
+        if len(self.glossed_relevance) >= GLOSSED_CACHE:
+            self.glossed_relevance.clear()
+            self.vector_relevance.clear()
         if self.glosser is not None:
             known = self.glossed_relevance
-            if len(known) >= GLOSSED_CACHE:
-                known.clear()
             for i, anchor in enumerate(anchors):
                 if anchor in known:
                     if (r := known[anchor]) is not None:
@@ -258,6 +324,7 @@ class ClassifierPipeline:
                     pending[anchor].append(i)
                 elif gloss := self.glosser.gloss(anchor):
                     pending[anchor] = [i]
+                    glosses[anchor] = gloss
                     texts.append(f"{anchor}\n{gloss}")
                 else:
                     known[anchor] = None
@@ -291,6 +358,9 @@ class ClassifierPipeline:
             scores[at] = (scores[at] + np.fromiter(glossed.values(), float, len(at))) / 2
             if self.stats is not None:
                 self.stats.inc_value("focused/links/glossed", len(at))
+        if self.vectors is not None:
+            w = self.vector_weight
+            scores = (1 - w) * scores + w * self.vector_scores(anchors, glosses)
         if own:
             item["anchor_relevance"], scores = float(scores[0]), scores[1:]
         if links:

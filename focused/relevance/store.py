@@ -34,8 +34,15 @@ from focused.relevance.examples import ExamplesModel
 from focused.relevance.examples import read_examples as read_labelled_examples
 from focused.relevance.taxonomy import HierarchicalClassifier, example_files, read_taxonomy
 from focused.relevance.text import analyze
+from focused.relevance.vectors import CategoryVectors
 
-__all__ = ["load_or_fit_centroid", "load_or_train", "model_path"]
+__all__ = [
+    "load_or_fit_category_vectors",
+    "load_or_fit_centroid",
+    "load_or_fit_examples",
+    "load_or_train",
+    "model_path",
+]
 
 logger = logging.getLogger("focused.relevance")
 
@@ -55,6 +62,7 @@ CLASSES: dict[str, type] = {
     _name(cls): cls
     for cls in (
         HierarchicalClassifier,
+        CategoryVectors,
         CentroidModel,
         ExamplesModel,
         CountVectorizer,
@@ -274,4 +282,26 @@ def load_or_fit_examples(
     model = ExamplesModel(**hyperparams).fit(texts, labels)
     _save(model, path)
     logger.info("fitted %s on %d examples", path.name, len(files))
+    return model
+
+
+def load_or_fit_category_vectors(
+    taxonomy_folder: str | os.PathLike,
+    good: Iterable[str],
+    models_dir: str | os.PathLike,
+    **hyperparams: object,
+) -> CategoryVectors:
+    """The word-vector model of a taxonomy folder's categories, fitted only if none for exactly
+    these examples, good categories and hyper-parameters is saved in ``models_dir``.
+    VectorsMissing without the word vectors."""
+    folder = Path(taxonomy_folder)
+    good = [good] if isinstance(good, str) else list(good)
+    settings = {"good": sorted(good), "params": hyperparams}
+    path = _cache_path("vectors", folder, example_files(folder), settings, models_dir)
+    if path.exists() and (saved := _load(path, CategoryVectors)) is not None:
+        return saved
+    examples = read_taxonomy(folder)
+    model = CategoryVectors(good=good, **hyperparams).fit(examples.texts, examples.labels)
+    _save(model, path)
+    logger.info("fitted %s on %d examples", path.name, len(examples.texts))
     return model
