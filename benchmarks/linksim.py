@@ -451,6 +451,54 @@ def knn(lam: float, k: int = 5, min_similarity: float = 0.0) -> Idea:
 
 
 # name: (the idea for a parameter, or with none; the parameters run by default)
+class VectorScores:
+    """Each task's word-vector R of every anchor text (focused.relevance.vectors.CategoryVectors
+    fitted on the task's taxonomy, as the crawler fits it; the mean of the anchor alone and
+    with its gloss, as the classifier pipeline mixes it), computed once per task and
+    temperature."""
+
+    def __init__(self, work: Path, glosses: dict[str, str], anchors: list[str]):
+        self.work, self.glosses, self.anchors = work, glosses, anchors
+        self.scores: dict[tuple[str, float], dict[str, float]] = {}
+
+    def of(self, category: str, temperature: float) -> dict[str, float]:
+        if (category, temperature) not in self.scores:
+            from focused.relevance.taxonomy import read_taxonomy
+            from focused.relevance.vectors import CategoryVectors
+
+            examples = read_taxonomy(self.work / "topics" / stem(category) / "taxonomy")
+            model = CategoryVectors(good=[category], temperature=temperature)
+            model.fit(examples.texts, examples.labels)
+            glossed = [a for a in self.anchors if self.glosses.get(a)]
+            alone = model.relevance(self.anchors)
+            with_gloss = model.relevance([f"{a}\n{self.glosses[a]}" for a in glossed])
+            r = dict(zip(self.anchors, alone.tolist(), strict=True))
+            for a, g in zip(glossed, with_gloss.tolist(), strict=True):
+                r[a] = (r[a] + g) / 2
+            self.scores[category, temperature] = r
+        return self.scores[category, temperature]
+
+
+VECTORS: list[VectorScores] = []  # set by main when a vector idea runs
+
+
+def vectors(weight: float, temperature: float = 0.03, mix: str = "log_odds") -> Idea:
+    """Anchor R combined with the anchor's word-vector R, as the crawler's FOCUSED_VECTORS does
+    (``vectors:1`` is its default): their log-odds added, the latter weighted ``weight``;
+    with ``mix="mean"``, their mean weighted ``weight`` instead (``vectors_mean:0.5``)."""
+    from focused.pipelines.classify import log_odds_sum
+
+    def score(state: Crawl, p: str, q: str, a: str) -> float:
+        if "vectors" not in state.memo:
+            state.memo["vectors"] = VECTORS[0].of(state.task["category"], temperature)
+        r, v = anchor(state, a), state.memo["vectors"].get(a, 0.0)
+        if mix == "mean":
+            return (1 - weight) * r + weight * v
+        return float(log_odds_sum(np.array([r]), np.array([v]), weight)[0])
+
+    return Idea(first_only(score))
+
+
 IDEAS: dict[str, tuple[Callable[..., Idea], tuple[float, ...]]] = {
     "anchor_first": (anchor_first, ()),
     "anchor_max": (anchor_max, ()),
@@ -469,6 +517,10 @@ IDEAS: dict[str, tuple[Callable[..., Idea], tuple[float, ...]]] = {
     "sibling": (sibling, (0.2, 0.4)),
     "knn": (knn, (0.5, 0.8)),
     "knn_near": (lambda lam: knn(lam, min_similarity=0.4), (0.5,)),
+    "vectors": (vectors, (0.5, 1.0, 2.0)),
+    "vectors_t05": (lambda weight: vectors(weight, temperature=0.05), (1.0, 2.0)),
+    "vectors_t10": (lambda weight: vectors(weight, temperature=0.1), (1.0, 2.0)),
+    "vectors_mean": (lambda weight: vectors(weight, mix="mean"), (0.3, 0.5)),
 }
 
 
@@ -671,6 +723,9 @@ def main() -> None:
         ]
         glosses = add_glosses(load(path) if path.exists() else {}, [*anchors, *titles], path)
         TITLES[:] = [Titles(args.work, glosses, anchors)]
+    if any(name.startswith("vectors") for name, _ in ideas):
+        anchors = sorted({a for links in web["anchors"].values() for _, a in links})
+        VECTORS[:] = [VectorScores(args.work, load(args.work / "data" / "glosses.pkl"), anchors)]
     oracle: dict[str, dict[int, int]] = {}
     for name, idea in ideas:
         means = {s: shares(web, t, idea, args.pages, oracle) for s, t in tasks.items()}

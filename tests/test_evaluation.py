@@ -285,6 +285,7 @@ METHOD_OF = {
     "best-first-anchor": "centroid",
     "best-first-both": "centroid",
     "examples": "examples",
+    "positives": "examples",
     "keywords": "keywords",
     "semantic": "semantic",
     "thesaurus": "thesaurus",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from focused.items import PageItem
-from focused.pipelines.classify import ClassifierPipeline
+from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.vectors import MAX_BYTES, CategoryVectors, WordVectors, word_vectors
 
@@ -112,7 +112,7 @@ def test_the_pipeline_mixes_each_anchors_vector_r_into_its_r():
     )
     scores = pipeline.process_item(item)["link_scores"]
     keyword = model.relevance(["banana", "pharaoh"])  # 0 for both: the keyword is "apple"
-    expected = 0.5 * keyword + 0.5 * vectors.relevance(["banana", "pharaoh"])
+    expected = log_odds_sum(keyword, vectors.relevance(["banana", "pharaoh"]))
     assert scores == pytest.approx(expected.tolist())
-    assert scores[0] > 0.45 > 0.05 > scores[1]
+    assert scores[1] < 0.01 < scores[0]  # the keyword model says 0 for both; vectors part them
     assert set(pipeline.vector_relevance) == {"banana", "pharaoh"}  # kept per anchor text

@@ -85,6 +85,7 @@ CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "best-first-anchor": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "anchor"}),
     "best-first-both": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "both"}),
     "examples": ("examples.toml", {}),
+    "positives": ("positives.toml", {}),
     "keywords": ("keywords.toml", {}),
     "semantic": ("semantic.toml", {}),
     "thesaurus": ("thesaurus.toml", {}),
@@ -246,7 +247,8 @@ def prepare(
       example pages of ``taxonomy/`` (hard links), i.e. all of it but the topic's subtree.
     - ``taxonomy.toml`` (taxonomy, breadth-first): method, taxonomy and good only; the
       project's defaults decide the rest. ``best-first.toml`` (best-first*): ``centroid`` of
-      ``examples/``. ``examples.toml``: ``examples`` with ``negatives/``. ``keywords.toml``:
+      ``examples/``. ``examples.toml``: ``examples`` with ``negatives/``; ``positives.toml``:
+      ``examples`` without negatives (a user with example pages only). ``keywords.toml``:
       the words of the category's name (:func:`name_words`), as a user would describe the
       topic; ``semantic.toml``: the same words as ``terms``. ``thesaurus.toml``: the
       thesaurus ``topic.thesaurus.toml`` made by :func:`thesaurus_from_examples`.
@@ -283,6 +285,7 @@ def prepare(
         f"good = [{json.dumps(task.category)}]\n",
         "best-first.toml": 'method = "centroid"\nexamples = "examples"\n',
         "examples.toml": 'method = "examples"\nexamples = "examples"\nnegatives = "negatives"\n',
+        "positives.toml": 'method = "examples"\nexamples = "examples"\n',
         "keywords.toml": f'method = "keywords"\nkeywords = {words}\n',
         "semantic.toml": f'method = "semantic"\nterms = {words}\n',
         "thesaurus.toml": 'method = "thesaurus"\nthesaurus = "topic.thesaurus.toml"\n',

@@ -90,6 +90,12 @@ MODELS = {
 }
 
 
+def log_odds_sum(p: np.ndarray, q: np.ndarray, weight: float = 1.0) -> np.ndarray:
+    """sigmoid(logit(p) + weight * logit(q)), each probability kept within [1e-4, 1 - 1e-4]."""
+    p, q = np.clip(p, 1e-4, 1 - 1e-4), np.clip(q, 1e-4, 1 - 1e-4)
+    return 1 / (1 + np.exp(-(np.log(p / (1 - p)) + weight * np.log(q / (1 - q)))))
+
+
 def relevant_threshold(setting: Any, topic: Topic) -> float:
     """FOCUSED_RELEVANT_THRESHOLD when set, else the topic's own threshold, else 0.5."""
     if setting is not None and setting != "":
@@ -186,9 +192,10 @@ class ClassifierPipeline:
     (for the online link model), all scored in one batch. With a ``glosser`` an anchor's R is
     the mean of its R alone and with its gloss (:mod:`focused.relevance.gloss`), the latter
     scored once per anchor text; glossed anchors are counted in ``focused/links/glossed``.
-    With ``vectors`` (a fitted CategoryVectors) an anchor's R is then mixed with its R from
-    word vectors (alone, and with its gloss, averaged), weighted ``vector_weight``, once per
-    anchor text too.
+    With ``vectors`` (a fitted CategoryVectors) an anchor's R is then combined with its R from
+    word vectors (alone, and with its gloss, averaged; once per anchor text too) by adding
+    their log-odds, the latter weighted ``vector_weight``: two experts that each know what the
+    other does not, as naive Bayes combines evidence.
     Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
     through untouched.
 
@@ -211,7 +218,7 @@ class ClassifierPipeline:
         reads_urls: bool = False,
         glosser: AnchorGlosser | None = None,
         vectors: CategoryVectors | None = None,
-        vector_weight: float = 0.5,
+        vector_weight: float = 1.0,
         classify_text: str = "page",
         main_text_pages: str = "none",
         markdown: bool = False,
@@ -359,8 +366,7 @@ class ClassifierPipeline:
             if self.stats is not None:
                 self.stats.inc_value("focused/links/glossed", len(at))
         if self.vectors is not None:
-            w = self.vector_weight
-            scores = (1 - w) * scores + w * self.vector_scores(anchors, glosses)
+            scores = log_odds_sum(scores, self.vector_scores(anchors, glosses), self.vector_weight)
         if own:
             item["anchor_relevance"], scores = float(scores[0]), scores[1:]
         if links:
