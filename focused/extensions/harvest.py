@@ -121,7 +121,7 @@ class HarvestMonitor:
                 "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
-                "threshold": relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
+                "threshold": relevant_threshold(s, topic),
                 "alarm_min_pages": self.limits["min_pages"],
                 "diffusion_ratio": self.limits["diffusion_ratio"],
                 "stagnation_harvest": self.limits["stagnation_harvest"],

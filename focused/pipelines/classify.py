@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +20,7 @@ from focused.relevance.store import (
     load_or_train,
 )
 from focused.relevance.thesaurus import ThesaurusModel
-from focused.relevance.vectors import CategoryVectors, VectorsMissing
+from focused.relevance.vectors import CategoryVectors, VectorsMissing, vectors_installed
 from focused.strategies import link_score_for, strategy_name
 from focused.topic import Topic
 
@@ -28,15 +30,22 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def _taxonomy_model(topic: Topic, models_dir: str) -> Any:
+@contextmanager
+def _taxonomy_errors(topic: Topic) -> Iterator[None]:
+    """Problems of a taxonomy's examples, named as the topic file names them."""
     folder = topic.relevance["taxonomy"]
     try:
-        return load_or_train(folder, topic.relevance["good"], models_dir)
-    except TopicError as exc:  # the model checks its inputs; name them as the topic file does
+        yield
+    except TopicError as exc:  # the model checks its inputs
         field = "relevance.good" if exc.field == "good" else "relevance.taxonomy"
         raise TopicError(topic.path, field, f"{exc.problem} ({folder})") from None
     except ValueError as exc:  # too little to learn from (HierarchicalClassifier.fit)
         raise TopicError(topic.path, "relevance.taxonomy", f"{exc} ({folder})") from None
+
+
+def _taxonomy_model(topic: Topic, models_dir: str) -> Any:
+    with _taxonomy_errors(topic):
+        return load_or_train(topic.relevance["taxonomy"], topic.relevance["good"], models_dir)
 
 
 def _centroid_model(topic: Topic, models_dir: str) -> Any:
@@ -96,10 +105,14 @@ def log_odds_sum(p: np.ndarray, q: np.ndarray, weight: float = 1.0) -> np.ndarra
     return 1 / (1 + np.exp(-(np.log(p / (1 - p)) + weight * np.log(q / (1 - q)))))
 
 
-def relevant_threshold(setting: Any, topic: Topic) -> float:
-    """FOCUSED_RELEVANT_THRESHOLD when set, else the topic's own threshold, else 0.5."""
+def relevant_threshold(settings: Any, topic: Topic) -> float:
+    """FOCUSED_RELEVANT_THRESHOLD when set; else PAGE_VECTORS_THRESHOLD where the word vectors
+    give the page's R; else the topic's own threshold, else 0.5."""
+    setting = settings.get("FOCUSED_RELEVANT_THRESHOLD")
     if setting is not None and setting != "":
         return float(setting)
+    if vector_role(settings, topic) == "pages":
+        return PAGE_VECTORS_THRESHOLD
     return float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
 
 
@@ -151,22 +164,70 @@ def _switch(name: str, setting: Any) -> str:
     return value
 
 
+# What word vectors do for each relevance method (FOCUSED_VECTORS). With a taxonomy they are a
+# second estimate of every anchor's R, placed among the taxonomy's categories. With keywords
+# they give the page's own R: the keywords' share in a softmax over their vector and a
+# background of general topics, so that a page naming a keyword once in passing is not "about"
+# it (on the Wikispeedia benchmark the keyword cosine called 3 to 8 times more pages relevant
+# than were; the vectors' R came within .14 and .09). Anchors keep the keyword cosine there:
+# the vectors' anchor R found fewer relevant pages (README, "Word vectors").
+VECTOR_ROLES = {"taxonomy": "anchors", "keywords": "pages"}
+KEYWORD_BACKGROUND = 64  # background categories (CategoryVectors.background)
+KEYWORD_TEMPERATURE = 0.05
+PAGE_VECTORS_THRESHOLD = 0.5  # the page R from vectors at which a page is relevant
+
+
+def vector_role(settings: Any, topic: Topic) -> str | None:
+    """What the word vectors do in this crawl ("anchors", "pages"), or None: off, no role for
+    the topic's method, or (for "pages") the package not installed."""
+    role = VECTOR_ROLES.get(topic.method)
+    setting = settings.get("FOCUSED_VECTORS", "auto")
+    if role is None or _switch("FOCUSED_VECTORS", setting) == "false":
+        return None
+    if role == "pages" and not vectors_installed():
+        return None
+    return role
+
+
+def _keyword_text(topic: Topic) -> str:
+    keywords = topic.relevance.get("keywords") or ()
+    words = [keywords] if isinstance(keywords, str) else list(keywords)
+    return " ".join([*words, topic.relevance.get("description", "")])
+
+
 def vector_model(topic: Topic, models_dir: str, setting: Any) -> CategoryVectors | None:
-    """The word-vector model of the topic's categories that FOCUSED_VECTORS asks for: "auto"
-    (one when the word vectors are installed, else None and a warning), true (required) or
-    false (None). Only the taxonomy method has categories to place texts among."""
+    """The word-vector model FOCUSED_VECTORS asks for: "auto" (one when the word vectors are
+    installed, else None and a warning), true (required) or false (None); None too for a
+    method the vectors have no role in (VECTOR_ROLES). A taxonomy's is fitted on its examples
+    and saved; a keyword topic's on its keywords (and description), against a background."""
     value = _switch("FOCUSED_VECTORS", setting)
-    if value == "false" or topic.method != "taxonomy":
+    if value == "false" or topic.method not in VECTOR_ROLES:
         return None
     try:
-        return load_or_fit_category_vectors(
-            topic.relevance["taxonomy"], topic.relevance["good"], models_dir
+        if topic.method == "taxonomy":
+            with _taxonomy_errors(topic):
+                return load_or_fit_category_vectors(
+                    topic.relevance["taxonomy"], topic.relevance["good"], models_dir
+                )
+        model = CategoryVectors(
+            good=["topic"], temperature=KEYWORD_TEMPERATURE, background=KEYWORD_BACKGROUND
         )
+        return model.fit([_keyword_text(topic)], ["topic"])
     except VectorsMissing as exc:
         if value != "auto":
             raise FocusedError(f"FOCUSED_VECTORS: {exc}") from None
-        logger.warning("Anchors are scored without word vectors: %s", exc)
+        logger.warning("Pages and links are scored without word vectors: %s", exc)
         return None
+
+
+def page_scorer(settings: Any, topic: Topic) -> Callable[[Sequence[str]], np.ndarray]:
+    """R of whole pages as the classifier pipeline scores them: from the word vectors where
+    they give the page's R (``vector_role`` "pages"), else from the topic's model."""
+    if vector_role(settings, topic) == "pages":
+        vectors = vector_model(topic, settings.get("FOCUSED_MODELS_DIR"), "true")
+        return vectors.relevance
+    model = topic_model(topic, settings.get("FOCUSED_MODELS_DIR"))
+    return lambda texts: model.score_pages(texts)[0]
 
 
 # FOCUSED_CLASSIFY_TEXT: what is classified; FOCUSED_MAIN_TEXT: the pages given a main text.
@@ -195,7 +256,8 @@ class ClassifierPipeline:
     With ``vectors`` (a fitted CategoryVectors) an anchor's R is then combined with its R from
     word vectors (alone, and with its gloss, averaged; once per anchor text too) by adding
     their log-odds, the latter weighted ``vector_weight``: two experts that each know what the
-    other does not, as naive Bayes combines evidence.
+    other does not, as naive Bayes combines evidence. With ``page_vectors`` the page's own R
+    (and so ``relevant`` and ``path_good``) comes from them instead of the topic's model.
     Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
     through untouched.
 
@@ -219,6 +281,7 @@ class ClassifierPipeline:
         glosser: AnchorGlosser | None = None,
         vectors: CategoryVectors | None = None,
         vector_weight: float = 1.0,
+        page_vectors: CategoryVectors | None = None,
         classify_text: str = "page",
         main_text_pages: str = "none",
         markdown: bool = False,
@@ -235,6 +298,7 @@ class ClassifierPipeline:
         self.glossed_relevance: dict[str, float | None] = {}
         self.vectors = vectors
         self.vector_weight = vector_weight
+        self.page_vectors = page_vectors
         # anchor -> R from word vectors (the mean of alone and with its gloss)
         self.vector_relevance: dict[str, float] = {}
         self.classify_text = classify_text
@@ -249,9 +313,15 @@ class ClassifierPipeline:
         topic = crawler.spider.topic
         link_score = link_score_for(s, topic)
         scores_anchors = link_score != "content"
+        role = VECTOR_ROLES.get(topic.method)  # vector_model warns if the package is missing
+        vectors = (
+            vector_model(topic, s.get("FOCUSED_MODELS_DIR"), s.get("FOCUSED_VECTORS"))
+            if role == "pages" or role == "anchors" and scores_anchors
+            else None
+        )
         return cls(
             topic_model(topic, s.get("FOCUSED_MODELS_DIR")),
-            threshold=relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic),
+            threshold=relevant_threshold(s, topic),
             link_score=link_score,
             needs_path=strategy_name(s, topic) == "hard",
             max_chars=s.getint("FOCUSED_MAX_TEXT_CHARS"),
@@ -261,12 +331,9 @@ class ClassifierPipeline:
                 if scores_anchors
                 else None
             ),
-            vectors=(
-                vector_model(topic, s.get("FOCUSED_MODELS_DIR"), s.get("FOCUSED_VECTORS"))
-                if scores_anchors
-                else None
-            ),
+            vectors=vectors if role == "anchors" else None,
             vector_weight=s.getfloat("FOCUSED_VECTOR_WEIGHT"),
+            page_vectors=vectors if role == "pages" else None,
             classify_text=setting_choice(s, "FOCUSED_CLASSIFY_TEXT", CLASSIFY_TEXTS),
             main_text_pages=setting_choice(s, "FOCUSED_MAIN_TEXT", MAIN_TEXT_PAGES),
             markdown=s.getbool("FOCUSED_FEED_MARKDOWN"),
@@ -344,6 +411,8 @@ class ClassifierPipeline:
             relevance, category = self.model.score_pages(texts, urls=urls, anchors=page_anchor)
         else:
             relevance, category = self.model.score_pages(texts)
+        if self.page_vectors is not None:
+            relevance[0] = self.page_vectors.relevance([doc])[0]
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]
@@ -352,7 +421,11 @@ class ClassifierPipeline:
         ):
             self.extract(item)
         if self.needs_path:
-            item["path_good"] = bool(self.model.best_path_good([doc])[0])
+            item["path_good"] = (
+                item["relevant"]
+                if self.page_vectors is not None
+                else bool(self.model.best_path_good([doc])[0])
+            )
         if not anchors:
             return item
         scores = np.asarray(relevance[1 : 1 + len(anchors)], dtype=float)

@@ -8,6 +8,7 @@ from typing import Any
 # Imported on first use (PEP 562), so that light modules such as ``preprocess`` load without
 # scikit-learn: the ``focused`` command line starts in a fraction of a second.
 _HOMES = {
+    "CategoryVectors": "vectors",
     "CentroidModel": "centroid",
     "ExamplesModel": "examples",
     "KeywordModel": "keywords",
@@ -27,6 +28,8 @@ _HOMES = {
     "page_text": "text",
     "ThesaurusModel": "thesaurus",
     "read_thesaurus": "thesaurus",
+    "WordVectors": "vectors",
+    "word_vectors": "vectors",
 }
 
 
@@ -38,6 +41,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "EXAMPLE_SUFFIXES",
+    "CategoryVectors",
     "CentroidModel",
     "ExamplesModel",
     "HierarchicalClassifier",
@@ -56,4 +60,6 @@ __all__ = [
     "model_path",
     "page_text",
     "read_taxonomy",
+    "WordVectors",
+    "word_vectors",
 ]

