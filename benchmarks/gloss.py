@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from classifier import WIKISPEEDIA, wikispeedia_split
@@ -96,15 +98,26 @@ def main() -> None:
         "glosses, no cache": (pipeline(glosser), False),
         "glosses": (pipeline(glosser), True),
     }
+    report_interleaved(
+        {name: partial(run, p, items, cached) for name, (p, cached) in variants.items()},
+        args.runs,
+        "off",
+    )
+
+
+def report_interleaved(variants: dict[str, Callable[[], float]], runs: int, base: str) -> None:
+    """Run each variant (a call that returns CPU ms per page) ``runs`` times, interleaved, on
+    one core, and print each one's median with its ratio to the median of ``base``."""
     times: dict[str, list[float]] = {name: [] for name in variants}
     with threadpool_limits(1):
-        for _ in range(args.runs):
-            for name, (p, cached) in variants.items():
-                times[name].append(run(p, items, cached))
-    base = statistics.median(times["off"])
+        for _ in range(runs):
+            for name, timed in variants.items():
+                times[name].append(timed())
+    reference = statistics.median(times[base])
+    width = max(map(len, variants))
     for name, values in times.items():
         ms = statistics.median(values)
-        print(f"{name:18s} {ms:6.2f} CPU ms/page  {ms / base:.2f}x off")
+        print(f"{name:{width}s} {ms:6.2f} CPU ms/page  {ms / reference:.2f}x {base}")
 
 
 if __name__ == "__main__":

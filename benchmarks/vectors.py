@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 
 from classifier import WIKISPEEDIA, wikispeedia_split
-from gloss import parsed
+from gloss import parsed, report_interleaved
 from gloss import run as gloss_run
-from threadpoolctl import threadpool_limits
 
 from focused.pipelines.classify import ClassifierPipeline
 from focused.relevance import HierarchicalClassifier
@@ -108,16 +107,12 @@ def main() -> None:
             vectors=with_vectors,
         )
 
-    variants = {"glosses, no vectors": pipeline(None), "glosses + vectors": pipeline(vectors)}
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    with threadpool_limits(1):
-        for _ in range(args.runs):
-            for name, p in variants.items():
-                times[name].append(run(p, items))
-    base = statistics.median(times["glosses, no vectors"])
-    for name, values in times.items():
-        ms = statistics.median(values)
-        print(f"{name:20s} {ms:6.2f} CPU ms/page  {ms / base:.2f}x without vectors")
+    variants = {"without vectors": pipeline(None), "with vectors": pipeline(vectors)}
+    report_interleaved(
+        {name: partial(run, p, items) for name, p in variants.items()},
+        args.runs,
+        "without vectors",
+    )
 
 
 if __name__ == "__main__":
