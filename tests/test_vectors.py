@@ -22,7 +22,13 @@ from focused.pipelines.classify import (
     vector_role,
 )
 from focused.relevance.keywords import KeywordModel
-from focused.relevance.vectors import MAX_BYTES, CategoryVectors, WordVectors, word_vectors
+from focused.relevance.vectors import (
+    MAX_BYTES,
+    CategoryVectors,
+    ExampleVectors,
+    WordVectors,
+    word_vectors,
+)
 from focused.topic import load_topic
 
 # Two groups of words in two directions of a 3-d space; "banana" and "pharaoh" appear in no
@@ -222,3 +228,81 @@ def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, 
     assert not passing["relevant"] and not passing["path_good"]
     assert about["relevant"] and about["path_good"] and about["relevance"] > 0.5
     assert passing["link_scores"] == keywords.relevance(["Tyrannosaurus"]).tolist()
+
+
+def test_example_pages_alone_are_judged_against_their_own_spread():
+    """Without negatives a page's R is where its cosine with the examples' centroid falls among
+    the examples' own, each left out of the centroid: the rulers are farther than every fruit
+    example (0), the centroid's own direction closer than every one (1), and "banana", which
+    no example names, is as close as the examples are."""
+    examples = ["apple pear", "pear apple common", "apple common", "pear pear apple"]
+    model = ExampleVectors(vectors=hand_made()).fit(examples)
+    vectors = hand_made().embed(examples)
+    others = vectors[1:].sum(axis=0)
+    assert model.reference_.shape == (4,) and np.all(np.diff(model.reference_) >= 0)
+    assert np.isclose(model.reference_, others @ vectors[0] / np.linalg.norm(others)).any()
+    rulers, banana, nothing, along = model.relevance(
+        ["king queen pharaoh", "banana", "", "apple apple pear pear common"]
+    )
+    assert rulers == 0.0 and nothing == 0.0
+    assert 0.5 < banana < 1.0
+    assert hand_made().embed(["apple apple pear pear common"]) @ model.centroid_ > max(
+        model.reference_
+    )
+    assert along == 1.0
+    with pytest.raises(ValueError, match="at least two example pages"):
+        ExampleVectors(vectors=hand_made()).fit(["apple pear", "zebra"])
+
+
+DINOSAURS = [
+    "Dinosaurs were reptiles of the Mesozoic era. Fossils of Tyrannosaurus, Triceratops and"
+    " Stegosaurus show their skeletons, teeth and bones; palaeontologists dig them from rock.",
+    "Sauropods such as Brachiosaurus and Diplodocus were the largest dinosaurs, long-necked"
+    " herbivores of the Jurassic; their fossil bones and eggs are found in sedimentary rock.",
+    "Theropod dinosaurs walked on two legs; many were predators with sharp teeth and claws."
+    " Birds descend from them, as feathered fossils from the Cretaceous of China show.",
+    "The extinction of the dinosaurs at the end of the Cretaceous followed an asteroid impact;"
+    " fossils, bones and skeletons of the last species lie below the boundary layer of rock.",
+]
+
+
+def example_topic(tmp_path, method: str, negatives: bool = False) -> Path:
+    folder = tmp_path / "examples"
+    folder.mkdir(exist_ok=True)
+    for i, text in enumerate(DINOSAURS):
+        (folder / f"{i}.txt").write_text(text)
+    lines = [f'method = "{method}"', 'examples = "examples"']
+    if negatives:
+        (tmp_path / "negatives").mkdir(exist_ok=True)
+        (tmp_path / "negatives" / "0.txt").write_text("Berlin is the capital of Germany.")
+        lines.append('negatives = "negatives"')
+    path = tmp_path / f"{method}.toml"
+    path.write_text(
+        'name = "dinosaurs"\nseeds = ["http://a.test/"]\n[relevance]\n' + "\n".join(lines) + "\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("method", ["examples", "centroid"])
+def test_example_topics_without_negatives_judge_pages_by_vectors(tmp_path, method):
+    """Examples alone: the vectors give the page's R (relevant at 0.5), so a page that shares
+    the examples' words in passing is not on the topic; negatives keep their own model."""
+    topic = load_topic(example_topic(tmp_path, method))
+    settings = Settings({"FOCUSED_VECTORS": "auto", "FOCUSED_MODELS_DIR": str(tmp_path)})
+    assert vector_role(settings, topic) == "pages"
+    assert relevant_threshold(settings, topic) == PAGE_VECTORS_THRESHOLD
+    model = vector_model(topic, str(tmp_path), "auto")
+    assert isinstance(model, ExampleVectors)
+    about, passing = model.relevance(
+        [
+            "Ankylosaurus was an armoured dinosaur of the Cretaceous; its fossil skeletons, with"
+            " bony plates and a tail club, were dug from rock by palaeontologists.",
+            "Berlin is the capital of Germany, a city of museums, parliament and trade; its"
+            " natural history museum shows a dinosaur skeleton among its collections.",
+        ]
+    )
+    assert about >= PAGE_VECTORS_THRESHOLD > passing
+    if method == "examples":
+        with_negatives = load_topic(example_topic(tmp_path, method, negatives=True))
+        assert vector_role(settings, with_negatives) is None
+        assert vector_model(with_negatives, str(tmp_path), "auto") is None

@@ -11,6 +11,7 @@ import numpy as np
 
 from focused.content import main_text
 from focused.errors import FocusedError, TopicError, exit_on_user_error
+from focused.relevance.centroid import read_examples
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.store import (
@@ -20,7 +21,12 @@ from focused.relevance.store import (
     load_or_train,
 )
 from focused.relevance.thesaurus import ThesaurusModel
-from focused.relevance.vectors import CategoryVectors, VectorsMissing, vectors_installed
+from focused.relevance.vectors import (
+    CategoryVectors,
+    ExampleVectors,
+    VectorsMissing,
+    vectors_installed,
+)
 from focused.strategies import link_score_for, strategy_name
 from focused.topic import Topic
 
@@ -48,14 +54,23 @@ def _taxonomy_model(topic: Topic, models_dir: str) -> Any:
         return load_or_train(topic.relevance["taxonomy"], topic.relevance["good"], models_dir)
 
 
-def _centroid_model(topic: Topic, models_dir: str) -> Any:
+@contextmanager
+def _example_errors(topic: Topic, hint: str = "") -> Iterator[None]:
+    """Problems of a topic's example pages, named as the topic file names them."""
     examples = topic.relevance["examples"]
     try:
-        return load_or_fit_centroid(examples, models_dir, threshold=topic.relevance["threshold"])
-    except TopicError as exc:
+        yield
+    except TopicError as exc:  # a file that is not text, a missing folder
         raise TopicError(topic.path, "relevance.examples", f"{exc.problem} ({examples})") from None
-    except ValueError as exc:  # the examples have no terms
-        raise TopicError(topic.path, "relevance.examples", f"{exc} ({examples})") from None
+    except ValueError as exc:  # too little to learn from
+        raise TopicError(topic.path, "relevance.examples", f"{exc} ({examples}){hint}") from None
+
+
+def _centroid_model(topic: Topic, models_dir: str) -> Any:
+    with _example_errors(topic):
+        return load_or_fit_centroid(
+            topic.relevance["examples"], models_dir, threshold=topic.relevance["threshold"]
+        )
 
 
 def _examples_model(topic: Topic, models_dir: str) -> Any:
@@ -169,18 +184,34 @@ def _switch(name: str, setting: Any) -> str:
 # they give the page's own R: the keywords' share in a softmax over their vector and a
 # background of general topics, so that a page naming a keyword once in passing is not "about"
 # it (on the Wikispeedia benchmark the keyword cosine called 3 to 8 times more pages relevant
-# than were; the vectors' R came within .14 and .09). Anchors keep the keyword cosine there:
-# the vectors' anchor R found fewer relevant pages (README, "Word vectors").
-VECTOR_ROLES = {"taxonomy": "anchors", "keywords": "pages"}
+# than were; the vectors' R came within .14 and .09). With example pages and no negatives
+# (methods ``centroid`` and ``examples``) they give the page's R too: where its cosine falls
+# among the examples' own (ExampleVectors; the tf-idf cosine called 95 % of a crawl's pages
+# relevant, the vectors came within .12). Anchors keep their model's R there: the vectors'
+# anchor R found fewer relevant pages (README, "Word vectors").
+VECTOR_ROLES = {
+    "taxonomy": "anchors",
+    "keywords": "pages",
+    "centroid": "pages",
+    "examples": "pages",
+}
 KEYWORD_BACKGROUND = 64  # background categories (CategoryVectors.background)
 KEYWORD_TEMPERATURE = 0.05
 PAGE_VECTORS_THRESHOLD = 0.5  # the page R from vectors at which a page is relevant
 
 
+def _vectors_role(topic: Topic) -> str | None:
+    """VECTOR_ROLES' entry for the topic; none for examples with negatives, whose logistic
+    regression has a boundary of its own."""
+    if topic.method == "examples" and topic.relevance.get("negatives"):
+        return None
+    return VECTOR_ROLES.get(topic.method)
+
+
 def vector_role(settings: Any, topic: Topic) -> str | None:
     """What the word vectors do in this crawl ("anchors", "pages"), or None: off, no role for
     the topic's method, or (for "pages") the package not installed."""
-    role = VECTOR_ROLES.get(topic.method)
+    role = _vectors_role(topic)
     setting = settings.get("FOCUSED_VECTORS", "auto")
     if role is None or _switch("FOCUSED_VECTORS", setting) == "false":
         return None
@@ -195,13 +226,21 @@ def _keyword_text(topic: Topic) -> str:
     return " ".join([*words, topic.relevance.get("description", "")])
 
 
-def vector_model(topic: Topic, models_dir: str, setting: Any) -> CategoryVectors | None:
+def _example_vectors(topic: Topic) -> ExampleVectors:
+    with _example_errors(topic, "; add examples or set FOCUSED_VECTORS=false"):
+        return ExampleVectors().fit(read_examples(topic.relevance["examples"]))
+
+
+def vector_model(
+    topic: Topic, models_dir: str, setting: Any
+) -> CategoryVectors | ExampleVectors | None:
     """The word-vector model FOCUSED_VECTORS asks for: "auto" (one when the word vectors are
     installed, else None and a warning), true (required) or false (None); None too for a
     method the vectors have no role in (VECTOR_ROLES). A taxonomy's is fitted on its examples
-    and saved; a keyword topic's on its keywords (and description), against a background."""
+    and saved; a keyword topic's on its keywords (and description), against a background;
+    example pages without negatives give an ExampleVectors."""
     value = _switch("FOCUSED_VECTORS", setting)
-    if value == "false" or topic.method not in VECTOR_ROLES:
+    if value == "false" or _vectors_role(topic) is None:
         return None
     try:
         if topic.method == "taxonomy":
@@ -209,6 +248,8 @@ def vector_model(topic: Topic, models_dir: str, setting: Any) -> CategoryVectors
                 return load_or_fit_category_vectors(
                     topic.relevance["taxonomy"], topic.relevance["good"], models_dir
                 )
+        if topic.method in ("centroid", "examples"):
+            return _example_vectors(topic)
         model = CategoryVectors(
             good=["topic"], temperature=KEYWORD_TEMPERATURE, background=KEYWORD_BACKGROUND
         )
@@ -281,7 +322,7 @@ class ClassifierPipeline:
         glosser: AnchorGlosser | None = None,
         vectors: CategoryVectors | None = None,
         vector_weight: float = 1.0,
-        page_vectors: CategoryVectors | None = None,
+        page_vectors: CategoryVectors | ExampleVectors | None = None,
         classify_text: str = "page",
         main_text_pages: str = "none",
         markdown: bool = False,
@@ -313,7 +354,7 @@ class ClassifierPipeline:
         topic = crawler.spider.topic
         link_score = link_score_for(s, topic)
         scores_anchors = link_score != "content"
-        role = VECTOR_ROLES.get(topic.method)  # vector_model warns if the package is missing
+        role = _vectors_role(topic)  # vector_model warns if the package is missing
         vectors = (
             vector_model(topic, s.get("FOCUSED_MODELS_DIR"), s.get("FOCUSED_VECTORS"))
             if role == "pages" or role == "anchors" and scores_anchors
