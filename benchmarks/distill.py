@@ -27,11 +27,10 @@ import numpy as np
 import redis
 from common import DEFAULT_WORK, redis_server
 
-from focused import keys
 from focused.distill.graph import binary_client, read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, neglected_neighbours
-from focused.monitor import reset_crawl
+from focused.monitor.snapshot import reset_crawl
 from focused.schedulers.frontier import (
     EDGE_RECORD,
     PAGE_RECORD,
@@ -41,6 +40,7 @@ from focused.schedulers.frontier import (
     host_hash,
     split_url,
 )
+from focused.store import keys
 
 CRAWL = "bench-distill"
 

@@ -8,7 +8,7 @@ Three sets of --pages pages, each page's real main content known from its struct
 
 - **Wikispeedia**: real Wikipedia articles (``<h1>``, paragraphs, headings, lists), ending in a
   "See also" list of links. Main content: the body without the ``<h1>`` and that list.
-- **synthetic web** (:mod:`focused.webs.generate`, --pages pages on 20 hosts): an ``<h1>`` and
+- **synthetic web** (:mod:`focused.lab.webs.generate`, --pages pages on 20 hosts): an ``<h1>`` and
   paragraphs with links inline; a few pages end in a "See also" list. Main content: the
   paragraphs.
 - **Wikispeedia in a site template**: the same articles inside what most real sites wrap
@@ -46,10 +46,10 @@ from classifier import WIKISPEEDIA
 from lxml import etree, html
 from resiliparse.extract.html2text import extract_plain_text
 
-from focused.content import main_text
+from focused.lab.webs.bundle import Bundle
+from focused.lab.webs.generate import generate_web
+from focused.relevance.content import main_text
 from focused.relevance.text import page_text
-from focused.webs.bundle import Bundle
-from focused.webs.generate import generate_web
 
 _WORD = re.compile(r"[^\W_]+")
 _ENGLISH = justext.get_stoplist("English")

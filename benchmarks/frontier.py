@@ -37,7 +37,7 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 
 from focused import defaults
-from focused.monitor import reset_crawl
+from focused.monitor.snapshot import reset_crawl
 from focused.schedulers.frontier import Link, RedisFrontier
 
 BATCH = 100  # links per push (about a page's out-links) and URLs per pop

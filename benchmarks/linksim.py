@@ -6,9 +6,9 @@
 ``focused evaluate`` crawls for real: minutes per task and per variant. This script instead
 replays the crawl of the default ``taxonomy`` crawler on Wikispeedia's link graph from what its
 real classifier says: for each task (the development topics and the validation categories of
-focused.evaluation.tasks) the page R of every page and the R of every anchor text (averaged
+focused.lab.evaluation.tasks) the page R of every page and the R of every anchor text (averaged
 with the R of the anchor and its WordNet gloss, as the classifier pipeline does) are computed
-once, with the task's topic files and fitted model (focused.evaluation.run.prepare), and
+once, with the task's topic files and fitted model (focused.lab.evaluation.run.prepare), and
 cached in ``--work`` (``data/<category>.pkl``; ``data/graph.pkl``: links and anchors;
 ``data/glosses.pkl``: WordNet glosses; ``topics/<category>/``: the topic files). Whatever is
 missing is computed, per task: 1-3 CPU minutes each, plus a few minutes once for the graph.
@@ -16,7 +16,7 @@ missing is computed, per task: 1-3 CPU minutes each, plus a few minutes once for
 The simulation is best-first: seeds first, then always the frontier's best-scored URL; a URL's
 score is what an idea's scoring function gives it (None: keep the score it has; a higher
 score raises it). For each idea, one line gives the mean over the tasks of each set of the
-share of the oracle's relevant pages (focused.evaluation.oracle, not counting seeds and
+share of the oracle's relevant pages (focused.lab.evaluation.oracle, not counting seeds and
 training pages) found after 100 and ``--pages`` pages. With ``anchor_first`` (the real
 frontier: a URL keeps the score of the first link that found it) it reproduces
 ``focused evaluate``'s figures for the taxonomy crawler within about .01.
@@ -44,10 +44,10 @@ from scipy import sparse
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from focused.evaluation.oracle import oracle_order
-from focused.evaluation.tasks import VALIDATION_CATEGORIES
+from focused.lab.evaluation.oracle import oracle_order
+from focused.lab.evaluation.tasks import VALIDATION_CATEGORIES
+from focused.lab.webs.bundle import TOPICS_FILE
 from focused.relevance.text import analyze
-from focused.webs.bundle import TOPICS_FILE
 
 WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
 SETS = ("development", "validation")
@@ -55,7 +55,7 @@ THRESHOLD = 0.5  # the default relevance threshold: a page at or above it counts
 
 
 class Web(TypedDict):
-    """The bundle's link graph (data/graph.pkl): out-links and texts as focused.evaluation.graph
+    """The bundle's link graph (data/graph.pkl): out-links and texts as focused.lab.evaluation.graph
     reads them, and each page's distinct out-links with the anchor of the first one."""
 
     links: dict[str, list[str]]
@@ -574,9 +574,9 @@ def graph_of(bundle: Any, path: Path) -> Web:
         return load(path)
     from scrapy.http import HtmlResponse
 
-    from focused.evaluation.graph import WebGraph
+    from focused.lab.evaluation.graph import WebGraph
+    from focused.lab.webs.bundle import url_key
     from focused.spiders.focused import extract_links
-    from focused.webs.bundle import url_key
 
     started = time.perf_counter()
     graph = WebGraph.from_bundle(bundle)
@@ -617,12 +617,12 @@ def add_glosses(glosses: dict[str, str], texts: Iterable[str], path: Path) -> di
 def prepare_tasks(work: Path, bundle_dir: Path, task_set: str, names: list[str]) -> None:
     """Compute the cache of the tasks ``names`` of ``task_set``: the topic files and model of
     the taxonomy crawler, and its R of every page and anchor text."""
-    from focused.evaluation.graph import WebGraph
-    from focused.evaluation.run import prepare
-    from focused.evaluation.tasks import load_tasks
+    from focused.lab.evaluation.graph import WebGraph
+    from focused.lab.evaluation.run import prepare
+    from focused.lab.evaluation.tasks import load_tasks
+    from focused.lab.webs.bundle import Bundle, url_key
     from focused.pipelines.classify import topic_model
-    from focused.topic import load_topic
-    from focused.webs.bundle import Bundle, url_key
+    from focused.topic.files import load_topic
 
     data = work / "data"
     bundle = Bundle.load(bundle_dir)

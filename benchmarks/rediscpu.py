@@ -20,7 +20,7 @@ calls and microseconds are told apart (named by their SHA1s, from the scripts' s
 project). Logging every call costs CPU too: measure CPU per page without ``--breakdown``.
 
 With ``--masters N`` the crawl runs on a fresh Redis Cluster of N masters on 127.0.0.1
-(:mod:`focused.rediscluster`, persistence turned off as on the single server) and the figures
+(:mod:`focused.store.cluster`, persistence turned off as on the single server) and the figures
 are per master: its CPU per page of the whole crawl, its idle housekeeping, its share, which
 shows whether the shards share the work evenly.
 """
@@ -52,15 +52,15 @@ from common import (
     wait_all,
 )
 
-from focused.connection import connect
-from focused.evaluation.graph import WebGraph
-from focused.evaluation.run import prepare
-from focused.evaluation.tasks import load_tasks
-from focused.monitor import crawl_status, reset_crawl
-from focused.rediscluster import running_cluster
-from focused.shards import crawl_shards
-from focused.webs.bundle import Bundle
-from focused.webs.server import ServedWeb
+from focused.lab.evaluation.graph import WebGraph
+from focused.lab.evaluation.run import prepare
+from focused.lab.evaluation.tasks import load_tasks
+from focused.lab.webs.bundle import Bundle
+from focused.lab.webs.server import ServedWeb
+from focused.monitor.snapshot import crawl_status, reset_crawl
+from focused.store.cluster import running_cluster
+from focused.store.connection import connect
+from focused.store.shards import crawl_shards
 
 CRAWL = "bench-rediscpu"
 WIKISPEEDIA = REPO.parent / "shared" / "webs" / "wikispeedia"
@@ -73,8 +73,8 @@ SCRIPT_MODULES = (
     "focused.pipelines.duplicates",
     "focused.strategies.genetic",
     "focused.strategies.infospiders",
-    "focused.revisits",
-    "focused.connection",
+    "focused.schedulers.revisits",
+    "focused.store.connection",
 )
 SLOWLOG_LEN = 2_000_000
 

@@ -38,11 +38,11 @@ from common import (
     wait_all,
 )
 
-from focused import keys
-from focused.monitor import reset_crawl
+from focused.lab.webs.server import ServedWeb
+from focused.monitor.snapshot import reset_crawl
 from focused.pipelines.classify import topic_model
-from focused.topic import load_topic
-from focused.webs.server import ServedWeb
+from focused.store import keys
+from focused.topic.files import load_topic
 
 CRAWL = "bench-scaleout"
 

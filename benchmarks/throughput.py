@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/throughput.py [--pages 6000] [--hosts 200] [--crawl 2000]
                                               [--runs 2] [--concurrency 32]
 
-A synthetic web (``focused.webs.generate``) is generated once (cached in --work) and served by
+A synthetic web (``focused.lab.webs.generate``) is generated once (cached in --work) and served by
 its own process; each crawl is a subprocess of its own (its own reactor) reaching the web
 through ``http_proxy``. Pages/s is counted from the served log, first to last response of a
 run, robots.txt left out. Variants, run --runs times each, interleaved; the median is
@@ -67,12 +67,12 @@ from common import (
 )
 from scrapy.http import HtmlResponse, Response
 
-from focused.monitor import reset_crawl
+from focused.lab.webs.server import ServedWeb
+from focused.monitor.snapshot import reset_crawl
 from focused.pipelines.classify import topic_model
 from focused.relevance.text import page_text
 from focused.spiders.focused import extract_links
-from focused.topic import load_topic
-from focused.webs.server import ServedWeb
+from focused.topic.files import load_topic
 
 VARIANTS = ("plain", "scrapy-redis", "ours-noclf", "plain+clf", "ours")
 CRAWL = "bench-throughput"

@@ -78,8 +78,8 @@ FOCUSED_ANCHOR_GLOSS = "auto"
 FOCUSED_VECTORS = "auto"
 FOCUSED_VECTOR_WEIGHT = 1.0
 
-# The online link model (focused.learning): learns during the crawl which out-links lead to
-# relevant pages and blends that with the estimate above, trusting it as much as
+# The online link model (focused.strategies.learning): learns during the crawl which out-links lead
+# to relevant pages and blends that with the estimate above, trusting it as much as
 # n / (n + FOCUSED_LINK_MODEL_WARMUP) after n fetched pages. Its training log is shared by all
 # processes of a crawl through Redis; each process reads it every FOCUSED_LINK_MODEL_SYNC pages.
 # Off by default: on Wikispeedia it lowered harvest (README, "The online link model").
@@ -152,8 +152,8 @@ FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
 # pass; False classifies every page again.
 FOCUSED_SKIP_DUPLICATES = True
 
-# The page's main text (focused.content: trafilatura drops navigation, sidebars, footers and
-# link lists): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
+# The page's main text (focused.relevance.content: trafilatura drops navigation, sidebars, footers
+# and link lists): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
 # "all" or "none"; the others get None). On Wikispeedia extracting every page added half
 # again to a crawl's CPU per page (+52%), the relevant pages only +8% (README, "The page's
 # main text"). FOCUSED_FEED_MARKDOWN adds the markdown field, from the same extraction.

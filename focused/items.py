@@ -40,8 +40,8 @@ class PageItem(scrapy.Item):
     host = scrapy.Field()
     title = scrapy.Field()
     bad = scrapy.Field()  # None, or why the page was skipped (not_html, http_404, ...)
-    # The page's main text (focused.content) if FOCUSED_MAIN_TEXT selects it, else None; and
-    # the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
+    # The page's main text (focused.relevance.content) if FOCUSED_MAIN_TEXT selects it, else None;
+    # and the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
     main_text = scrapy.Field()
     markdown = scrapy.Field()
     # For the pipelines, not exported:
@@ -52,7 +52,7 @@ class PageItem(scrapy.Item):
     last_modified = scrapy.Field()  # the response's Last-Modified header, if any (duplicates)
     path_good = scrapy.Field()  # some node on the best category path is good (hard focus)
     link_scores = scrapy.Field()  # per-link relevance estimates (anchor text), if computed
-    # How the page was reached, for the online link model (focused.learning):
+    # How the page was reached, for the online link model (focused.strategies.learning):
     anchor = scrapy.Field()  # anchor text of the link it was queued from ("" if unknown)
     anchor_relevance = scrapy.Field()  # R of that anchor text, if scored
     parent_relevance = scrapy.Field()  # R of the page that link was on (None for seeds)

@@ -24,12 +24,12 @@ import pytest
 import redis
 import requests
 
-from focused.connection import connect
-from focused.crawlproc import crawl_command
+from focused.lab.crawlproc import crawl_command
+from focused.lab.webs.bundle import Bundle
+from focused.lab.webs.generate import generate_web
+from focused.lab.webs.server import ServedWeb
 from focused.schedulers.frontier import RedisFrontier
-from focused.webs.bundle import Bundle
-from focused.webs.generate import generate_web
-from focused.webs.server import ServedWeb
+from focused.store.connection import connect
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +52,7 @@ def redis_serve(home: Path) -> Iterator[str]:
     Stopped with SIGTERM (it saves) on leaving."""
     command = ["redis", "serve", "--home", str(home), "--port", str(free_port())]
     process = subprocess.Popen(
-        [sys.executable, "-m", "focused.cli", *command],
+        [sys.executable, "-m", "focused.cli.main", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,7 +168,7 @@ def focused(
 ) -> subprocess.CompletedProcess:
     """Run the ``focused`` command in a subprocess, its output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "focused.cli", *args],
+        [sys.executable, "-m", "focused.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -223,11 +223,11 @@ def http() -> Iterator[requests.Session]:
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Redis Cluster of 3 masters on 127.0.0.1 (:mod:`focused.rediscluster`), with its data in
+    """A Redis Cluster of 3 masters on 127.0.0.1 (:mod:`focused.store.cluster`), with its data in
     a temporary folder: its ``redis+cluster://`` URL. Its ports are free ones whose bus ports
     (+10000) are free too, which :func:`free_port` does not see to. Saved and stopped at the end
     of the session."""
-    from focused.rediscluster import running_cluster
+    from focused.store.cluster import running_cluster
 
     with running_cluster(tmp_path_factory.mktemp("redis-cluster"), masters=3) as cluster:
         yield cluster.url

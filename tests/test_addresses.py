@@ -31,7 +31,7 @@ from focused.middlewares.addresses import (
     proxy_hosts,
     refusal,
 )
-from focused.topic import load_topic
+from focused.topic.files import load_topic
 from tests.conftest import Crawl
 
 PUBLIC = "127.0.0.2"  # the crawled site's address, allowed by each crawl

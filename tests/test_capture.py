@@ -14,10 +14,10 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from focused.errors import FocusedError
-from focused.webs import capture
-from focused.webs.bundle import Bundle
-from focused.webs.capture import bundle_from_folder, bundle_from_warc
-from focused.webs.server import ServedWeb
+from focused.lab.webs import capture
+from focused.lab.webs.bundle import Bundle
+from focused.lab.webs.capture import bundle_from_folder, bundle_from_warc
+from focused.lab.webs.server import ServedWeb
 
 SITE = "http://www.site.test"
 INDEX_HTML = b'<html><body><a href="/page">page</a> <a href="/old">old</a></body></html>'

@@ -41,7 +41,7 @@ def test_errors_are_one_line_without_traceback(tmp_path):
 
 def test_help_and_status_load_no_heavy_library():
     code = (
-        "import sys; from focused.cli import build_parser\n"
+        "import sys; from focused.cli.main import build_parser\n"
         "for argv in (['--help'], ['status', 'x'], ['web', 'serve', 'b']):\n"
         "    build_parser(argv)\n"
         "print(sorted(m for m in ('sklearn', 'scrapy', 'numpy', 'aiohttp') if m in sys.modules))"
@@ -54,7 +54,7 @@ def test_help_and_status_load_no_heavy_library():
 def test_a_closed_pipe_ends_status_quietly(crawl, redis_home):
     crawl.run(CLOSESPIDER_ITEMCOUNT=5)
     process = subprocess.Popen(
-        [sys.executable, "-m", "focused.cli", "status", crawl.name, "--home", str(redis_home)],
+        [sys.executable, "-m", "focused.cli.main", "status", crawl.name, "--home", str(redis_home)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -11,13 +11,13 @@ from collections import Counter
 
 import pytest
 
-from focused import keys
-from focused.connection import connect
 from focused.distill.graph import read_graph
-from focused.monitor import crawl_status
+from focused.lab.webs.bundle import url_key
+from focused.monitor.snapshot import crawl_status
 from focused.schedulers.frontier import Link, RedisFrontier, split_url
-from focused.shards import crawl_shards
-from focused.webs.bundle import url_key
+from focused.store import keys
+from focused.store.connection import connect
+from focused.store.shards import crawl_shards
 from tests.conftest import Crawl, focused, wait_for
 from tests.test_crash import FAST, kill, refetched
 from tests.test_crawl import reachable, served_pages

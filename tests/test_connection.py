@@ -21,8 +21,9 @@ import psutil
 import pytest
 import redis
 
-from focused import keys
-from focused.connection import (
+from focused.lab.webs.server import ServedWeb
+from focused.store import keys
+from focused.store.connection import (
     AOF_FILE,
     DB_FILE,
     REGISTRY_FILE,
@@ -31,7 +32,6 @@ from focused.connection import (
     embedded_server,
     stop_if_last,
 )
-from focused.webs.server import ServedWeb
 from tests.conftest import Crawl, focused, redis_serve, wait_for
 
 
@@ -95,7 +95,7 @@ def test_a_server_in_use_outlives_a_crawl_and_a_killed_user(web, served, home, t
         [
             sys.executable,
             "-c",
-            "import sys; from focused.connection import connect\n"
+            "import sys; from focused.store.connection import connect\n"
             "client = connect(home=sys.argv[1]); print('connected', flush=True); sys.stdin.read()",
             str(home),
         ],
@@ -185,7 +185,7 @@ def test_redis_serve_stops_on_ctrl_c(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "focused.cli", "redis", "serve", "--home", str(home)]
+        [sys.executable, "-m", "focused.cli.main", "redis", "serve", "--home", str(home)]
         + ["--port", str(port)],
         stdout=subprocess.PIPE,
         text=True,

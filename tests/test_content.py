@@ -1,19 +1,20 @@
-"""The page's main text (focused.content): on its own, in the classifier and in real crawls."""
+"""The page's main text (focused.relevance.content): on its own, in the classifier and in real
+crawls."""
 
 from __future__ import annotations
 
 import pytest
 from lxml import html
 
-from focused.content import MainText, main_text
 from focused.errors import FocusedError
-from focused.evaluation.graph import WebGraph
-from focused.evaluation.run import main_text_view
 from focused.items import PageItem
+from focused.lab.evaluation.graph import WebGraph
+from focused.lab.evaluation.run import main_text_view
+from focused.lab.webs.bundle import Bundle
 from focused.pipelines.classify import ClassifierPipeline, setting_choice
+from focused.relevance.content import MainText, main_text
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.text import page_text
-from focused.webs.bundle import Bundle
 
 ARTICLE = [
     "The mute swan is a large waterbird of the family Anatidae, native to much of Eurasia.",

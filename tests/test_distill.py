@@ -10,13 +10,13 @@ import time
 import numpy as np
 import pytest
 
-from focused import keys
-from focused.cli import main
+from focused.cli.main import main
 from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, distill_locked
-from focused.monitor import crawl_status
+from focused.monitor.snapshot import crawl_status
 from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
+from focused.store import keys
 
 
 @pytest.fixture

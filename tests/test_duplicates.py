@@ -10,13 +10,13 @@ import redis
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.test import get_crawler
 
-from focused import keys
 from focused.items import PageItem
-from focused.monitor import crawl_status
+from focused.lab.webs.bundle import url_key, write_bundle
+from focused.lab.webs.server import read_log
+from focused.monitor.snapshot import crawl_status
 from focused.pipelines.duplicates import DuplicatesPipeline, last_modified_value
 from focused.schedulers.frontier import fingerprint
-from focused.webs.bundle import url_key, write_bundle
-from focused.webs.server import read_log
+from focused.store import keys
 from tests.conftest import Crawl, wait_for
 
 MONDAY = "Mon, 06 Jan 2025 10:00:00 GMT"
@@ -95,7 +95,7 @@ def test_a_url_fetched_again_without_last_modified_is_classified_again(pipeline)
 def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
     pipeline, redis_client, crawl_name, stats
 ):
-    from focused.monitor import reset_crawl
+    from focused.monitor.snapshot import reset_crawl
 
     pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))
     pipeline.process_item(page("http://a.test/dated", "Monday's news.", MONDAY))

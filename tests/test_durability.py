@@ -26,13 +26,13 @@ from scrapy.utils.test import get_crawler
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from focused import keys
 from focused.commands.crawl import EXIT_CODES, REDIS_LOST
-from focused.connection import OUTAGES, connect, retrying
 from focused.extensions.outages import RedisOutages
 from focused.feeds import FlushedFileFeedStorage
-from focused.redisserver import server_command
 from focused.schedulers.frontier import page_urls
+from focused.store import keys
+from focused.store.connection import OUTAGES, connect, retrying
+from focused.store.server import server_command
 from tests.conftest import Crawl, final_stats, focused, free_port, wait_for
 
 
@@ -86,7 +86,7 @@ def test_a_dropped_connection_made_again_at_once_is_no_outage(server, caplog):
     client = connect(server.url)
     client.set("x", 1)
     before = OUTAGES.count
-    with caplog.at_level(logging.INFO, logger="focused.connection"):
+    with caplog.at_level(logging.INFO, logger="focused.store.connection"):
         redis.Redis.from_url(server.url).client_kill_filter(_id=client.client_id())
         assert client.get("x") == "1"  # one failed attempt, then a new connection
     assert OUTAGES.count == before and "Redis" not in caplog.text
@@ -100,7 +100,7 @@ def test_an_outage_the_retries_ride_out_is_counted_and_logged_once(server, caplo
     extension.spider_opened()
     before = OUTAGES.count
     try:
-        with caplog.at_level(logging.INFO, logger="focused.connection"):
+        with caplog.at_level(logging.INFO, logger="focused.store.connection"):
             server.kill()
             restart = threading.Timer(2.0, server.start)
             restart.start()

@@ -13,18 +13,18 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from focused.evaluation.graph import WebGraph
-from focused.evaluation.oracle import oracle_order
-from focused.evaluation.report import averages, calibration_k, shown_ks, tables
-from focused.evaluation.run import CRAWLERS, name_words, prepare, thesaurus_from_examples
-from focused.evaluation.score import (
+from focused.lab.evaluation.graph import WebGraph
+from focused.lab.evaluation.oracle import oracle_order
+from focused.lab.evaluation.report import averages, calibration_k, shown_ks, tables
+from focused.lab.evaluation.run import CRAWLERS, name_words, prepare, thesaurus_from_examples
+from focused.lab.evaluation.score import (
     claimed_relevant,
     counted_pages,
     measure,
     served_order,
     steps,
 )
-from focused.evaluation.tasks import (
+from focused.lab.evaluation.tasks import (
     VALIDATION_CATEGORIES,
     Task,
     difficulty,
@@ -33,12 +33,12 @@ from focused.evaluation.tasks import (
     overlaps,
     parse_seeds_option,
 )
+from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.labels import within
 from focused.pipelines.classify import topic_model
 from focused.relevance.centroid import CentroidModel
 from focused.relevance.text import page_text
-from focused.topic import load_topic
-from focused.webs.bundle import Bundle, url_key
-from focused.webs.labels import within
+from focused.topic.files import load_topic
 
 H = "http://www.a.test/"
 # ../shared/webs/wikispeedia beside the checkout, where there is one.
@@ -197,7 +197,15 @@ def test_centroid_model():
 
 def test_evaluate_end_to_end(web: Path, tmp_path: Path):
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "focused.cli", "evaluate", str(web), "--topics", "Science"]
+    command = [
+        sys.executable,
+        "-m",
+        "focused.cli.main",
+        "evaluate",
+        str(web),
+        "--topics",
+        "Science",
+    ]
     command += ["--pages", "60", "--crawlers", "taxonomy,breadth-first,oracle"]
     command += ["--out", str(out), "-s", "FOCUSED_HOST_DELAY=0"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
@@ -237,7 +245,7 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
 def test_centroid_topic_file_trains_once(tmp_path: Path):
     from focused.errors import TopicError
     from focused.pipelines.classify import topic_model
-    from focused.topic import load_topic
+    from focused.topic.files import load_topic
 
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "a.txt").write_text("eagle bird nest")
@@ -427,8 +435,8 @@ def test_shown_ks():
 def test_evaluate_on_categories_reports_the_task_set_and_what_did_not_run(
     web: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from focused.evaluation import evaluate
-    from focused.evaluation.report import not_run_lines, tables
+    from focused.lab.evaluation import evaluate
+    from focused.lab.evaluation.report import not_run_lines, tables
 
     # No WordNet where FOCUSED_WORDNET points: semantic cannot load, in one line, and no crawl.
     (tmp_path / "no-wordnet").mkdir()

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from focused import keys
 from focused.schedulers.frontier import Link
+from focused.store import keys
 from focused.urls import BadURL, clean_url, ip_of
 
 

@@ -27,10 +27,10 @@ from scrapy.settings import default_settings
 
 from focused import settings as project_settings
 from focused.errors import FocusedError
-from focused.webs.bundle import Bundle, url_key, write_bundle
-from focused.webs.generate import HOSTILE_FILE
-from focused.webs.hostile import SPELLED_HOST, SPELLINGS, generate_hostile_web
-from focused.webs.server import ServedWeb, WebServer, read_log, serve
+from focused.lab.webs.bundle import Bundle, url_key, write_bundle
+from focused.lab.webs.generate import HOSTILE_FILE
+from focused.lab.webs.hostile import SPELLED_HOST, SPELLINGS, generate_hostile_web
+from focused.lab.webs.server import ServedWeb, WebServer, read_log, serve
 from tests.conftest import Crawl, final_stats, focused
 
 # The crawl: small delays and timeouts so that it lasts about a minute and a half (the 60 s of

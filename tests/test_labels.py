@@ -1,4 +1,4 @@
-"""Taxonomies made from labelled bundles (focused.webs.labels)."""
+"""Taxonomies made from labelled bundles (focused.lab.webs.labels)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from focused.errors import FocusedError
+from focused.lab.webs.bundle import Bundle, write_bundle
+from focused.lab.webs.labels import add_arguments, run, taxonomy_from_labels, within
 from focused.relevance import page_text, read_taxonomy
-from focused.webs.bundle import Bundle, write_bundle
-from focused.webs.labels import add_arguments, run, taxonomy_from_labels, within
 
 TOPIC = "Science"
 
@@ -200,6 +200,7 @@ def test_command(web: Path, bundle: Bundle, topic: dict, tmp_path: Path, capsys)
 
 
 def test_imports_no_crawler() -> None:
-    code = "import sys, focused.webs.labels; print('scrapy' in sys.modules, 'redis' in sys.modules)"
+    code = "import sys, focused.lab.webs.labels\n"
+    code += "print('scrapy' in sys.modules, 'redis' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

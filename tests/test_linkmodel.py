@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from focused import keys
-from focused.learning import SharedLinkModel, decode, encode
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.schedulers.frontier import Link, RedisFrontier
+from focused.store import keys
+from focused.strategies.learning import SharedLinkModel, decode, encode
 
 
 def link(

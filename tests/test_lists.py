@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from focused.cli import main
+from focused.cli.main import main
+from focused.distill.lists import list_seeds, read_lists, write_lists
 from focused.errors import FocusedError, TopicError
-from focused.lists import list_seeds, read_lists, write_lists
 from focused.schedulers.frontier import Link, RedisFrontier
-from focused.topic import load_topic
+from focused.topic.files import load_topic
 
 
 def test_the_frontier_counts_what_was_found_through_each_hub_and_site(redis_client, crawl_name):

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from scrapy.utils.test import get_crawler
 
-from focused import keys
 from focused.distill.job import distill
 from focused.items import PageItem
+from focused.lab.webs.server import read_log
 from focused.pipelines.duplicates import DuplicatesPipeline
-from focused.revisits import revisit_round
 from focused.schedulers.frontier import Link, RedisFrontier
-from focused.webs.server import read_log
+from focused.schedulers.revisits import revisit_round
+from focused.store import keys
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from focused.monitor import alarms
+from focused.monitor.snapshot import alarms
 
 LIMITS = {"min_pages": 200, "diffusion_ratio": 0.5, "stagnation_harvest": 0.1}
 
@@ -46,7 +46,7 @@ def test_report_after_a_crawl(crawl, redis_home, tmp_path):
         [
             sys.executable,
             "-m",
-            "focused.cli",
+            "focused.cli.main",
             "report",
             crawl.name,
             "--home",

@@ -8,8 +8,8 @@ import itertools
 from collections import defaultdict
 from pathlib import Path
 
-from focused.webs.bundle import write_bundle
-from focused.webs.server import ServedWeb, read_log
+from focused.lab.webs.bundle import write_bundle
+from focused.lab.webs.server import ServedWeb, read_log
 from tests.conftest import Crawl
 
 TOPIC = """

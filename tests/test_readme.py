@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from focused.cli import build_parser
+from focused.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
-"""A real Redis Cluster on 127.0.0.1 (``focused redis cluster``, :mod:`focused.rediscluster`) and
-the clients ``redis+cluster://`` URLs give (:func:`focused.connection.connect`).
+"""A real Redis Cluster on 127.0.0.1 (``focused redis cluster``, :mod:`focused.store.cluster`) and
+the clients ``redis+cluster://`` URLs give (:func:`focused.store.connection.connect`).
 
 Besides the project's own code, these pin what the crawl's cluster code relies on in redis-py
 and this redis-server: which multi-key commands, scripts and pipelines work across masters.
@@ -18,10 +18,10 @@ import redis
 from redis.cluster import RedisCluster
 from scrapy.settings import Settings
 
-from focused.connection import connect, describe_url, from_settings
 from focused.errors import FocusedError
-from focused.rediscluster import BUS_OFFSET, SLOTS, free_ports, running_cluster
-from focused.redisserver import _check_port
+from focused.store.cluster import BUS_OFFSET, SLOTS, free_ports, running_cluster
+from focused.store.connection import connect, describe_url, from_settings
+from focused.store.server import _check_port
 from tests.conftest import stop
 
 HOST = "127.0.0.1"
@@ -225,7 +225,7 @@ def run_cluster_command(*args: str) -> tuple[subprocess.Popen, list[str], str]:
     """``focused redis cluster ARGS`` in the background: the process, what it printed until its
     URL, and the URL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "focused.cli", "redis", "cluster", *args],
+        [sys.executable, "-m", "focused.cli.main", "redis", "cluster", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

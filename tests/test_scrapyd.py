@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from focused.cli import main
+from focused.cli.main import main
+from focused.cli.scrapyd import jobs_redis, schedule_topics, watch_hint
 from focused.errors import FocusedError
-from focused.scrapyd import jobs_redis, schedule_topics, watch_hint
-from focused.webs.server import ServedWeb
+from focused.lab.webs.server import ServedWeb
 from tests.conftest import focused, free_port, redis_serve, stop, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,13 +8,13 @@ from collections import Counter
 import redis
 from scrapy.http import HtmlResponse
 
-from focused import keys
-from focused.connection import connect
-from focused.monitor import crawl_status
+from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.server import read_log
+from focused.monitor.snapshot import crawl_status
 from focused.spiders.focused import extract_links
-from focused.topic import load_topic
-from focused.webs.bundle import Bundle, url_key
-from focused.webs.server import read_log
+from focused.store import keys
+from focused.store.connection import connect
+from focused.topic.files import load_topic
 from tests.conftest import focused, redis_serve, wait_for
 
 

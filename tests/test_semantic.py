@@ -13,7 +13,7 @@ from focused.errors import FocusedError, TopicError
 from focused.pipelines.classify import topic_model
 from focused.relevance import SemanticModel
 from focused.relevance.wordnet import WORDNET_ENV, find_wordnet
-from focused.topic import load_topic
+from focused.topic.files import load_topic
 
 
 def fit(**params) -> SemanticModel:

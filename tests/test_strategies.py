@@ -10,7 +10,7 @@ from scrapy.settings import Settings
 from focused.errors import FocusedError
 from focused.strategies import link_score_for, strategy_name
 from focused.strategies.focus import BreadthFirst, HardFocus, SoftFocus
-from focused.topic import Topic
+from focused.topic.files import Topic
 
 PAGE = {
     "depth": 2,

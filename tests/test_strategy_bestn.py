@@ -12,10 +12,10 @@ import scrapy
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from focused import keys
-from focused.monitor import crawl_status
+from focused.monitor.snapshot import crawl_status
 from focused.schedulers.frontier import Link, RedisFrontier, unpack_score
 from focused.schedulers.scheduler import BATCH_POLL_S, FrontierScheduler
+from focused.store import keys
 from focused.strategies import strategy_class
 from focused.strategies.bestn import BestNFirst
 from tests.conftest import final_stats, focused

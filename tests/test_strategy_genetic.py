@@ -9,8 +9,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from focused import keys
 from focused.schedulers.frontier import SCORE_LEVELS, Link, RedisFrontier
+from focused.store import keys
 from focused.strategies.genetic import (
     EdgeLog,
     GeneticStrategy,

@@ -11,12 +11,12 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 from sklearn.base import clone
 
-from focused import keys
-from focused.connection import retrying
 from focused.errors import TopicError
 from focused.relevance.hmm import PathHMM, read_paths, term_counts
+from focused.store import keys
+from focused.store.connection import retrying
 from focused.strategies.hmm import HMMStrategy, decode_pages, dump_model, encode_page, load_model
-from focused.topic import load_topic_text
+from focused.topic.files import load_topic_text
 from tests.conftest import final_stats
 
 CYCLING = "cycling bicycle peloton derailleur saddle sprint"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scrapy.utils.test import get_crawler
 
-from focused import keys
 from focused.schedulers.frontier import RedisFrontier
+from focused.store import keys
 from focused.strategies.infospiders import (
     FEATURES,
     MAX_TERMS,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from focused.errors import TopicError
-from focused.topic import load_topic
+from focused.topic.files import load_topic
 
 GOOD = """
 name = "birds"
@@ -121,7 +121,15 @@ def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
 def test_focused_train_reports_an_unknown_category_as_a_topic_error(topic_dir, tmp_path):
     path = write(topic_dir, GOOD.replace('good = ["Science/Birds"]', 'good = ["Science/Bird"]'))
     result = subprocess.run(
-        [sys.executable, "-m", "focused.cli", "train", str(path), "--models", str(tmp_path / "m")],
+        [
+            sys.executable,
+            "-m",
+            "focused.cli.main",
+            "train",
+            str(path),
+            "--models",
+            str(tmp_path / "m"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -188,7 +196,7 @@ def test_thesaurus_syntax_errors_name_the_thesaurus_file(topic_dir):
 def focused_train(path: Path, models: Path) -> str:
     """The one line of ``focused train`` on a bad topic (exit code 2, no traceback)."""
     result = subprocess.run(
-        [sys.executable, "-m", "focused.cli", "train", str(path), "--models", str(models)],
+        [sys.executable, "-m", "focused.cli.main", "train", str(path), "--models", str(models)],
         capture_output=True,
         text=True,
         timeout=120,

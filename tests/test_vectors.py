@@ -29,7 +29,7 @@ from focused.relevance.vectors import (
     WordVectors,
     word_vectors,
 )
-from focused.topic import load_topic
+from focused.topic.files import load_topic
 
 # Two groups of words in two directions of a 3-d space; "banana" and "pharaoh" appear in no
 # example below, only here.

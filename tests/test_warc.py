@@ -15,8 +15,7 @@ from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.test import get_crawler
 from warcio.archiveiterator import ArchiveIterator
 
-from focused import keys
-from focused.cli import main
+from focused.cli.main import main
 from focused.extensions.warc import (
     WarcFiles,
     WarcWriter,
@@ -24,9 +23,10 @@ from focused.extensions.warc import (
     request_record,
     response_record,
 )
-from focused.monitor import reset_crawl
-from focused.webs.bundle import url_key
-from focused.webs.server import ServedWeb, read_log
+from focused.lab.webs.bundle import url_key
+from focused.lab.webs.server import ServedWeb, read_log
+from focused.monitor.snapshot import reset_crawl
+from focused.store import keys
 from tests.conftest import Crawl, wait_for
 
 NAME = re.compile(r"^(?P<crawl>.+)-(\d{17})-(\d{5})-(\d+)~(.+)\.warc\.gz$")

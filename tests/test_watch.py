@@ -20,8 +20,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scrapy.utils.test import get_crawler
 
-from focused import defaults, keys
-from focused.monitor import crawl_snapshot
+from focused import defaults
+from focused.monitor.snapshot import crawl_snapshot
+from focused.store import keys
 from tests.conftest import final_stats, wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -88,7 +89,7 @@ def test_stats_of_two_processes_add_up_in_redis(redis_home, redis_client, crawl_
 def serving(*args: str) -> Iterator[str]:
     """A `focused` server command on a free port; yields the URL of its ready line."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "focused.cli", *args, "--port", "0"],
+        [sys.executable, "-m", "focused.cli.main", *args, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -182,7 +183,7 @@ def test_exporter_and_status_watch_two_processes(crawl, redis_home, redis_client
 
         # `focused status --watch` during the crawl: a couple of refreshes, then Ctrl-C.
         watch = subprocess.Popen(
-            [sys.executable, "-m", "focused.cli", "status", crawl.name, "--watch", "0.3"]
+            [sys.executable, "-m", "focused.cli.main", "status", crawl.name, "--watch", "0.3"]
             + ["--home", str(redis_home)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -374,7 +375,7 @@ def test_readers_need_a_redis_with_crawls(tmp_path):
     for command in ("dashboard", "exporter"):
         home = tmp_path / command
         result = subprocess.run(
-            [sys.executable, "-m", "focused.cli", command, "--home", str(home), "--port", "0"],
+            [sys.executable, "-m", "focused.cli.main", command, "--home", str(home), "--port", "0"],
             capture_output=True,
             text=True,
             timeout=60,
@@ -386,7 +387,7 @@ def test_readers_need_a_redis_with_crawls(tmp_path):
 def test_status_shows_finished_processes_and_harvest(crawl, redis_home, redis_client):
     crawl.run(CLOSESPIDER_ITEMCOUNT=40, FOCUSED_HEARTBEAT_S=1)
     result = subprocess.run(
-        [sys.executable, "-m", "focused.cli", "status", crawl.name, "--home", str(redis_home)],
+        [sys.executable, "-m", "focused.cli.main", "status", crawl.name, "--home", str(redis_home)],
         capture_output=True,
         text=True,
         timeout=60,

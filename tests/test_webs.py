@@ -20,9 +20,9 @@ import pytest
 import requests
 
 from focused.errors import FocusedError
-from focused.webs.bundle import Bundle, url_key, write_bundle
-from focused.webs.generate import DEMO_CATEGORY, generate_web
-from focused.webs.server import ServedWeb, WebServer, read_log, serve
+from focused.lab.webs.bundle import Bundle, url_key, write_bundle
+from focused.lab.webs.generate import DEMO_CATEGORY, generate_web
+from focused.lab.webs.server import ServedWeb, WebServer, read_log, serve
 
 # ../shared/webs/wikispeedia beside the checkout, where there is one.
 WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
@@ -336,7 +336,7 @@ def test_damaged_pages_are_served_byte_for_byte(
 
 def test_webs_import_neither_scrapy_nor_redis() -> None:
     code = (
-        "import sys, focused.webs.server, focused.webs.generate; "
+        "import sys, focused.lab.webs.server, focused.lab.webs.generate; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'redis', 'twisted')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,7 +13,6 @@ import numpy as np
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from focused import keys
 from focused.schedulers.frontier import (
     PAGE_RECORD,
     RedisFrontier,
@@ -21,7 +20,8 @@ from focused.schedulers.frontier import (
     split_url,
     url_record,
 )
-from focused.shards import fetched_per_shard, is_cluster
+from focused.store import keys
+from focused.store.shards import fetched_per_shard, is_cluster
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import redis
 
-from focused import keys
-from focused.connection import held_lock
 from focused.distill.graph import CrawlGraph, read_graph
 from focused.distill.hits import Scores, weighted_hits
 from focused.errors import FocusedError
 from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
+from focused.store import keys
+from focused.store.connection import held_lock
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
 

@@ -3,9 +3,9 @@
 - Harvest: the share of classified pages that are relevant, over this process's last 100
   and 1,000 (``focused/harvest/100``, ``focused/harvest/1000``), next to their mean
   relevance R (``focused/relevance/mean_100``, ``..._1000``).
-- Alarms (:func:`focused.monitor.alarms`): *stagnation* (the frontier runs dry, or the harvest
-  collapses under hard focus) and *diffusion* (soft focus drifting into less relevant pages),
-  each logged once as a warning with its figures and counted as ``focused/alarm/<name>``.
+- Alarms (:func:`focused.monitor.snapshot.alarms`): *stagnation* (the frontier runs dry, or the
+  harvest collapses under hard focus) and *diffusion* (soft focus drifting into less relevant
+  pages), each logged once as a warning with its figures and counted as ``focused/alarm/<name>``.
 - Every LOGSTATS_INTERVAL seconds one log line gives pages, relevant pages, the harvest
   and the frontier's queue depth.
 
@@ -25,11 +25,11 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
-from focused import keys
 from focused.errors import FocusedError
-from focused.monitor import alarms
+from focused.monitor.snapshot import alarms
 from focused.pipelines.classify import relevant_threshold
 from focused.schedulers.scheduler import frontier_for
+from focused.store import keys
 from focused.strategies import strategy_name
 
 if TYPE_CHECKING:

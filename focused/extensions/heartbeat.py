@@ -12,7 +12,7 @@ restarted or surviving process goes on within seconds. When the spider closes th
 records ``finished`` and the close reason, kept for FINISHED_KEEP_S so that readers show how it
 ended.
 
-Readers: :func:`focused.monitor.crawl_snapshot` (``focused status``, the dashboard, the
+Readers: :func:`focused.monitor.snapshot.crawl_snapshot` (``focused status``, the dashboard, the
 exporter).
 """
 
@@ -30,9 +30,9 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
-from focused import keys
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
+from focused.store import keys
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

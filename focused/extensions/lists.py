@@ -1,5 +1,5 @@
-"""ListWriter: seed 004's lists of good hubs and sites (:mod:`focused.lists`), written when a
-crawl ends."""
+"""ListWriter: seed 004's lists of good hubs and sites (:mod:`focused.distill.lists`), written when
+a crawl ends."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from focused.distill.job import distill
+from focused.distill.lists import read_lists, write_lists
 from focused.errors import FocusedError
-from focused.lists import read_lists, write_lists
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
@@ -22,8 +22,8 @@ TOP_HUBS = 10  # distiller hubs in the lists file
 
 
 class ListWriter:
-    """Writes the crawl's good hubs and sites (:mod:`focused.lists`), and the distiller's top 10
-    hubs (as ``focused hubs`` names them), when the spider closes.
+    """Writes the crawl's good hubs and sites (:mod:`focused.distill.lists`), and the distiller's
+    top 10 hubs (as ``focused hubs`` names them), when the spider closes.
 
     Every process of a crawl writes the same file from Redis; the last one to close has the
     whole crawl's counts. Logs how many it wrote and where.

@@ -1,4 +1,5 @@
-"""Maintenance: runs seed 000's maintenance mode (:mod:`focused.revisits`) inside a crawl.
+"""Maintenance: runs seed 000's maintenance mode (:mod:`focused.schedulers.revisits`) inside a
+crawl.
 
 Every second it checks whether ``FOCUSED_REVISIT_EVERY`` pages were fetched since the last
 round (crawl-wide); the process that claims a round queues about ``FOCUSED_REVISIT_SHARE`` of
@@ -15,7 +16,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.revisits import ORDERS, claim_round, revisit_round
+from focused.schedulers.revisits import ORDERS, claim_round, revisit_round
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:

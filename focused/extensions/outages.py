@@ -1,7 +1,7 @@
 """RedisOutages: the Redis outages a crawl process sees, in its stats.
 
-Every Redis client of the project retries through :class:`focused.connection.OutageRetry`,
-which reports each attempt to the process's :data:`focused.connection.OUTAGES`; this extension
+Every Redis client of the project retries through :class:`focused.store.connection.OutageRetry`,
+which reports each attempt to the process's :data:`focused.store.connection.OUTAGES`; this extension
 listens to it for the crawl. Stats: ``focused/redis/outages`` (outages begun) and
 ``focused/redis/outage_s`` (their seconds, added as each ends; at the close, the seconds of one
 still going on, as when the crawl stops for it with reason ``focused_redis_lost``). Short
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from focused.connection import OUTAGES, Outages
+from focused.store.connection import OUTAGES, Outages
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class RedisOutages:
-    """Counts :data:`~focused.connection.OUTAGES`'s outages in the crawler's stats while its
+    """Counts :data:`~focused.store.connection.OUTAGES`'s outages in the crawler's stats while its
     spider is open."""
 
     def __init__(self, stats: StatsCollector, outages: Outages = OUTAGES):

@@ -22,12 +22,12 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from twisted.internet import task
 
-from focused import keys
-from focused.connection import held_lock
 from focused.errors import FocusedError
 from focused.schedulers.frontier import Link
 from focused.schedulers.scheduler import frontier_for
-from focused.topic import is_seed_url
+from focused.store import keys
+from focused.store.connection import held_lock
+from focused.topic.files import is_seed_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
-from focused import keys
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
+from focused.store import keys
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -14,8 +14,8 @@ identical-payload-digest, pointing at its original response record (``WARC-Refer
 ``-Target-URI``, ``-Date``) when that record was written by this crawl and holds the same bytes
 (the duplicates pipeline compares texts, not bytes: a page whose markup changed is a new
 ``response`` record). So each response record writes the crawl's ``warc`` hash in Redis
-(:mod:`focused.keys`): URL fingerprint -> ``"<record id> <WARC-Date> <payload digest>"``, which
-``focused reset --keep-known`` keeps for the next run.
+(:mod:`focused.store.keys`): URL fingerprint -> ``"<record id> <WARC-Date> <payload digest>"``,
+which ``focused reset --keep-known`` keeps for the next run.
 
 The stored body is Scrapy's ``response.body``: HttpCompressionMiddleware has already decoded
 it (and dropped the Content-Encoding it undid; one it could not undo is kept, as the body still
@@ -56,12 +56,12 @@ from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
 
 import focused
-from focused import keys
-from focused.connection import home_dir
 from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import UNCHANGED
 from focused.schedulers.frontier import fingerprint
 from focused.schedulers.scheduler import crawl_name, frontier_for
+from focused.store import keys
+from focused.store.connection import home_dir
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from focused.content import main_text
 from focused.errors import FocusedError, TopicError, exit_on_user_error
 from focused.relevance.centroid import read_examples
+from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.store import (
@@ -28,7 +28,7 @@ from focused.relevance.vectors import (
     vectors_installed,
 )
 from focused.strategies import link_score_for, strategy_name
-from focused.topic import Topic
+from focused.topic.files import Topic
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -6,7 +6,7 @@ A fetched page is a duplicate when
   and Unicode forms do not count) is that of another URL fetched before in this crawl, or
 - its URL was fetched before in this crawl and came back with the same ``Last-Modified``
   (a lease that ran out while the first fetch was still being processed), or
-- it is a *revisit* (maintenance mode, :mod:`focused.revisits`) and came back with the
+- it is a *revisit* (maintenance mode, :mod:`focused.schedulers.revisits`) and came back with the
   text or the ``Last-Modified`` it had: ``bad = "unchanged"``, acknowledged as such, not
   classified again; a revisit that changed is classified again and its new links queued, or
 - its URL is *known* from an earlier run of the crawl (``focused reset NAME --keep-known``)
@@ -26,7 +26,7 @@ crawl's Redis stats) and queues none of its links. Stats: ``focused/pages/duplic
 reason ``focused/duplicate/text``, ``focused/duplicate/last_modified`` and
 ``focused/duplicate/known``.
 
-Redis (see :mod:`focused.keys`): ``checksums`` maps each text checksum to the fingerprint of
+Redis (see :mod:`focused.store.keys`): ``checksums`` maps each text checksum to the fingerprint of
 the first URL fetched with it, ``modified`` each URL fingerprint to its latest
 ``Last-Modified``, ``known`` each URL fingerprint of earlier runs to its checksum and
 ``Last-Modified``. One Lua script call per page checks and records them, atomically across
@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from focused import keys
-from focused.connection import retrying
 from focused.errors import FocusedError, exit_on_user_error
 from focused.relevance.preprocess import text_checksum
 from focused.schedulers.frontier import fingerprint
 from focused.schedulers.scheduler import frontier_for
+from focused.store import keys
+from focused.store.connection import retrying
 
 if TYPE_CHECKING:
     import redis

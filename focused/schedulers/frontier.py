@@ -68,10 +68,10 @@ from typing import Any, Protocol
 import redis
 from w3lib.url import canonicalize_url
 
-from focused import keys
-from focused.connection import retrying
 from focused.errors import FocusedError
-from focused.shards import add_up, crawl_shards, host_hash
+from focused.store import keys
+from focused.store.connection import retrying
+from focused.store.shards import add_up, crawl_shards, host_hash
 from focused.urls import CANONICAL, BadURL, clean_url
 from focused.urls import origin as url_origin
 
@@ -221,12 +221,12 @@ def unpack_score(packed: int) -> tuple[int, float]:
     return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
 
 
-# Every script runs on one shard (``focused.shards``): KEYS[1] is its key prefix, ARGV[1] its
+# Every script runs on one shard (``focused.store.shards``): KEYS[1] is its key prefix, ARGV[1] its
 # index and the number of shards ("0 1" on one server), ARGV[2] and ARGV[3] the host
 # concurrency and delay.
 _LUA_COMMON = """
 local P = KEYS[1]
--- This shard's index and the crawl's number of shards (1 on one server; ``focused.shards``).
+-- This shard's index and the crawl's number of shards (1 on one server; ``focused.store.shards``).
 local SHARD, SHARDS = string.match(ARGV[1], '^(%%d+) (%%d+)$')
 SHARD, SHARDS = tonumber(SHARD), tonumber(SHARDS)
 local CONC = tonumber(ARGV[2])
@@ -939,8 +939,8 @@ class RedisFrontier:
         A page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
         into the census, and its links to other servers into the crawl graph. A relevant page
         counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
-        of good sites and hubs, :mod:`focused.lists`). Returns (fetch order, 0 for failed; new
-        URLs queued).
+        of good sites and hubs, :mod:`focused.distill.lists`). Returns (fetch order, 0 for failed;
+        new URLs queued).
 
         On several shards the call goes to the shard of the URL's host with the links to hosts
         of that shard; the links to other shards' hosts are kept in its ``outbox`` in the same
@@ -1062,7 +1062,7 @@ class RedisFrontier:
         """Queue known URLs again (past the seen set), marked as revisits, at ``score``.
 
         A URL already queued is left as it is. Returns how many were queued, also counted as
-        ``revisits`` in the crawl's stats (maintenance mode, :mod:`focused.revisits`).
+        ``revisits`` in the crawl's stats (maintenance mode, :mod:`focused.schedulers.revisits`).
         """
         triples = []
         for url in urls:

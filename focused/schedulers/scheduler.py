@@ -41,13 +41,13 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.defer import deferred_from_coro
 
-from focused import keys
-from focused.connection import from_settings
 from focused.errors import REDIS_LOST, FocusedError, exit_on_user_error
 from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
+from focused.store import keys
+from focused.store.connection import from_settings
 from focused.strategies import strategy_class, strategy_name
-from focused.topic import NAME_RE
+from focused.topic.files import NAME_RE
 from focused.urls import BadURL
 
 if TYPE_CHECKING:

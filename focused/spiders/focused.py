@@ -45,14 +45,14 @@ from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 from twisted.web.http import PotentialDataLoss, _DataLoss
 
+from focused.distill.lists import list_seeds, lists_path
 from focused.errors import FocusedError, exit_on_user_error
 from focused.items import META, PageItem
-from focused.lists import list_seeds, lists_path
 from focused.middlewares.addresses import ForbiddenAddress
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
 from focused.strategies import link_score_for, strategy_class, strategy_name
-from focused.topic import PREVIOUS, Topic, load_topic, load_topic_text
+from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.urls import BadURL, clean_url
 
 if sys.version_info >= (3, 14):

@@ -22,7 +22,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from focused.errors import FocusedError
-from focused.topic import LINK_SCORES, STRATEGY_NAMES, Topic
+from focused.topic.files import LINK_SCORES, STRATEGY_NAMES, Topic
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from focused.learning import SharedLinkModel
     from focused.schedulers.frontier import Link, RedisFrontier
+    from focused.strategies.learning import SharedLinkModel
 
 TRIM_SHARE = 8  # trim once the links handed over since the last trim reach 1/8 of the cap
 

@@ -10,9 +10,9 @@ Seed 000's two modes:
 one more): ``content`` (R of the page, seed 000), ``anchor`` (R of the anchor text), ``both``
 (their mean) or ``context`` (the geometric mean of R of the anchor text and R of the anchor
 with the words around it; the classifier pipeline computes it). With a ``learner`` (the
-crawl's online link model, :mod:`focused.learning`) the estimate is one feature of the link's
-priority, which the learner blends with what it has learned from the pages fetched so far; the
-strategy feeds it each fetched page through ``learn``. Links whose URL matches ``drop_urls``
+crawl's online link model, :mod:`focused.strategies.learning`) the estimate is one feature of the
+link's priority, which the learner blends with what it has learned from the pages fetched so far;
+the strategy feeds it each fetched page through ``learn``. Links whose URL matches ``drop_urls``
 (seed 004: forums and blogs) never enter, whatever the strategy; they are filtered here,
 before the frontier's round trip, and counted in ``dropped``.
 """
@@ -23,10 +23,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
-from focused.learning import SharedLinkModel
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.schedulers.frontier import Link
-from focused.topic import LINK_SCORES
+from focused.strategies.learning import SharedLinkModel
+from focused.topic.files import LINK_SCORES
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

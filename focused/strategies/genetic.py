@@ -48,8 +48,6 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 from scipy import sparse
 
-from focused import keys
-from focused.connection import held_lock
 from focused.distill.graph import binary_client
 from focused.errors import FocusedError
 from focused.relevance.linkmodel import LinkContext
@@ -61,6 +59,8 @@ from focused.schedulers.frontier import (
     split_url,
     unpack_score,
 )
+from focused.store import keys
+from focused.store.connection import held_lock
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:

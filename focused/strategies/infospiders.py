@@ -27,7 +27,7 @@ queued it, so the page it leads to is that agent's:
   agent picked by the page's fingerprint (counted as ``adopted``), which also queues the
   out-links of a page whose agent has just died.
 
-Across processes: energies, weights and records live in Redis (``focused/keys.py``:
+Across processes: energies, weights and records live in Redis (``focused/store/keys.py``:
 ``isp:*``). A page's crediting, energy change and the split-or-die decision are one Lua
 call, so two processes never split or kill one agent twice. Weights are updated locally and
 merged every ``sync_every`` pages and at close by adding each process's change since its
@@ -58,10 +58,10 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from focused import keys
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import Link, fingerprint
-from focused.shards import is_cluster
+from focused.store import keys
+from focused.store.shards import is_cluster
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:

@@ -1,0 +1,108 @@
+"""``focused export NAME``: the pages a crawl has fetched, from Redis, as JSON lines.
+
+Every URL acknowledged in the frontier has a record in the crawl's ``url:`` hashes (fetch order
+n -> the URL, and for a classified page ``URL TAB R TAB category``; :mod:`focused.store.keys`),
+written in the same script call as the acknowledgement. So this export holds every page the crawl
+has fetched, however its processes ended (a killed one's feed may lack the item it was writing),
+and it can run at any time, while the crawl runs too. It reads only: one HGETALL per 512 pages
+of a shard, each shard's pages up to its ``fetched`` count at the start, all in fetch order.
+
+Each line has the feed's field names for what Redis keeps: ``url`` and ``order``, and for a
+classified page ``relevance``, ``category`` and ``relevant`` (R against the threshold the
+crawl recorded in ``meta``). Pages not classified (bad, duplicates, redirects) have the first
+two only; the rest of a page (its text, title, parent) is in the feed and the WARC files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import nullcontext
+from pathlib import Path
+from typing import IO, Any
+
+import redis
+
+from focused.errors import FocusedError
+from focused.schedulers.frontier import url_record
+from focused.store import keys
+from focused.store.shards import Shards, crawl_shards, fetched_per_shard
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="crawl name")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="where to write the JSON lines (default: stdout)"
+    )
+
+
+def fetched_pages(client: redis.Redis, crawl: str) -> Iterator[dict[str, Any]]:
+    """The crawl's fetched pages in fetch order, with the feed's fields Redis has (module doc).
+    A FocusedError at once if there is no such crawl."""
+    prefix = keys.prefix(crawl)
+    pipe = client.pipeline(transaction=False)
+    pipe.exists(prefix + keys.STATS)
+    pipe.hget(prefix + keys.META, "threshold")
+    exists, threshold = pipe.execute()
+    if not exists:
+        raise FocusedError(f"no crawl named {crawl!r} in this Redis")
+    shards = crawl_shards(client, crawl)
+    return _pages(client, shards, fetched_per_shard(client, shards), threshold)
+
+
+def _pages(
+    client: redis.Redis, shards: Shards, fetched: list[int], threshold: str | None
+) -> Iterator[dict[str, Any]]:
+    # Bucket b of every shard together holds a run of consecutive fetch orders.
+    for bucket in range(max(fetched) // keys.URL_BUCKET + 1):
+        pipe = client.pipeline(transaction=False)
+        for prefix in shards.prefixes:
+            pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
+        found = [
+            (order, records[str(order)])
+            for shard, records in enumerate(pipe.execute())
+            for order in shards.orders(shard, fetched[shard], bucket)
+            if str(order) in records
+        ]
+        for order, record in sorted(found):
+            yield page(order, record, threshold)
+
+
+def page(order: int, record: str, threshold: str | None) -> dict[str, Any]:
+    """One ``url:`` record as a feed item."""
+    url, relevance, category = url_record(record)
+    item: dict[str, Any] = {"url": url, "order": order}
+    if relevance is not None:
+        item["relevance"] = relevance
+        if threshold is not None:
+            item["relevant"] = relevance >= float(threshold)
+        item["category"] = category or None
+    return item
+
+
+def write_lines(pages: Iterator[dict[str, Any]], out: IO[str]) -> int:
+    """Write ``pages`` to ``out``, one JSON object a line; returns how many."""
+    count = 0
+    for item in pages:
+        out.write(json.dumps(item, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def run(args: argparse.Namespace) -> int:
+    from focused.store.connection import connect_existing
+
+    client, where = connect_existing(args.redis_url, args.home)
+    print(f"reading {where}", file=sys.stderr)
+    pages = fetched_pages(client, args.name)
+    path = Path(args.output) if args.output else None
+    try:
+        target = path.open("w", encoding="utf-8") if path else nullcontext(sys.stdout)
+    except OSError as exc:
+        raise FocusedError(f"-o {path}: {exc.strerror}") from None
+    with target as out:
+        count = write_lines(pages, out)
+    print(f"wrote {count} pages of crawl {args.name!r} to {path or 'stdout'}", file=sys.stderr)
+    return 0

@@ -1,0 +1,499 @@
+"""The ``focused`` command: everything around a crawl (the crawl itself is ``scrapy crawl``).
+
+It parses arguments and calls library code. Problems the user can fix are one line on stderr
+and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+
+from focused.errors import FocusedError
+
+
+def _client(args: argparse.Namespace):  # noqa: ANN202 - redis.Redis, imported lazily
+    from focused.store.connection import connect
+
+    return connect(args.redis_url, args.home)
+
+
+def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imported lazily
+    """The client of a read-only command, which never makes an embedded Redis where none was,
+    and the line that names the Redis it reads, printed here: on stderr with --json (stdout
+    stays JSON), else as the first line."""
+    from focused.store.connection import connect_existing
+
+    client, where = connect_existing(args.redis_url, args.home)
+    line = f"reading {where}"
+    print(line, file=sys.stderr if args.json else sys.stdout)
+    return client, line
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from focused.pipelines.classify import topic_model
+    from focused.topic.files import load_topic
+
+    topic = load_topic(args.topic)
+    started = time.perf_counter()
+    model = topic_model(topic, args.models)
+    print(
+        f"{topic.name}: {topic.method} model {type(model).__name__} ready in "
+        f"{time.perf_counter() - started:.1f} s (saved under {args.models}/)"
+    )
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from focused.monitor.snapshot import crawl_names, crawl_snapshot, format_status
+
+    client, source = _reader(args)
+    if not args.name:
+        names = crawl_names(client)
+        print("\n".join(names) if names else "no crawls in this Redis")
+        return 0
+    while True:
+        snapshot = crawl_snapshot(client, args.name)
+        if not snapshot:
+            raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+        if args.json:
+            print(json.dumps(snapshot), flush=True)
+        else:
+            if args.watch:  # a terminal is cleared; a pipe gets one block per refresh
+                top = "\033[2J\033[H" if sys.stdout.isatty() else "\n"
+                print(f"{top}{time.strftime('%H:%M:%S')}, every {args.watch:g} s (Ctrl-C stops)")
+                print(source)
+            print(format_status(snapshot), flush=True)
+        if not args.watch:
+            return 0
+        time.sleep(args.watch)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from focused.monitor.snapshot import crawl_snapshot, format_report, plot_harvest
+
+    client, _ = _reader(args)
+    report = crawl_snapshot(client, args.name)
+    if not report:
+        raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+    png = args.png or f"{args.name}-harvest.png"
+    points = [(p["pages"], p["harvest_100"]) for p in report["curve"]]
+    if points:
+        plot_harvest(
+            {args.name: points}, png, f"Harvest of {args.name} (share relevant, per 100 pages)"
+        )
+        report["plot"] = png
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    from focused.store import keys
+    from focused.topic.files import is_seed_url, url_lines
+
+    urls = list(args.urls)
+    if args.file:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise FocusedError(f"{args.file}: {exc.strerror}") from None
+        urls += [url for _, url in url_lines(text)]  # the format of a topic's seeds_file
+    bad = [url for url in urls if not is_seed_url(url)]
+    if bad:
+        raise FocusedError(f"not an http(s) URL: {bad[0]!r} (nothing was pushed)")
+    if not urls:
+        raise FocusedError("no URLs: give them as arguments or with --file")
+    key = keys.prefix(args.name) + keys.START_URLS
+    waiting = _client(args).rpush(key, *urls)
+    print(
+        f"pushed {len(urls)} URLs to {key} ({waiting} waiting): a running crawl moves them "
+        "into its frontier within seconds, else the next `scrapy crawl` of it at its start"
+    )
+    return 0
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from focused.monitor import dashboard
+    from focused.store.connection import connect_existing
+
+    return dashboard.run(*connect_existing(args.redis_url, args.home), args.host, args.port)
+
+
+def cmd_exporter(args: argparse.Namespace) -> int:
+    from focused.monitor import metrics
+    from focused.store.connection import connect_existing
+
+    return metrics.run(*connect_existing(args.redis_url, args.home), args.host, args.port)
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from focused.monitor.snapshot import reset_crawl
+    from focused.store import keys
+
+    client = _client(args)
+    print(f"deleted {reset_crawl(client, args.name, args.keep_known)} keys of crawl {args.name!r}")
+    if args.keep_known:
+        known = client.hlen(keys.prefix(args.name) + keys.KNOWN)
+        print(f"kept {known} known pages: the next run skips those that come back unchanged")
+    return 0
+
+
+def cmd_hubs(args: argparse.Namespace) -> int:
+    from focused.distill.job import crawl_frontier, distill
+    from focused.distill.report import as_json, format_result
+
+    client, _ = _reader(args)
+    frontier = crawl_frontier(client, args.name)
+    result = distill(frontier, authority_share=args.authority_share, boost=None, top=args.top)
+    print(json.dumps(as_json(args.name, result)) if args.json else format_result(args.name, result))
+    return 0
+
+
+def cmd_distill(args: argparse.Namespace) -> int:
+    from focused.distill.job import crawl_frontier, distill_locked
+    from focused.distill.report import as_json, format_result
+
+    frontier = crawl_frontier(_client(args), args.name)
+    result = distill_locked(
+        frontier,
+        authority_share=args.authority_share,
+        top_hubs=args.hubs,
+        boost=args.boost,
+        top=args.top,
+    )
+    if result is None:
+        raise FocusedError(f"another process is distilling crawl {args.name!r}; try again later")
+    if args.json:
+        print(json.dumps(as_json(args.name, result)))
+    else:
+        print(format_result(args.name, result))
+        print(
+            f"re-boosted {result.reboosted} of {result.neglected} queued neighbours of the "
+            f"top {args.hubs} hubs to {args.boost}"
+        )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from focused.cli import export
+
+    return export.run(args)
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from focused.cli import scrapyd
+
+    return scrapyd.run(args)
+
+
+def cmd_redis_serve(args: argparse.Namespace) -> int:
+    from focused.store import server
+
+    return server.run(args)
+
+
+def cmd_redis_cluster(args: argparse.Namespace) -> int:
+    from focused.store import cluster
+
+    return cluster.run(args)
+
+
+def cmd_web_serve(args: argparse.Namespace) -> int:
+    from focused.lab.webs import server
+
+    return server.run(args)
+
+
+def cmd_web_generate(args: argparse.Namespace) -> int:
+    from focused.lab.webs import generate
+
+    return generate.run(args)
+
+
+def cmd_web_from_warc(args: argparse.Namespace) -> int:
+    from focused.lab.webs import capture
+
+    return capture.run_from_warc(args)
+
+
+def cmd_web_from_pages(args: argparse.Namespace) -> int:
+    from focused.lab.webs import capture
+
+    return capture.run_from_pages(args)
+
+
+def cmd_taxonomy_from_labels(args: argparse.Namespace) -> int:
+    from focused.lab.webs import labels
+
+    return labels.run(args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from focused.lab.demo import run_demo
+
+    return run_demo(args.pages, args.home, args.set)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from focused.lab import evaluation
+
+    return evaluation.run(args)
+
+
+def _lazy(target: str) -> Callable[[argparse.ArgumentParser], None]:
+    """A command's argument builder named ``module:function``, imported only when needed."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        module, _, function = target.partition(":")
+        getattr(import_module(module), function)(parser)
+
+    return add
+
+
+def _command_words(argv: list[str] | None) -> list[str]:
+    """The leading words of a command line (``web serve``...): the command that will run."""
+    words = []
+    for word in sys.argv[1:] if argv is None else argv:
+        if word.startswith("-"):
+            break
+        words.append(word)
+    return words
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``focused``; only the command named in ``argv`` gets its arguments (and
+    imports the modules that define them), so ``focused --help`` and ``focused status`` start
+    without loading scikit-learn, Scrapy or the evaluation code."""
+    from focused import defaults
+    from focused.cli.options import add_settings_argument
+
+    chosen = _command_words(argv)
+    parser = argparse.ArgumentParser(
+        prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(
+        name: str,
+        run: Callable[[argparse.Namespace], int] | None,
+        help: str,
+        parent: argparse._SubParsersAction = commands,
+        arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+        path: tuple[str, ...] = (),
+    ) -> argparse.ArgumentParser:
+        sub = parent.add_parser(name, help=help, description=help)
+        if run is not None:  # None: a group whose subcommands set their own
+            sub.set_defaults(run=run)
+        if arguments is not None and list((*path, name)) == chosen[: len(path) + 1]:
+            arguments(sub)
+        return sub
+
+    def redis_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--redis-url",
+            help="Redis URL (default: $FOCUSED_REDIS_URL, else the embedded Redis in FOCUSED_HOME)",
+        )
+        sub.add_argument(
+            "--home", help="folder of the embedded Redis (default: $FOCUSED_HOME, else .focused)"
+        )
+
+    sub = command("train", cmd_train, "train (or load) the relevance model of a topic file")
+    sub.add_argument("topic", help="topic file (TOML)")
+    sub.add_argument("--models", default="models", help="folder of saved models")
+
+    sub = command("status", cmd_status, "queue depth and harvest of a crawl, from Redis")
+    sub.add_argument("name", nargs="?", help="crawl name (the topic's name); none: list crawls")
+    sub.add_argument("--json", action="store_true", help="one JSON object per refresh")
+    sub.add_argument("--watch", type=float, metavar="SECONDS", help="refresh every SECONDS")
+    redis_options(sub)
+
+    sub = command("report", cmd_report, "census, num_tries, harvest curve and alarms of a crawl")
+    sub.add_argument("name", help="crawl name")
+    sub.add_argument("--png", help="where to write the harvest curve (default NAME-harvest.png)")
+    sub.add_argument("--json", action="store_true", help="the report as one JSON object")
+    redis_options(sub)
+
+    for name, run, help, port in (
+        ("dashboard", cmd_dashboard, "a self-refreshing web page of every crawl in a Redis", 8090),
+        ("exporter", cmd_exporter, "Prometheus metrics of every crawl in a Redis", 9410),
+    ):
+        sub = command(name, run, f"{help} (reads Redis only)")
+        sub.add_argument(
+            "--host",
+            default="127.0.0.1",
+            help="address to serve on (default %(default)s; another one shows the crawls to "
+            "anyone who can reach it)",
+        )
+        sub.add_argument("--port", type=int, default=port, help="port (default %(default)s)")
+        redis_options(sub)
+
+    def distill_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("name", help="crawl name")
+        sub.add_argument("--top", type=int, default=10, help="hubs and authorities to show")
+        sub.add_argument(
+            "--authority-share",
+            type=float,
+            default=defaults.FOCUSED_DISTILL_AUTHORITY_SHARE,
+            help="share of the most relevant pages that are authorities (default %(default)s)",
+        )
+        sub.add_argument("--json", action="store_true", help="the result as one JSON object")
+        redis_options(sub)
+
+    distill_options(
+        command("hubs", cmd_hubs, "the best hubs and authorities of a crawl (reads only)")
+    )
+    sub = command("distill", cmd_distill, "score hubs and re-boost their neglected neighbours, now")
+    distill_options(sub)
+    sub.add_argument(
+        "--hubs",
+        type=int,
+        default=10,
+        help="top hubs whose queued neighbours are raised (default %(default)s, seed 000's; "
+        "inside a crawl FOCUSED_DISTILL_HUBS, 0 by default)",
+    )
+    sub.add_argument(
+        "--boost",
+        type=float,
+        default=defaults.FOCUSED_DISTILL_BOOST,
+        help="score they are raised to (default %(default)s)",
+    )
+
+    sub = command(
+        "seed", cmd_seed, "push seed URLs into a crawl, running or not (its start_urls list)"
+    )
+    sub.add_argument("name", help="crawl name")
+    sub.add_argument("urls", nargs="*", metavar="URL", help="http(s) URLs")
+    sub.add_argument("--file", help="a file of URLs, one a line (# comments)")
+    redis_options(sub)
+
+    sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
+    sub.add_argument("name", help="crawl name")
+    sub.add_argument(
+        "--keep-known",
+        action="store_true",
+        help="keep the fetched pages' text checksums and Last-Modified: the next run skips "
+        "pages that come back unchanged (seed 004)",
+    )
+    redis_options(sub)
+
+    sub = command(
+        "export",
+        cmd_export,
+        "the pages a crawl has fetched, from Redis, as JSON lines (any time; reads only)",
+        arguments=_lazy("focused.cli.export:add_arguments"),
+    )
+    redis_options(sub)
+
+    command(
+        "schedule",
+        cmd_schedule,
+        "schedule one crawl per topic file on scrapyd",
+        arguments=_lazy("focused.cli.scrapyd:add_arguments"),
+    )
+
+    redis_group = command("redis", None, "a Redis server for crawls that share one")
+    redis_commands = redis_group.add_subparsers(
+        dest="redis_command", required=True, metavar="COMMAND"
+    )
+    command(
+        "serve",
+        cmd_redis_serve,
+        "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
+        "and stops it",
+        redis_commands,
+        _lazy("focused.store.server:add_arguments"),
+        ("redis",),
+    )
+    command(
+        "cluster",
+        cmd_redis_cluster,
+        "run a Redis Cluster (3 masters) on this machine in the foreground, with its data in "
+        "FOCUSED_HOME; Ctrl-C saves and stops it",
+        redis_commands,
+        _lazy("focused.store.cluster:add_arguments"),
+        ("redis",),
+    )
+
+    web = command("web", None, "offline webs: serve, generate or capture a bundle")
+    web_commands = web.add_subparsers(dest="web_command", required=True, metavar="COMMAND")
+    for name, run, help, arguments in (
+        (
+            "serve",
+            cmd_web_serve,
+            "serve a bundle on 127.0.0.1 (proxy and Host header)",
+            "focused.lab.webs.server:add_arguments",
+        ),
+        (
+            "generate",
+            cmd_web_generate,
+            "generate a synthetic topical web bundle (--hostile: with every hostile case)",
+            "focused.lab.webs.generate:add_arguments",
+        ),
+        (
+            "from-warc",
+            cmd_web_from_warc,
+            "make a bundle of the HTTP responses in WARC files",
+            "focused.lab.webs.capture:add_from_warc_arguments",
+        ),
+        (
+            "from-pages",
+            cmd_web_from_pages,
+            "make a bundle of a folder of saved pages (e.g. wget -r)",
+            "focused.lab.webs.capture:add_from_pages_arguments",
+        ),
+    ):
+        command(name, run, help, web_commands, _lazy(arguments), ("web",))
+
+    taxonomy = command("taxonomy", None, "taxonomy folders of example documents")
+    taxonomy_commands = taxonomy.add_subparsers(
+        dest="taxonomy_command", required=True, metavar="COMMAND"
+    )
+    command(
+        "from-labels",
+        cmd_taxonomy_from_labels,
+        "build a taxonomy folder from a labelled bundle (labels.tsv)",
+        taxonomy_commands,
+        _lazy("focused.lab.webs.labels:add_arguments"),
+        ("taxonomy",),
+    )
+
+    sub = command("demo", cmd_demo, "crawl a synthetic web: soft focus against breadth-first")
+    sub.add_argument("--pages", type=int, default=500, help="pages per crawler (default 500)")
+    sub.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
+    add_settings_argument(sub, "a Scrapy setting for both crawls (repeatable)")
+
+    command(
+        "evaluate",
+        cmd_evaluate,
+        "compare crawlers on a labelled offline web (seed 003)",
+        arguments=_lazy("focused.lab.evaluation:add_arguments"),
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    args = build_parser(argv).parse_args(argv)
+    try:
+        return args.run(args)
+    except FocusedError as exc:
+        print(f"focused: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`focused status NAME | head -3`): stop quietly. Python flushes
+        # stdout again at exit, so point it at /dev/null first (the `signal` docs' recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

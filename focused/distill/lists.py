@@ -1,0 +1,93 @@
+"""Seed 004's lists of good hubs and good sites, kept from one run for the next.
+
+During a crawl the frontier counts, in Redis, the relevant pages fetched from each site and
+the relevant pages reached by each page's links, and keeps the hub score (links to other
+sites per word of content) of pages that reach FOCUSED_HUB_MIN_SCORE. At the end of a crawl
+:class:`~focused.extensions.lists.ListWriter` writes the hubs and sites through which at least
+FOCUSED_LIST_MIN_RELEVANT relevant pages were found to ``FOCUSED_LISTS_DIR/<crawl>.json``;
+a topic file's ``seeds_from = "previous"`` (or a path to such a file) starts the next run
+from them as well as from its seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from focused.errors import FocusedError
+from focused.schedulers.frontier import page_urls
+from focused.store import keys
+from focused.store.shards import add_up, crawl_shards
+
+
+def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
+    """The crawl's good hubs and sites, most relevant pages found first (every shard's)."""
+    shards = crawl_shards(client, crawl).prefixes
+    pipe = client.pipeline(transaction=False)
+    for prefix in shards:
+        pipe.zrange(prefix + keys.HUB_SCORES, 0, -1, withscores=True)
+        pipe.hgetall(prefix + keys.SITES)
+    replies = pipe.execute()
+    hubs = [hub for shard_hubs in replies[::2] for hub in shard_hubs]  # fetch orders: disjoint
+    orders = [order for order, _ in hubs]
+    # A page's relevant children are counted in the shards they were fetched from.
+    pipe = client.pipeline(transaction=False)
+    for prefix in shards:
+        pipe.hmget(prefix + keys.FOUND, orders)
+    counts = pipe.execute() if hubs else []
+    found = [sum(int(n or 0) for n in per_shard) for per_shard in zip(*counts, strict=True)]
+    good = [
+        (order, score, n) for (order, score), n in zip(hubs, found, strict=True)
+        if n and n >= min_relevant
+    ]  # fmt: skip
+    urls = page_urls(client, crawl, [order for order, _, _ in good])
+    sites = [
+        (site, int(n)) for site, n in add_up(replies[1::2]).items() if int(n) >= min_relevant
+    ]  # fmt: skip
+    return {
+        "crawl": crawl,
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "min_relevant": min_relevant,
+        "hubs": sorted(
+            (
+                {"url": url, "hub_score": round(score, 4), "relevant_found": n}
+                for url, (_, score, n) in zip(urls, good, strict=True)
+            ),
+            key=lambda hub: (-hub["relevant_found"], -hub["hub_score"], hub["url"]),
+        ),
+        "sites": [
+            {"site": site, "relevant": n} for site, n in sorted(sites, key=lambda s: (-s[1], s[0]))
+        ],
+    }
+
+
+def lists_path(folder: str | Path, crawl: str) -> Path:
+    return Path(folder) / f"{crawl}.json"
+
+
+def write_lists(lists: dict[str, Any], folder: str | Path) -> Path:
+    path = lists_path(folder, lists["crawl"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Readers never see half a file, and processes of one crawl closing at once (each writes
+    # the crawl's lists) never share a partial file.
+    partial = path.with_suffix(f".json.{os.getpid()}.part")
+    partial.write_text(json.dumps(lists, indent=1) + "\n")
+    partial.replace(path)
+    return path
+
+
+def list_seeds(path: Path) -> list[str]:
+    """Seed URLs from a lists file: its good hubs, the distiller's top hubs, then its good
+    sites' home pages."""
+    try:
+        lists = json.loads(path.read_text())
+        hubs = lists["hubs"] + lists.get("top_hubs", [])
+        urls = [hub["url"] for hub in hubs] + [s["site"] + "/" for s in lists["sites"]]
+        return list(dict.fromkeys(urls))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FocusedError(f"{path}: not a lists file of `focused` ({exc})") from None

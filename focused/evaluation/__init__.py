@@ -1,5 +1,0 @@
-"""Evaluation of crawlers on labelled offline webs (seed 003): ``focused evaluate``."""
-
-from focused.evaluation.evaluate import add_arguments, evaluate, run
-
-__all__ = ["add_arguments", "evaluate", "run"]

@@ -1,0 +1,353 @@
+"""``focused evaluate``: seed 003's evaluation framework on a labelled offline web.
+
+Every crawler but the oracle is a real ``scrapy crawl focused`` through the served bundle, and
+every figure comes from what the server served (its log). Per topic: the crawlers' harvest,
+target recall, share of the oracle's finds, similarity to the topic's examples, CPU per page
+and pages per second; the crawl's own harvest (what its feed calls relevant) and how far that
+is from the true one; the topic's difficulty; averages over the topics; PNG curves. The topics
+are a task set (:data:`focused.lab.evaluation.tasks.TASK_SETS`): the development topics, the
+validation categories, or categories given. A crawler whose topic file or model cannot load
+for a topic is not run there, and the report says why in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from focused import defaults
+from focused.cli.options import add_settings_argument, parse_settings
+from focused.errors import FocusedError
+from focused.lab.evaluation.graph import WebGraph
+from focused.lab.evaluation.oracle import oracle_order
+from focused.lab.evaluation.plots import plot_curves
+from focused.lab.evaluation.report import averages, not_run_lines, tables, write_json
+from focused.lab.evaluation.run import (
+    CRAWLERS,
+    DEFAULT_CRAWLERS,
+    DEFAULT_SETTINGS,
+    CrawlRun,
+    crawl,
+    main_text_view,
+    prepare,
+    slug,
+)
+from focused.lab.evaluation.score import (
+    claimed_relevant,
+    counted_pages,
+    measure,
+    served_order,
+    steps,
+)
+from focused.lab.evaluation.tasks import (
+    TASK_SETS,
+    VALIDATION_CATEGORIES,
+    Task,
+    difficulty,
+    load_tasks,
+    parse_seeds_option,
+)
+from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.server import read_log
+from focused.relevance.centroid import CentroidModel
+
+__all__ = ["add_arguments", "evaluate", "run"]
+
+ORACLE = "oracle"
+ALL_CRAWLERS = (*CRAWLERS, ORACLE)
+DEFAULT = (*DEFAULT_CRAWLERS, ORACLE)
+
+
+def _similarity(graph: WebGraph, task: Task) -> Any:
+    """Cosine of pages to the centroid of the topic's training pages, cached per page."""
+    model = CentroidModel().fit([graph.texts.get(url_key(url), "") for url in task.training])
+    cache: dict[str, float] = {}
+
+    def similarity(keys: Sequence[str]) -> list[float]:
+        missing = [k for k in dict.fromkeys(keys) if k not in cache]
+        if missing:
+            values = model.relevance([graph.texts.get(k, "") for k in missing])
+            cache.update(zip(missing, values.tolist(), strict=True))
+        return [cache[k] for k in keys]
+
+    return similarity
+
+
+def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], dict[str, Any]]:
+    """The counted pages of a crawl and its cost figures."""
+    order = served_order(run.log)
+    fetched = len(order)  # every page the crawl paid for, seeds and training pages included
+    figures = {
+        "exit_code": run.exit_code,
+        "served": fetched,
+        "seconds": run.seconds,
+        "cpu_seconds": run.cpu_seconds,
+        "cpu_per_page": round(run.cpu_seconds / fetched, 5) if fetched else None,
+        "pages_per_s": round(fetched / run.log_span, 2) if run.log_span else None,
+        # Seed 000's reconnaissance: how many of the crawl's top hubs are pages of the topic
+        "hubs": run.hubs,
+        "hubs_on_topic": sum(url_key(url) in task.targets for url in run.hubs),
+    }
+    return counted_pages(order, task.skip, pages), figures
+
+
+def _claimed(folder: Path, crawler: str) -> set[str]:
+    """Pages the crawl's own feed (``feed.jsonl`` of its folder, as ``run.crawl`` lays it out)
+    calls relevant; complete lines only, as a killed crawl may leave the last one cut."""
+    feed = folder / "crawls" / crawler / "feed.jsonl"
+    return claimed_relevant(read_log(feed) if feed.exists() else [])
+
+
+def evaluate(
+    bundle_path: Path,
+    out: Path,
+    *,
+    topics: str = "all",
+    crawlers: Sequence[str] = DEFAULT,
+    pages: int = 300,
+    seeds: str = "topics",
+    settings: dict[str, str] | None = None,
+    jobs: int = 1,
+    console: Console | None = None,
+    task_set: str = "development",
+    categories: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Run the evaluation on a task set (``load_tasks``: ``topics`` of it); write
+    ``out/results.json`` and PNGs; return the results.
+
+    A crawler that cannot be prepared for a topic (``prepare``'s reason) gets
+    ``{"error": reason}`` there instead of figures, is left out of that topic's averages and
+    curves, and is listed under ``not_run``.
+    """
+    console = console or Console()
+    unknown = [name for name in crawlers if name not in ALL_CRAWLERS]
+    if unknown or not crawlers:
+        raise FocusedError(
+            f"--crawlers: unknown crawler {(unknown or [''])[0]!r};"
+            f" known: {', '.join(ALL_CRAWLERS)}"
+        )
+    if pages < 1 or jobs < 1:
+        raise FocusedError("--pages and --jobs must be at least 1")
+    dist = parse_seeds_option(seeds)
+    settings = {**DEFAULT_SETTINGS, **(settings or {})}
+    bundle = Bundle.load(bundle_path)
+    with console.status("reading the bundle's links and texts"):
+        graph = WebGraph.from_bundle(bundle)
+    tasks = load_tasks(bundle, graph, topics, dist, task_set=task_set, categories=categories)
+    out.mkdir(parents=True, exist_ok=True)
+    ks = steps(pages)
+    real = [name for name in crawlers if name != ORACLE]
+    folders: dict[str, Path] = {}
+    problems: dict[str, dict[str, str]] = {}  # topic -> crawler -> why it cannot run
+    results: list[dict[str, Any]] = []
+    # Examples are classified as the crawls classify pages: the whole page or its main text.
+    examples = bundle, graph
+    classify = settings.get("FOCUSED_CLASSIFY_TEXT", defaults.FOCUSED_CLASSIFY_TEXT)
+    if str(classify).strip().lower() == "main":
+        with console.status("extracting the main text of every page, for the examples"):
+            examples = main_text_view(bundle, graph)
+    with console.status("preparing topics: taxonomies, examples, models, difficulty"):
+        for task in tasks:
+            folders[task.category] = out / slug(task.category)
+            problems[task.category] = prepare(*examples, task, folders[task.category], real)
+            results.append(
+                {
+                    "category": task.category,
+                    "seeds": task.seeds,
+                    "difficulty": difficulty(graph, task),
+                    "crawlers": {},
+                }
+            )
+
+    jobs_list = [
+        (task, name) for task in tasks for name in real if name not in problems[task.category]
+    ]
+    runs: dict[tuple[str, str], CrawlRun] = {}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=console) as progress:
+        overall = progress.add_task("crawls", total=len(jobs_list))
+
+        def one(task: Task, name: str) -> None:
+            items = pages + len(task.skip)
+            bar = progress.add_task(f"  {task.category} · {name}", total=items)
+            runs[task.category, name] = crawl(
+                bundle.path,
+                folders[task.category],
+                name,
+                settings,
+                items,
+                lambda served: progress.update(bar, completed=min(served, items)),
+            )
+            progress.remove_task(bar)
+            progress.advance(overall)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for future in [pool.submit(one, task, name) for task, name in jobs_list]:
+                future.result()
+
+    for task, result in zip(tasks, results, strict=True):
+        similarity = _similarity(graph, task)
+        oracle = counted_pages(
+            oracle_order(
+                graph.links, [url_key(url) for url in task.seeds], task.targets, pages, task.skip
+            ),
+            task.skip,
+            pages,
+        )
+        oracle_found = measure(oracle, task.targets, ks, similarity)["found_curve"]
+        for name in crawlers:
+            if name in problems[task.category]:
+                result["crawlers"][name] = {"error": problems[task.category][name]}
+                continue
+            if name == ORACLE:
+                counted, cost, claimed = oracle, {}, None
+            else:
+                counted, cost = _crawl_figures(runs[task.category, name], task, pages)
+                claimed = _claimed(folders[task.category], name)
+            figures = measure(counted, task.targets, ks, similarity, oracle_found, claimed)
+            result["crawlers"][name] = {**cost, **figures}
+        curves = {
+            name: figures["found_curve"]
+            for name, figures in result["crawlers"].items()
+            if "error" not in figures
+        }
+        png = folders[task.category] / "curves.png"
+        result["plot"] = str(plot_curves(curves, len(task.targets), task.category, png))
+
+    report: dict[str, Any] = {
+        "bundle": str(bundle_path),
+        "pages": pages,
+        "ks": ks,
+        "seeds": seeds,
+        "task_set": task_set,
+        "task_set_description": TASK_SETS[task_set],
+        "crawlers": list(crawlers),
+        "not_run": {
+            name: {t: problems[t][name] for t in problems if name in problems[t]}
+            for name in crawlers
+            if any(name in p for p in problems.values())
+        },
+        "settings": settings,
+        "topics": results,
+        "average": averages(results, crawlers),
+        "notes": {
+            "counting": "served log; robots.txt dropped; each URL once; seeds and training"
+            " pages not counted",
+            "harvest": "share of the first k counted pages that are targets (= target precision)",
+            "own_harvest": "share of the first k counted pages that the crawl's feed marks"
+            " relevant (a page missing from the feed: not relevant); none for the oracle",
+            "calibration_gap": "|own_harvest - harvest| at k; averaged as the mean over topics"
+            " of the absolute gaps",
+            "of_oracle": "targets found in the first k counted pages / the oracle's; averaged"
+            " as the mean of the topics' ratios",
+            "cpu_per_page": "user+system CPU seconds of the crawl process / URLs it fetched"
+            " (Scrapy start-up, fetching, parsing, classifying, Redis client); model training"
+            " and the web server excluded",
+            "pages_per_s": "URLs served / seconds from the first to the last response",
+        },
+    }
+    report["average_plot"] = str(_plot_average(results, crawlers, out))
+    write_json(report, out / "results.json")
+    return report
+
+
+def _plot_average(results: list[dict[str, Any]], crawlers: Sequence[str], out: Path) -> Path:
+    """Mean curves over the topics a crawler ran in, each cut to the shortest one's length."""
+    curves = {}
+    for name in crawlers:
+        found = [
+            r["crawlers"][name]["found_curve"]
+            for r in results
+            if "error" not in r["crawlers"][name]
+        ]
+        if not found:
+            continue
+        n = min(map(len, found))
+        curves[name] = np.mean([f[:n] for f in found], axis=0) if n else []
+    targets = round(float(np.mean([r["difficulty"]["targets"] for r in results])))
+    title = f"mean over {len(results)} topics (recall against {targets} targets, the mean)"
+    return plot_curves(curves, targets, title, out / "curves.png")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``evaluate`` arguments."""
+    parser.add_argument("bundle", type=Path, help="labelled bundle (labels.tsv, topics.json)")
+    parser.add_argument(
+        "--topics",
+        default="all",
+        help="'all' or categories of the task set, comma-separated",
+    )
+    tasks = parser.add_mutually_exclusive_group()
+    tasks.add_argument(
+        "--validation",
+        action="store_true",
+        help=f"the {len(VALIDATION_CATEGORIES)} validation categories (not in topics.json;"
+        " seeds and training pages drawn as topics.json's) instead of the development topics",
+    )
+    tasks.add_argument(
+        "--categories",
+        metavar="CAT,...",
+        help="any categories of the labels, comma-separated, with seeds and training pages"
+        " drawn as topics.json's",
+    )
+    parser.add_argument("--pages", type=int, default=300, help="counted pages per crawl")
+    parser.add_argument(
+        "--crawlers",
+        default=",".join(DEFAULT),
+        help=f"comma-separated, of: {', '.join(ALL_CRAWLERS)} (default: {','.join(DEFAULT)})",
+    )
+    parser.add_argument(
+        "--seeds",
+        default="topics",
+        help="'topics' (the tasks' own seeds: topics.json's, or drawn as those were) or"
+        " 'dist:N' (pages N links back from the targets)",
+    )
+    parser.add_argument("--out", type=Path, default=Path("evaluation"), help="output folder")
+    add_settings_argument(
+        parser,
+        "a Scrapy setting for every crawl (repeatable); the baselines keep their own"
+        " FOCUSED_STRATEGY, FOCUSED_LINK_SCORE and FOCUSED_LINK_MODEL",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="crawls run at the same time")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate as ``args`` say, print the tables; 1 if a crawl failed, else 0."""
+    # Wide enough for the tables when the output goes to a file.
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    task_set = "validation" if args.validation else "categories" if args.categories else None
+    report = evaluate(
+        args.bundle,
+        args.out,
+        topics=args.topics,
+        crawlers=[name.strip() for name in args.crawlers.split(",") if name.strip()],
+        pages=args.pages,
+        seeds=args.seeds,
+        settings=parse_settings(args.set),
+        jobs=args.jobs,
+        console=console,
+        task_set=task_set or "development",
+        categories=args.categories.split(",") if args.categories else (),
+    )
+    for table in tables(report):
+        console.print(table)
+    for line in not_run_lines(report):
+        console.print(line, markup=False, highlight=False)
+    console.print(f"results in {args.out / 'results.json'}, curves in {args.out}/**/curves.png")
+    failed = [
+        f"{t['category']} ({name})"
+        for t in report["topics"]
+        for name, r in t["crawlers"].items()
+        if name != ORACLE and "error" not in r and (r["exit_code"] != 0 or not r["served"])
+    ]
+    if failed:
+        console.print(f"crawl failed for {', '.join(failed)}: see its crawl.log", markup=False)
+    return 1 if failed or report["not_run"] else 0

@@ -1,0 +1,47 @@
+"""The link graph and texts of a bundle, read once: what the oracle walks, the seed picker
+walks backwards, and the similarity measure reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import networkx as nx
+from scrapy.http import HtmlResponse
+
+from focused.lab.webs.bundle import Bundle, url_key
+from focused.relevance.text import page_text
+from focused.spiders.focused import extract_links
+
+__all__ = ["WebGraph"]
+
+
+@dataclass(frozen=True)
+class WebGraph:
+    """Out-links (to pages of the bundle, by :func:`url_key`) and the document text of every
+    HTML page, extracted exactly as the spider does so the oracle sees the crawler's links."""
+
+    links: dict[str, list[str]]
+    texts: dict[str, str]
+
+    @classmethod
+    def from_bundle(cls, bundle: Bundle) -> WebGraph:
+        """Parse every 200 HTML page of ``bundle`` (a few seconds for 5,000 articles)."""
+        links: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
+        for key, page in bundle.pages.items():
+            headers = {name.lower(): value for name, value in page.headers}
+            if page.status != 200 or "html" not in headers.get("content-type", "text/html"):
+                continue
+            response = HtmlResponse(page.url, body=page.body, encoding="utf-8")
+            texts[key] = page_text(response.selector.root).document
+            out = (url_key(url) for url, *_ in extract_links(response))
+            links[key] = list(dict.fromkeys(k for k in out if k in bundle.pages and k != key))
+        return cls(links, texts)
+
+    @cached_property
+    def digraph(self) -> nx.DiGraph:
+        """The links as a networkx graph, built on first use (a fifth of a second for
+        Wikispeedia): every HTML page is a node, and each page's successors keep the order of
+        its links, so a search over it visits pages in the order the crawler sees them."""
+        return nx.from_dict_of_lists(self.links, create_using=nx.DiGraph)

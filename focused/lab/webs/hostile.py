@@ -1,0 +1,535 @@
+"""Generate a hostile web: the synthetic topical web plus every page the open web throws at a
+crawler, for tests that a crawl survives them.
+
+``focused web generate --hostile FOLDER`` writes the synthetic web of
+:mod:`focused.lab.webs.generate` (its taxonomy and ``topic.toml`` included) and adds, linked from
+the demo topic's seed pages, one case of each kind:
+
+- **bad links**: pages whose hrefs cannot be fetched (``http://[::1``, port 99999, a space in
+  the host, no host, 10,000- and 100,000-character URLs, ``ftp:``, ``data:``, ``file:`` and
+  ``javascript:``) and pages with odd or broken ``<base href>``; each also links to a good page
+  found nowhere else, which a crawler that goes on past the bad link finds;
+- **one host spelled eight ways** (upper case, ``:80``, ``user@``, ``user:secret@``, a trailing
+  dot, Unicode and IDNA forms), one page per spelling, all one host to politeness;
+- **redirects**: a chain ``/chain/N -> /chain/N+1`` without end, a loop onto itself and one of
+  three, and redirects to private addresses;
+- **traps**: a calendar whose months link to the next for ever, and a shop whose every link
+  carries a new session id (``;jsessionid=`` or ``?sid=``);
+- **bad pages**: binary bodies served as HTML, a gzip bomb (1 GiB of zeros in about 1 MB), a
+  64 MiB page, an endless page, a slow-loris page (a byte every 2 s), a truncated page
+  (Content-Length beyond the body), 429 and 503 answers with ``Retry-After: 60``; and a good
+  page declared UTF-16 that is ASCII;
+- **robots.txt files** that are binary, huge (64 MiB) or full of garbage lines;
+- **private addresses**: links to loopback, private and link-local hosts in many spellings
+  (``127.1``, ``0x7f.0.0.1``, ``2130706433``, ``localhost``, ``169.254.169.254``...).
+
+Static cases are bundle records; the dynamic ones are records with a ``behaviour`` that the
+project's server (:mod:`focused.lab.webs.server`) carries out. ``hostile.json`` lists the cases:
+for each its entry URL, what a crawler should do (``expect``), the bad-page reason its entry
+should get (``reason``), the bad-link reasons its hrefs should be counted under
+(``link_reasons``), the pages that must still be found (``good``), URLs that must never be
+fetched (``never``) and, for chains and traps, the ``prefix`` of all their URLs. Every host is
+made up (``*.web.test``); the web is served on 127.0.0.1 like any other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from focused.lab.webs.generate import HOSTILE_FILE, HTML_TYPE, generate_web
+
+LINKS = "http://links.hostile.web.test"  # pages with bad hrefs and odd bases
+FOUND = "http://found.hostile.web.test"  # good pages linked only from hostile ones
+BODY = "http://body.hostile.web.test"  # bad bodies
+REDIRECT = "http://redirect.hostile.web.test"
+# One host, spelled many ways: www.bücher.web.test.
+SPELLED_HOST = "www.xn--bcher-kva.web.test"
+SPELLINGS = {
+    "unicode": "http://www.bücher.web.test",
+    "punycode": f"http://{SPELLED_HOST}",
+    "upper": "http://WWW.XN--BCHER-KVA.WEB.TEST",
+    "port": f"http://{SPELLED_HOST}:80",
+    "userinfo": f"http://user@{SPELLED_HOST}",
+    "password": f"http://user:secret@{SPELLED_HOST}",
+    "dot": f"http://{SPELLED_HOST}.",
+    "all": "http://Anna@WWW.Bücher.Web.Test.:80",
+}
+TEXT_TYPE = {"Content-Type": "text/plain"}
+RETRY_AFTER_S = 60
+# Hrefs that cannot be fetched, with the reason a crawler counts each under
+# (focused/links/bad/<reason>); None: another scheme, skipped without counting as mailto: is.
+BAD_HREFS: dict[str, tuple[str, str | None]] = {
+    "ipv6-unclosed": ("http://[::1", "syntax"),
+    "port-out-of-range": ("http://x:99999/", "port"),
+    "space-in-host": ("http://a b.example/x", "host"),
+    "no-host": ("http://:80/", "host"),
+    "url-10k": (f"{LINKS}/long/{'a' * 10_000}", "too_long"),
+    "url-100k": (f"{LINKS}/long/{'b' * 100_000}", "too_long"),
+    "scheme-ftp": ("ftp://files.hostile.web.test/pub/", None),
+    "scheme-data": ('data:text/html,<a href="http://found.hostile.web.test/">x</a>', None),
+    "scheme-file": ("file:///etc/passwd", None),
+    "scheme-javascript": ("javascript:alert(document.cookie)", None),
+}
+# <base href> values, and whether a relative link under each is a page to find.
+BASES: dict[str, tuple[str, bool]] = {
+    "broken": ("http://[::1/", False),
+    "bad-port": ("//found.hostile.web.test:99999/", False),
+    "javascript": ("javascript:void(0)//", False),
+    "ftp": ("ftp://files.hostile.web.test/", False),
+    "other-host": (f"{FOUND}/based/", True),
+}
+PRIVATE_URLS = (
+    "http://127.0.0.1/",
+    "http://127.1/",
+    "http://0x7f.0.0.1/",
+    "http://0177.0.0.1/",
+    "http://2130706433/",
+    "http://017700000001/",
+    "http://localhost/admin",
+    "http://LOCALHOST./admin",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://10.255.255.1/",
+    "http://192.168.1.1/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://0.0.0.0/",
+    "http://127.0.0.1:6379/",  # a Redis port: a cross-protocol attack
+)
+REDIRECTS_TO_PRIVATE = {
+    "loopback": "http://127.0.0.1/admin",
+    "metadata": "http://169.254.169.254/latest/meta-data/",
+    "decimal": "http://2130706433/",
+}
+GARBAGE_ROBOTS = (
+    "\ufeffUser-agent *\n"
+    "Disallow /no-colon\n"
+    "<html><body>Not a robots file</body></html>\n"
+    ":::::\n"
+    "User-agent: *\n"
+    "Crawl-delay: 1e999\n"
+    "Request-rate: 0/0\n"
+    "Disallow: /forbidden/\n"
+    "Allow: \x00\x01\x02\n"
+    f"Sitemap: javascript:{'x' * 5000}\n"
+    "Noindex: /\n"
+)
+
+
+@dataclass
+class Case:
+    """One hostile case: what the web serves and what a crawler should make of it."""
+
+    name: str
+    kind: str
+    url: str  # the entry page, linked from the seeds
+    expect: str
+    reason: str | None = None
+    link_reasons: list[str] = field(default_factory=list)
+    good: list[str] = field(default_factory=list)
+    never: list[str] = field(default_factory=list)
+    prefix: str | None = None
+    links: list[str] = field(default_factory=list)  # linked from the seeds (default: url)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.links = self.links or [self.url]
+
+    def manifest(self) -> dict[str, Any]:
+        entry = asdict(self)
+        del entry["records"]
+        return entry
+
+
+def generate_hostile_web(
+    folder: str | Path,
+    *,
+    n_pages: int = 200,
+    n_hosts: int = 20,
+    seed: int = 0,
+    n_examples: int = 20,
+    overwrite: bool = False,
+) -> Path:
+    """Write the synthetic web of ``n_pages`` plus every hostile case into ``folder``, and
+    ``hostile.json``, the list of cases; return the folder. Deterministic for a ``seed``."""
+    cases = hostile_cases(np.random.default_rng(seed))
+    links = [
+        (url, case.name.replace("-", " ").capitalize()) for case in cases for url in case.links
+    ]
+    folder = generate_web(
+        folder,
+        n_pages=n_pages,
+        n_hosts=n_hosts,
+        seed=seed,
+        n_examples=n_examples,
+        overwrite=overwrite,
+        extra_pages=[record for case in cases for record in case.records],
+        seed_links=links,
+    )
+    manifest = {"cases": [case.manifest() for case in cases]}
+    (folder / HOSTILE_FILE).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    return folder
+
+
+def hostile_cases(rng: np.random.Generator) -> list[Case]:
+    """Every hostile case, in the order of the module's list."""
+    return [
+        *_bad_links(),
+        *_bases(),
+        _spellings(),
+        *_redirects(),
+        *_traps(),
+        *_bad_pages(rng),
+        *_robots(rng),
+        _private_links(),
+    ]
+
+
+def _page(title: str, text: str, links: Sequence[tuple[str, str]] = (), head: str = "") -> str:
+    """A small HTML page: the title, a paragraph (on cycling, the demo topic) and its links."""
+    items = "".join(f'<li><a href="{html.escape(u)}">{anchor}</a></li>\n' for u, anchor in links)
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n{head}'
+        f"<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n<p>{text}</p>\n"
+        f"<ul>\n{items}</ul>\n</body>\n</html>\n"
+    )
+
+
+def _record(url: str, body: str | bytes, status: int = 200, **more: Any) -> dict[str, Any]:
+    headers = more.pop("headers", HTML_TYPE)
+    return {"url": url, "status": status, "headers": headers, "body": body, **more}
+
+
+def _good(path: str) -> tuple[str, dict[str, Any]]:
+    """A good page found only through a hostile one: its URL and record."""
+    url = f"{FOUND}/{path}"
+    title = f"Found after {path.rpartition('/')[2].replace('-', ' ')}"
+    text = f"The peloton rode on after {path}: a sprint, a climb and a descent to the finish."
+    return url, _record(url, _page(title, text))
+
+
+def _bad_links() -> list[Case]:
+    cases = []
+    for name, (href, reason) in BAD_HREFS.items():
+        url = f"{LINKS}/href/{name}"
+        good, good_record = _good(f"after/{name}")
+        text = f"This cycling page links to {name.replace('-', ' ')} and to a good page."
+        body = _page(f"Bad link: {name}", text, [(href, "A link that cannot be"), (good, "Go on")])
+        long_url = [href] if reason == "too_long" else []
+        cases.append(
+            Case(
+                name=f"href-{name}",
+                kind="bad-link",
+                url=url,
+                expect="the page is fetched once and in the feed; its bad link is skipped and"
+                " counted; its good link is followed",
+                link_reasons=[reason] if reason else [],
+                good=[good],
+                never=long_url,
+                records=[_record(url, body), good_record],
+            )
+        )
+    return cases
+
+
+def _bases() -> list[Case]:
+    cases = []
+    for name, (base, relative_is_good) in BASES.items():
+        url = f"{LINKS}/base/{name}"
+        good, good_record = _good(f"after/base-{name}")
+        records = [good_record]
+        found = [good]
+        if relative_is_good:
+            relative, relative_record = _good(f"based/{name}")
+            records.append(relative_record)
+            found.append(relative)
+        text = f"A cycling page under the base {name.replace('-', ' ')}, with a relative link."
+        head = f'<base href="{html.escape(base)}">\n'
+        links = [(name, "Relative to the base"), (good, "Go on")]
+        records.insert(0, _record(url, _page(f"Base: {name}", text, links, head)))
+        cases.append(
+            Case(
+                name=f"base-{name}",
+                kind="base",
+                url=url,
+                expect="the page is fetched once and in the feed; its absolute link is followed;"
+                " relative links resolve against a valid base",
+                good=found,
+                records=records,
+            )
+        )
+    return cases
+
+
+def _spellings() -> Case:
+    robots = "User-agent: *\nAllow: /\n"
+    records = [_record(f"http://{SPELLED_HOST}/robots.txt", robots, headers=TEXT_TYPE)]
+    good, links = [], []
+    for name, origin in SPELLINGS.items():
+        url = f"http://{SPELLED_HOST}/spelling/{name}"
+        text = f"A cycling page of the book shop, reached by its {name} spelling."
+        records.append(_record(url, _page(f"Spelled {name}", text)))
+        good.append(url)
+        links.append(f"{origin}/spelling/{name}")
+    return Case(
+        name="host-spellings",
+        kind="host-spelling",
+        url=links[0],
+        expect="one host to politeness however it is spelled: its fetches (robots.txt too) at"
+        " least the host delay apart, robots.txt fetched once; every page found",
+        good=good,
+        links=links,
+        records=records,
+    )
+
+
+def _redirect(url: str, location: str) -> dict[str, Any]:
+    body = f'<html><body><a href="{html.escape(location)}">Moved</a></body></html>\n'
+    return _record(url, body, status=302, headers={**HTML_TYPE, "Location": location})
+
+
+def _redirects() -> list[Case]:
+    chain = f"{REDIRECT}/chain/"
+    chain_body = '<html><body>Chain link {{n}}: <a href="{{next}}">next</a></body></html>\n'
+    loop = [f"{REDIRECT}/loop/{n}" for n in (1, 2, 3)]
+    cases = [
+        Case(
+            name="redirect-chain",
+            kind="redirect-chain",
+            url=f"{chain}0",
+            expect="followed for at most REDIRECT_MAX_TIMES redirects, then given up as a bad page",
+            prefix=chain,
+            records=[
+                _record(chain, chain_body, status=302, behaviour={"name": "chain"}),
+            ],
+        ),
+        Case(
+            name="redirect-loop-self",
+            kind="redirect-loop",
+            url=f"{REDIRECT}/loop/self",
+            expect="fetched once",
+            records=[_redirect(f"{REDIRECT}/loop/self", f"{REDIRECT}/loop/self")],
+        ),
+        Case(
+            name="redirect-loop-three",
+            kind="redirect-loop",
+            url=loop[0],
+            expect="each of the three fetched once",
+            records=[_redirect(a, b) for a, b in zip(loop, [*loop[1:], loop[0]], strict=True)],
+        ),
+    ]
+    for name, target in REDIRECTS_TO_PRIVATE.items():
+        url = f"{REDIRECT}/to/{name}"
+        cases.append(
+            Case(
+                name=f"redirect-to-{name}",
+                kind="private",
+                url=url,
+                expect="the redirect's target, a private address, is never fetched",
+                never=[target],
+                records=[_redirect(url, target)],
+            )
+        )
+    return cases
+
+
+def _traps() -> list[Case]:
+    calendar, shop = (
+        "http://calendar.hostile.web.test/calendar",
+        "http://shop.hostile.web.test/shop",
+    )
+    month = _page(
+        "Cycling race calendar: month {{n}}",
+        "Races of month {{n}}: the criterium, the time trial and the mountain stage.",
+        [("{{next}}", "Next month")],
+    )
+    page = _page(
+        "Cycling shop",
+        "Saddles, helmets, chains and wheels for every cyclist.",
+        [("{{next}}", "Saddles"), ("{{next}}", "Helmets")],
+    )
+    return [
+        Case(
+            name="calendar",
+            kind="trap",
+            url=f"{calendar}?month=0",
+            expect="each month links to the next for ever: stopped by DEPTH_LIMIT",
+            prefix=calendar,
+            records=[_record(calendar, month, behaviour={"name": "calendar"})],
+        ),
+        Case(
+            name="session-ids",
+            kind="trap",
+            url=shop,
+            expect="every link carries a new session id: stopped by DEPTH_LIMIT or as a"
+            " duplicate page",
+            prefix=shop,
+            records=[_record(shop, page, behaviour={"name": "session-ids"})],
+        ),
+    ]
+
+
+def _bad_pages(rng: np.random.Generator) -> list[Case]:
+    noise, other_noise = (rng.integers(0, 256, 4096, dtype=np.uint8).tobytes() for _ in "ab")
+    ascii_page = _page("Declared UTF-16", "A cycling page in plain ASCII, declared UTF-16.")
+    filler = "<p>The peloton rides on and on through the long stage.</p>\n"
+    slow_body = _page("Slow loris", "A cycling page sent one byte every two seconds.")
+    truncated = _page("Truncated", "A cycling page whose Content-Length promises more.")
+    pages = [
+        ("binary", _record(f"{BODY}/binary", noise), "encoding"),
+        (
+            "binary-no-charset",
+            _record(
+                f"{BODY}/binary-no-charset", other_noise, headers={"Content-Type": "text/html"}
+            ),
+            "encoding",
+        ),
+        (
+            "gzip-bomb",
+            _record(f"{BODY}/bomb", "", behaviour={"name": "gzip-bomb", "size": 1 << 30}),
+            "too_big",
+        ),
+        (
+            "huge",
+            _record(f"{BODY}/huge", filler, behaviour={"name": "huge", "size": 64 << 20}),
+            "too_big",
+        ),
+        ("endless", _record(f"{BODY}/endless", filler, behaviour={"name": "endless"}), "too_big"),
+        (
+            "slow-loris",
+            _record(
+                "http://slow.hostile.web.test/loris",
+                slow_body,
+                behaviour={"name": "slow", "interval": 2.0},
+            ),
+            "timeout",
+        ),
+        (
+            "truncated",
+            _record(
+                f"{BODY}/truncated", truncated, behaviour={"name": "truncated", "missing": 5000}
+            ),
+            "truncated",
+        ),
+    ]
+    cases = [
+        Case(
+            name=name,
+            kind="bad-page",
+            url=record["url"],
+            expect=f"counted as a bad page ({reason}); memory stays bounded",
+            reason=reason,
+            records=[record],
+        )
+        for name, record, reason in pages
+    ]
+    url = f"{BODY}/utf-16"
+    utf16 = {"Content-Type": "text/html; charset=utf-16"}
+    cases.append(
+        Case(
+            name="wrong-charset",
+            kind="charset",
+            url=url,
+            expect="read as what its bytes are (ASCII), not as the UTF-16 it declares: its text"
+            " and title are the page's, and it is classified like any page",
+            good=[url],
+            records=[_record(url, ascii_page, headers=utf16)],
+        )
+    )
+    for status, host in ((429, "busy"), (503, "down")):
+        url = f"http://{host}.hostile.web.test/{host}"
+        body = _page(f"{status}", f"Come back in {RETRY_AFTER_S} seconds.")
+        headers = {**HTML_TYPE, "Retry-After": str(RETRY_AFTER_S)}
+        cases.append(
+            Case(
+                name=f"retry-after-{status}",
+                kind="retry-after",
+                url=url,
+                expect=f"the host is not asked again for {RETRY_AFTER_S} s (or the cap on"
+                f" Retry-After); finally a bad page (http_{status})",
+                reason=f"http_{status}",
+                records=[_record(url, body, status=status, headers=headers)],
+            )
+        )
+    return cases
+
+
+def _robots(rng: np.random.Generator) -> list[Case]:
+    robots: dict[str, dict[str, Any]] = {
+        "binary": {"body": rng.integers(0, 256, 2048, dtype=np.uint8).tobytes()},
+        "huge": {
+            "body": "User-agent: *\nDisallow: /nothing-here/\n",
+            "behaviour": {"name": "huge", "size": 64 << 20},
+        },
+        "garbage": {"body": GARBAGE_ROBOTS},
+    }
+    cases = []
+    for name, record in robots.items():
+        origin = f"http://robots-{name}.hostile.web.test"
+        page = f"{origin}/page"
+        text = f"A cycling page on a host whose robots.txt is {name}."
+        records = [
+            {"url": f"{origin}/robots.txt", "status": 200, "headers": TEXT_TYPE, **record},
+            _record(page, _page(f"Robots {name}", text)),
+        ]
+        never = []
+        if name == "garbage":  # its one good rule holds
+            forbidden = f"{origin}/forbidden/page"
+            records.append(_record(forbidden, _page("Forbidden", "Disallowed for all.")))
+            never.append(forbidden)
+        cases.append(
+            Case(
+                name=f"robots-{name}",
+                kind="robots",
+                url=page,
+                expect="the crawl goes on (a robots.txt that cannot be read allows all); the"
+                " host's page is found; rules that can be read hold",
+                good=[page],
+                never=never,
+                links=[page, *never],
+                records=records,
+            )
+        )
+    return cases
+
+
+def _private_links() -> Case:
+    url = f"{LINKS}/private-links"
+    good, good_record = _good("after/private-links")
+    links = [(target, "Internal") for target in PRIVATE_URLS] + [(good, "Go on")]
+    text = "A cycling page that links to the crawler's own machine and network."
+    return Case(
+        name="private-links",
+        kind="private",
+        url=url,
+        expect="no private, loopback or link-local address is fetched, in any spelling; the"
+        " page's good link is followed",
+        good=[good],
+        never=list(PRIVATE_URLS),
+        records=[_record(url, _page("Private links", text, links)), good_record],
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """``focused web generate --hostile``: write the hostile web, print where it is."""
+    folder = generate_hostile_web(
+        args.folder,
+        n_pages=args.pages,
+        n_hosts=args.hosts,
+        seed=args.seed,
+        n_examples=args.examples,
+        overwrite=args.force,
+    )
+    n_cases = len(json.loads((folder / HOSTILE_FILE).read_text())["cases"])
+    print(
+        f"wrote {args.pages} pages on {args.hosts} hosts and {n_cases} hostile cases to {folder}"
+        f" (cases: {folder / HOSTILE_FILE}; demo topic: {folder / 'topic.toml'})"
+    )
+    return 0

@@ -1,0 +1,476 @@
+"""What ``focused status`` and ``report``, the dashboard and the exporter show: the picture of
+a crawl, read from Redis alone.
+
+**Harvest** is the share of classified pages that are relevant (R at or above the crawl's
+threshold): cumulatively, or over the last 100 or 1,000 classified pages. The mean of R over
+the same pages is the **mean relevance**. Any number of crawler processes and of readers may
+run at once; readers only read (``reset`` deletes).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, zip_longest
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from focused import defaults
+from focused.store import keys
+from focused.store.shards import Shards, add_up, crawl_shards
+
+WINDOWS = (100, 1000)
+# Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
+PROCESS_NUMBERS = (
+    "pid",
+    "started",
+    "beat",
+    "pages",
+    "items",
+    "relevant",
+    "pages_per_s",
+    "items_per_s",
+    "page_limit",
+    "item_limit",
+)
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """A monitoring alarm of seed 000 §4: ``stagnation`` or ``diffusion``, and why."""
+
+    name: str
+    message: str
+
+
+def alarms(
+    focus: str,
+    harvest_100: float | None,
+    harvest_1000: float | None,
+    pages: int,
+    frontier_empty: bool,
+    *,
+    min_pages: int,
+    diffusion_ratio: float,
+    stagnation_harvest: float,
+) -> list[Alarm]:
+    """The alarms a crawl's figures raise (the crawl's extension and the readers agree).
+
+    Stagnation: the frontier ran dry, or under hard focus the harvest of the last 100 pages
+    fell below ``stagnation_harvest``. Diffusion: under any other strategy the last 100
+    pages' harvest fell below ``diffusion_ratio`` times the last 1,000's, the crawl drifting
+    into less relevant pages. Neither is raised before ``min_pages`` pages.
+    """
+    raised = []
+    if frontier_empty and pages:
+        raised.append(Alarm("stagnation", f"the frontier ran dry after {pages} pages"))
+    if pages < min_pages or harvest_100 is None or harvest_1000 is None:
+        return raised
+    if focus == "hard" and harvest_100 < stagnation_harvest:
+        raised.append(
+            Alarm(
+                "stagnation",
+                f"harvest {harvest_100:.3f} over the last 100 pages is below "
+                f"{stagnation_harvest} after {pages} pages (hard focus)",
+            )
+        )
+    if focus != "hard" and harvest_100 < diffusion_ratio * harvest_1000:
+        raised.append(
+            Alarm(
+                "diffusion",
+                f"harvest {harvest_100:.3f} over the last 100 pages is below "
+                f"{diffusion_ratio} x {harvest_1000:.3f} over the last 1000 after {pages} pages "
+                f"({'soft focus' if focus == 'soft' else focus} drifting)",
+            )
+        )
+    return raised
+
+
+def crawl_names(client: redis.Redis) -> list[str]:
+    """Names of the crawls that have state in this Redis (not their other shards')."""
+    stats_key = keys.prefix("*") + keys.STATS
+    head, tail = stats_key.split("*")
+    names = (key[len(head) : -len(tail)] for key in client.scan_iter(stats_key, count=1000))
+    return sorted(name for name in names if "/" not in name)
+
+
+def newest_first(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
+    """Lists kept newest first (every shard's ``recent``) interleaved into one, newest first:
+    at most ``limit`` values."""
+    if len(lists) == 1:
+        return list(lists[0][:limit])
+    merged = chain.from_iterable(zip_longest(*lists))
+    return [value for value in merged if value is not None][:limit]
+
+
+def _number(text: str) -> int | float | str:
+    """A value read from Redis as an int or a float when it is one."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _share(part: float, whole: float) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _distill_record(raw: dict[str, str]) -> dict[str, Any] | None:
+    """The distiller's last run (``distill`` hash), its top hubs and authorities as lists."""
+    if "time" not in raw:
+        return None
+    record: dict[str, Any] = {
+        name: _number(value) for name, value in raw.items() if not name.startswith("top_")
+    }
+    for name in ("top_hubs", "top_authorities"):
+        record[name] = [{"url": url, "score": s} for url, s in json.loads(raw.get(name, "[]"))]
+    return record
+
+
+def crawl_status(client: redis.Redis, crawl: str, shards: Shards | None = None) -> dict[str, Any]:
+    """Queue depth, counts, harvest, alarms and the distiller's last run of one crawl, in one
+    round trip (an empty dict if Redis has nothing of it). Per-shard figures are added up."""
+    shards = shards or crawl_shards(client, crawl)
+    prefix = keys.prefix(crawl)
+    pipe = client.pipeline(transaction=False)
+    for shard in shards.prefixes:
+        pipe.hgetall(shard + keys.STATS)
+        pipe.zcard(shard + keys.LEASES)
+        pipe.zcard(shard + keys.READY)
+        pipe.zcard(shard + keys.WAIT)
+        pipe.lrange(shard + keys.RECENT, 0, max(WINDOWS) - 1)
+    pipe.hgetall(prefix + keys.DISTILL)
+    pipe.hgetall(prefix + keys.META)
+    *replies, distilled, meta = pipe.execute()
+    stats, leased, ready_hosts, waiting_hosts, recents = (replies[i::5] for i in range(5))
+    in_flight, ready, waiting = sum(leased), sum(ready_hosts), sum(waiting_hosts)
+    recent = newest_first(recents, max(WINDOWS))
+    if not any(stats) and not in_flight:
+        return {}
+    counts = add_up(stats)
+    classified = int(counts.get("classified", 0))
+    distill = _distill_record(distilled)
+    status: dict[str, Any] = {
+        "crawl": crawl,
+        "focus": meta.get("focus", "soft"),
+        "queued": int(counts.get("queued", 0)),
+        "in_flight": in_flight,
+        "seen": int(counts.get("seen", 0)),
+        "fetched": int(counts.get("fetched", 0)),
+        "classified": classified,
+        "relevant": int(counts.get("relevant", 0)),
+        "bad": int(counts.get("bad", 0)),
+        "duplicate": int(counts.get("duplicate", 0)),
+        "failed": int(counts.get("failed", 0)),
+        # best-N-first: queued URLs dropped for good beyond the frontier's cap (MAX_BUFFER)
+        "dropped_buffer": int(counts.get("dropped/buffer", 0)),
+        "hosts_ready": ready,
+        "hosts_waiting": waiting,
+        "hosts_crawled": int(counts.get("hosts", 0)),
+        "harvest": _share(counts.get("relevant", 0), classified),
+        "mean_relevance": _share(counts.get("relevance_sum", 0), classified),
+        # the distiller's last run: at how many fetched pages, its top hub, what it re-boosted
+        "distill": distill,
+        "distilled_at": distill["fetched"] if distill else None,
+        "top_hub": distill["top_hubs"][0]["url"] if distill and distill["top_hubs"] else None,
+        "reboosted": int(counts.get("reboosted", 0)),
+        # maintenance mode: known pages queued again, and those that came back unchanged
+        "revisits": int(counts.get("revisits", 0)),
+        "unchanged": int(counts.get("unchanged", 0)),
+    }
+    # The threshold the crawl judges pages by (its harvest monitor records it): without it
+    # the last pages' R values say nothing of their harvest.
+    threshold = float(meta["threshold"]) if "threshold" in meta else None
+    values = [float(r) for r in recent]
+    for window in WINDOWS:
+        last = values[:window]
+        relevant = sum(r >= threshold for r in last) if threshold is not None else None
+        status[f"harvest_{window}"] = _share(relevant, len(last)) if relevant is not None else None
+        status[f"mean_relevance_{window}"] = _share(sum(last), len(last))
+    status["alarms"] = [
+        {"name": alarm.name, "message": alarm.message}
+        for alarm in alarms(
+            status["focus"],
+            status["harvest_100"],
+            status["harvest_1000"],
+            classified,
+            status["queued"] == 0 and in_flight == 0,
+            min_pages=int(meta.get("alarm_min_pages", defaults.FOCUSED_ALARM_MIN_PAGES)),
+            diffusion_ratio=float(meta.get("diffusion_ratio", defaults.FOCUSED_DIFFUSION_RATIO)),
+            stagnation_harvest=float(
+                meta.get("stagnation_harvest", defaults.FOCUSED_STAGNATION_HARVEST)
+            ),
+        )
+    ]
+    return status
+
+
+def _process(process_id: str, record: dict[str, str], now: float) -> dict[str, Any]:
+    """One process's heartbeat record, with its age, whether it is alive and its time left."""
+    process: dict[str, Any] = {"id": process_id, **record}
+    for name in PROCESS_NUMBERS:
+        process[name] = _number(record.get(name, "0"))
+    process["alive"] = process["state"] == "running"  # the record expires three beats on
+    process["beat_age"] = round(max(0.0, now - process["beat"]), 1)
+    left = [
+        (limit - done) / rate
+        for limit, done, rate in (
+            (process["page_limit"], process["pages"], process["pages_per_s"]),
+            (process["item_limit"], process["items"], process["items_per_s"]),
+        )
+        if limit and rate > 0
+    ]
+    process["time_left"] = round(max(0.0, min(left)), 1) if left and process["alive"] else None
+    return process
+
+
+def _curve(curve: Mapping[str, float], status: dict[str, Any], shards: int) -> list[dict[str, Any]]:
+    """The harvest curve: after every 100 classified pages (from the ``curve`` buckets) and at
+    the last one, the harvest of the last 100 and 1,000 pages and the mean relevance of the
+    last 100. On S ``shards`` each shard's buckets are added up: a point every S·100 pages,
+    its windows at least that long."""
+    classified, step = status["classified"], shards * keys.CURVE_BUCKET
+    points: list[dict[str, Any]] = []
+    pages: list[int] = []
+    relevant: list[int] = []
+    for bucket in range((classified + step - 1) // step):
+        pages.append(min(classified - bucket * step, step))
+        relevant.append(int(curve.get(f"relevant:{bucket}", 0)))
+        point: dict[str, Any] = {"pages": bucket * step + pages[-1]}
+        for window in WINDOWS:
+            first = max(0, bucket + 1 - max(1, window // step))  # a bucket at least
+            point[f"harvest_{window}"] = _share(sum(relevant[first:]), sum(pages[first:]))
+        point["mean_relevance"] = _share(float(curve.get(f"relevance:{bucket}", 0)), pages[-1])
+        points.append(point)
+    if points and pages[-1] < step and status["harvest_100"] is not None:
+        # A bucket under way: the last pages' windows come whole from their R values.
+        points[-1].update({f"harvest_{w}": status[f"harvest_{w}"] for w in WINDOWS})
+        points[-1]["mean_relevance"] = status[f"mean_relevance_{WINDOWS[0]}"]
+    return points
+
+
+def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
+    """The whole picture of one crawl, as JSON-able values (empty if Redis has nothing of it).
+
+    :func:`crawl_status` and its state (running, finished or stopped), the processes of its
+    heartbeats, pages/s and time left to their page or item limits, the census per category,
+    the num_tries histogram, the harvest curve and the crawl-wide Scrapy stats. ``focused
+    status`` and ``report``, the dashboard and the exporter all show this. Three pipelined
+    round trips; times are Redis's clock, which the heartbeats also use.
+    """
+    shards = crawl_shards(client, crawl)
+    status = crawl_status(client, crawl, shards)
+    if not status:
+        return {}
+    prefix = keys.prefix(crawl)
+    pipe = client.pipeline(transaction=False)
+    # Redis's clock: TIME in a script (a cluster pipeline sends neither TIME nor ``eval``) on
+    # a key, so that a cluster asks the master whose clock stamps the heartbeats read here.
+    pipe.execute_command("EVAL", "return redis.call('TIME')", 1, prefix + keys.PROCS)
+    for shard in shards.prefixes:
+        pipe.hgetall(shard + keys.CENSUS)
+        pipe.hgetall(shard + keys.TRIES)
+        pipe.hgetall(shard + keys.CURVE)
+    pipe.hgetall(prefix + keys.SCRAPY_STATS)
+    pipe.zrange(prefix + keys.PROCS, 0, -1)  # shard 0's heartbeats: every process beats there
+    (seconds, micros), *replies, scrapy, ids = pipe.execute()
+    census, tries, curve = (add_up(replies[i::3]) for i in range(3))
+    now = int(seconds) + int(micros) / 1e6
+    pipe = client.pipeline(transaction=False)
+    for process_id in ids:
+        pipe.hgetall(prefix + keys.PROC + process_id)
+    records = pipe.execute() if ids else []
+    processes = sorted(
+        (_process(i, record, now) for i, record in zip(ids, records, strict=True) if record),
+        key=lambda p: p["started"],
+    )
+    alive = [p for p in processes if p["alive"]]
+    ended = sorted((p for p in processes if not p["alive"]), key=lambda p: p["beat"])
+    reason = ended[-1]["reason"] if ended else scrapy.get("finish_reason")
+    left = [p["time_left"] for p in alive]
+    return {
+        **status,
+        "time": round(now, 3),
+        "state": "running" if alive else "finished" if reason else "stopped",
+        "finish_reason": None if alive else reason,
+        "alive": len(alive),
+        "pages_per_s": round(sum(p["pages_per_s"] for p in alive), 3),
+        "time_left": max(left) if left and None not in left else None,
+        "processes": processes,
+        "census": dict(sorted(((c, int(n)) for c, n in census.items()), key=lambda x: -x[1])),
+        "tries": {int(t): int(n) for t, n in sorted(tries.items(), key=lambda x: int(x[0]))},
+        "curve": _curve(curve, status, len(shards)),
+        "scrapy": {name: _number(value) for name, value in sorted(scrapy.items())},
+    }
+
+
+def crawl_snapshots(client: redis.Redis) -> list[dict[str, Any]]:
+    """The picture of every crawl in this Redis (the dashboard's and the exporter's)."""
+    return [s for s in (crawl_snapshot(client, name) for name in crawl_names(client)) if s]
+
+
+def plot_harvest(curves: dict[str, list[tuple[int, float]]], path: str | Path, title: str) -> Path:
+    """A PNG of harvest curves: for each crawl, (pages fetched, harvest) points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(7, 4), dpi=100)
+    for label, points in curves.items():
+        axes.plot([x for x, _ in points], [y for _, y in points], label=label, marker=".")
+    axes.set(xlabel="pages fetched", ylabel="harvest (share relevant)", ylim=(0, 1.02), title=title)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)
+    return Path(path)
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds for people: ``45 s``, ``3 min 05 s``, ``2 h 10 min`` (``-`` for None)."""
+    if seconds is None:
+        return "-"
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def _show(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def format_process(process: dict[str, Any]) -> str:
+    """One line for a process of the crawl: id, state, figures, rate and limit."""
+    state = "running" if process["alive"] else f"finished ({process['reason']})"
+    line = (
+        f"{process['id']}  {state}  {process['pages']} pages, {process['items']} items, "
+        f"{process['relevant']} relevant"
+    )
+    if process["alive"]:
+        line += f", {process['pages_per_s']:.1f} pages/s"
+    limits = [
+        f"{limit} {what}"
+        for limit, what in ((process["page_limit"], "pages"), (process["item_limit"], "items"))
+        if limit
+    ]
+    if limits:
+        line += f"; limit {' and '.join(limits)}"
+        if process["time_left"] is not None:
+            line += f", {duration(process['time_left'])} left"
+    return line
+
+
+def format_status(snapshot: dict[str, Any]) -> str:
+    """A crawl's snapshot (:func:`crawl_snapshot`) as aligned lines for people."""
+    state = snapshot["state"]
+    if state == "running":
+        state += f", {snapshot['alive']} process{'es' if snapshot['alive'] > 1 else ''} alive"
+    elif snapshot["finish_reason"]:
+        state += f" ({snapshot['finish_reason']})"
+    windows = " / ".join(str(w) for w in WINDOWS)
+    rows = [
+        ("crawl", snapshot["crawl"]),
+        ("state", state),
+        ("frontier (queued)", snapshot["queued"]),
+        ("in flight (leased)", snapshot["in_flight"]),
+        ("seen URLs", snapshot["seen"]),
+        ("fetched", snapshot["fetched"]),
+        ("relevant", snapshot["relevant"]),
+        (
+            "bad pages / duplicates / failed",
+            f"{snapshot['bad']} / {snapshot['duplicate']} / {snapshot['failed']}",
+        ),
+        ("dropped (frontier full)", snapshot["dropped_buffer"]),
+        ("harvest (relevant share)", _show(snapshot["harvest"])),
+        (
+            f"harvest, last {windows}",
+            " / ".join(_show(snapshot[f"harvest_{w}"]) for w in WINDOWS),
+        ),
+        (
+            f"mean relevance, last {windows}",
+            " / ".join(_show(snapshot[f"mean_relevance_{w}"]) for w in WINDOWS),
+        ),
+        ("pages/s", f"{snapshot['pages_per_s']:.1f}"),
+        ("time left (to page/item limit)", duration(snapshot["time_left"])),
+        (
+            "hosts ready / waiting / crawled",
+            f"{snapshot['hosts_ready']} / {snapshot['hosts_waiting']} / "
+            f"{snapshot['hosts_crawled']}",
+        ),
+        ("distilled at (fetched pages)", snapshot["distilled_at"]),
+        ("top hub", snapshot["top_hub"]),
+        ("re-boosted URLs", snapshot["reboosted"]),
+        ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
+        ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{name:<{width}}  {_show(value)}" for name, value in rows]
+    return "\n".join(lines + [f"  {format_process(p)}" for p in snapshot["processes"]])
+
+
+def format_report(report: dict[str, Any], top: int = 15) -> str:
+    """A snapshot as a report for people: status, alarms, census, num_tries, harvest curve."""
+    lines = [format_status(report), "", "alarms:"]
+    lines += [f"  {a['name']}: {a['message']}" for a in report["alarms"]] or ["  none"]
+    lines += ["", f"census of classified pages by best category (top {top}):"]
+    for category, count in list(report["census"].items())[:top]:
+        lines.append(f"  {count:>8}  {category}")
+    lines += ["", "num_tries of acknowledged URLs:"]
+    lines += [f"  {tries} tries: {count}" for tries, count in report["tries"].items()]
+    lines += ["", "harvest curve:  pages  harvest, last 100  last 1000  mean relevance, last 100"]
+    lines += [
+        f"  {p['pages']:>13}  {p['harvest_100']:>17.3f}  {p['harvest_1000']:>9.3f}  "
+        f"{p['mean_relevance']:>26.3f}"
+        for p in report["curve"]
+    ]
+    if report.get("plot"):
+        lines += ["", f"harvest curve plotted in {report['plot']}"]
+    return "\n".join(lines)
+
+
+def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
+    """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
+    ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
+    prefix = keys.prefix(crawl)
+    known = dict(client.hscan_iter(prefix + keys.KNOWN, count=1000))
+    sums = {fp: checksum for checksum, fp in client.hscan_iter(prefix + keys.CHECKSUMS, count=1000)}
+    modified = dict(client.hscan_iter(prefix + keys.MODIFIED, count=1000))
+    for fp in sums.keys() | modified.keys():
+        known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
+    return known
+
+
+def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> int:
+    """Delete every key of one crawl (and nothing else); returns how many were deleted.
+
+    With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
+    run skips those that come back unchanged (seed 004; ``pipelines/duplicates.py``), and their
+    WARC response records stay known too (``warc``), for the revisit records of that run.
+    """
+    known = known_pages(client, crawl) if keep_known else {}
+    kept = keys.prefix(crawl) + keys.WARC if keep_known else None
+    deleted = 0
+    batch: list[str] = []
+    for pattern in keys.crawl_patterns(crawl):  # its own keys and its other shards'
+        for key in client.scan_iter(pattern, count=1000):
+            if key == kept:
+                continue
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += client.unlink(*batch)
+                batch.clear()
+    if batch:
+        deleted += client.unlink(*batch)
+    items = list(known.items())
+    for start in range(0, len(items), 10_000):
+        client.hset(keys.prefix(crawl) + keys.KNOWN, mapping=dict(items[start : start + 10_000]))
+    return deleted

@@ -1,0 +1,99 @@
+"""Seed 000's maintenance mode, re-visiting known pages for new links.
+
+With ``FOCUSED_REVISIT_SHARE`` above 0, after every ``FOCUSED_REVISIT_EVERY`` fetched pages
+(crawl-wide; one process claims each round atomically) about that share of them is spent on
+pages already fetched, queued again through the frontier (so politeness and leases hold) at
+the top of their hosts' queues, best first by ``FOCUSED_REVISIT_ORDER``:
+
+- ``relevance``: the relevant pages, by R; each is revisited once per cycle (``revisit``
+  holds the pages not revisited yet in this cycle, ``revisit:next`` the others; a new cycle
+  starts when the first is empty). On a cluster each shard keeps its own pages and cycles,
+  and gives its share of a round (more when the shards before it had fewer), its best first;
+- ``hub``: the best hubs of the distiller's last run (its ``hubs`` scores; each run refills
+  them).
+
+A revisited page that comes back with the text or ``Last-Modified`` it had is acknowledged as
+``unchanged`` and not classified again; one that changed is classified again and its new links
+are queued (``pipelines/duplicates.py``). Stats: ``focused/revisit/queued``,
+``focused/revisit/unchanged``, ``focused/revisit/changed``.
+
+The rounds run in a crawl from :class:`focused.extensions.maintenance.Maintenance`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from focused.schedulers.frontier import page_urls
+from focused.store import keys
+from focused.store.shards import fetched_per_shard
+
+if TYPE_CHECKING:
+    import redis
+
+    from focused.schedulers.frontier import RedisFrontier
+
+ORDERS = ("relevance", "hub")
+
+# KEYS: maintain. ARGV: pages fetched (crawl-wide), pages per round. Claims a round when that
+# many pages were fetched since the last one (of any process): returns 1, else 0.
+_CLAIM = """
+local fetched = tonumber(ARGV[1])
+local last = tonumber(redis.call('HGET', KEYS[1], 'fetched') or '0')
+if fetched - last < tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'fetched', fetched)
+redis.call('HINCRBY', KEYS[1], 'rounds', 1)
+return 1
+"""
+
+# KEYS: revisit, revisit:next. ARGV: count. Pops the best pages not revisited in this cycle
+# (a new cycle when none is left) and keeps them for the next; returns URLs.
+_NEXT_RELEVANT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 0 then return {} end
+  redis.call('RENAME', KEYS[2], KEYS[1])
+end
+local popped = redis.call('ZPOPMAX', KEYS[1], ARGV[1])
+local urls = {}
+for i = 1, #popped, 2 do
+  redis.call('ZADD', KEYS[2], popped[i + 1], popped[i])
+  urls[#urls + 1] = popped[i]
+end
+return urls
+"""
+
+
+def _next_relevant(client: redis.Redis, shard: str, count: int) -> list[str]:
+    """Up to ``count`` of one shard's relevant pages to revisit, best first."""
+    revisit = shard + keys.REVISIT
+    return client.eval(_NEXT_RELEVANT, 2, revisit, revisit + ":next", count)
+
+
+def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
+    """Queue up to ``count`` known pages again, best first by ``order``; returns how many."""
+    prefix, client = frontier.prefix, frontier.client
+    if order == "relevance":
+        shards = frontier.shards.prefixes
+        urls = []
+        for j, shard in enumerate(shards):  # each shard its share, one script call each
+            share = -(-(count - len(urls)) // (len(shards) - j))  # of what the others left
+            if share:
+                urls += frontier.retrying(partial(_next_relevant, client, shard, share))
+    else:
+        popped = frontier.retrying(lambda: client.zpopmax(prefix + keys.HUBS, count))
+        orders = [member for member, _ in popped]
+        urls = frontier.retrying(lambda: page_urls(client, frontier.crawl, orders))
+    return frontier.requeue(urls)
+
+
+def claim_round(frontier: RedisFrontier, every: int) -> bool:
+    """Whether this process claimed the next round: ``every`` pages were fetched (crawl-wide)
+    since the last round of any process."""
+    client, key = frontier.client, frontier.prefix + keys.MAINTAIN
+
+    def claim() -> int:
+        fetched = sum(fetched_per_shard(client, frontier.shards))
+        return client.eval(_CLAIM, 1, key, fetched, every)
+
+    return bool(frontier.retrying(claim))

@@ -1,0 +1,175 @@
+"""Every Redis key of a crawl, in one place.
+
+All keys of crawl ``NAME`` live under the prefix ``focused:{NAME}:`` so that several crawls share
+one Redis server and ``focused status NAME`` reads one crawl alone. The braces are a Redis
+Cluster hash tag: on a cluster every key under the prefix is in one hash slot, and the frontier's
+keys are spread over shards ``focused:{NAME/j}:`` (:mod:`focused.store.shards` says which keys are
+per shard). The frontier's Lua scripts build the per-host keys from the same templates (they are
+formatted into the Lua source).
+
+=====================  ======  ============================================================
+key (after prefix)     type    what it holds
+=====================  ======  ============================================================
+``q:<origin>``         zset    queued URLs of one host; member ``"<depth> <parent> <path>"`` (path
+                               without its leading ``/``; depth
+                               ``r0`` for a known page queued again: maintenance mode; ``3+2``
+                               for depth 3 reached through 2 redirects)
+                               (then TAB and the anchor text, when the link model is on),
+                               score = packed (num_tries, 1-R, hash); see ``frontier.py``
+``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
+                               plus the host's crawled count
+``wait``               zset    hosts with queued URLs waiting out their politeness delay;
+                               score = unix time they become ready
+``leases``             zset    popped, unacknowledged URLs ``"<origin> <score> <owner> <member>"``
+                               (owner: the leasing process's id, ``-`` for none); score = lease
+                               deadline (unix time)
+``owned:<id>``         set     the leases of one process (with a heartbeat): a live process
+                               puts them back when the process's ``proc:<id>`` has expired
+``reaped``             string  unix time leases of gone processes were last looked for
+``h:<origin>``         hash    one host: ``i`` URLs leased and not yet acknowledged, ``n`` unix time
+                               it may be hit again, ``c`` URLs fetched (the seed-000 server
+                               priority); a hash per host, so each is a few bytes to read
+``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
+``outbox``             hash    on a cluster: fetch order -> "<owner> <time> <links>" of a page whose
+                               links to hosts of other shards are being pushed there (JSON;
+                               delivered again if its process dies first)
+``shards``             string  on a cluster: the hash tags of the crawl's shards, space-separated
+``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed),
+                               for classified pages ``"<url> TAB <R> TAB <category>"``
+``graph:<n // 512>``   hash    fetch order n -> the page's links to other servers (binary; see
+                               ``frontier.py``): the crawl graph the distiller reads
+``distill``            hash    the distiller's last run: pages, edges, seconds, reboosted, its
+                               top hubs and authorities (JSON ``[[url, score], ...]``)
+``distill:lock``       string  held by the one process distilling (expires: a crash frees it)
+``hubscore``           zset    fetch order -> seed 004's hub score (links to other sites per word),
+                               for pages at or above FOCUSED_HUB_MIN_SCORE
+``sites``              hash    origin -> relevant pages fetched from it (seed 004's good sites)
+``found``              hash    fetch order -> relevant pages reached by a link from that page
+``revisit``            zset    URL -> R of relevant pages not revisited yet in this round of
+                               maintenance mode; ``revisit:next`` those revisited, for the next
+``hubs``               zset    fetch order -> hub score of the distiller's last run (top 1,000)
+``maintain``           hash    maintenance mode: fetched count at its last round
+``stats``              hash    counters: queued, seen, fetched, relevant, failed, hosts (crawled
+                               from), ...
+``recent``             list    R of the last 1,000 classified pages (or up to 100 more: it is
+                               trimmed every 100), newest first (harvest and mean relevance of
+                               the last pages; ``meta`` has the threshold)
+``curve``              hash    per 100 classified pages (bucket b): ``relevance:b`` sum of R,
+                               ``relevant:b`` relevant pages (the harvest curve)
+``census``             hash    category -> classified pages whose best category it is
+``tries``              hash    num_tries -> URLs acknowledged after that many failed tries
+``linklog``            list    the online link model's training log, one entry per classified
+                               page: label, estimate, parent R and category, URL, anchor
+``meta``               hash    the crawl's description: focus, topic file, relevance threshold,
+                               alarm limits
+``checksums``          hash    text checksum -> fingerprint of the first URL fetched with that
+                               text (seed 004's duplicates; ``pipelines/duplicates.py``)
+``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)
+``known``              hash    URL fingerprint -> "<checksum> TAB <Last-Modified>" of pages fetched
+                               by earlier runs (kept by ``focused reset --keep-known``)
+``warc``               hash    URL fingerprint -> "<record id> <WARC-Date> <payload digest>" of its
+                               latest WARC response record, for revisit records
+                               (``extensions/warc.py``; kept by ``focused reset --keep-known``)
+``start_urls``         list    seed URLs pushed into the crawl (``focused seed``; scrapy-redis's
+                               ``redis_key``), moved into the frontier by a running process
+``procs``              zset    process id -> unix time of its last heartbeat
+``proc:<id>``          hash    one process: host, pid, started, state and its figures (expires)
+``scrapy``             hash    crawl-wide Scrapy stats: every process's counters added up
+``genetic``            hash    seed 001's genetic strategy: pages (edge-log records), last (pages at
+                               the last generation), generations and the last one's figures
+``genetic:edges:<b>``  string  the genetic strategy's edge log: records of classified pages appended
+                               in order, 512 a bucket (``strategies/genetic.py``)
+``genetic:lock``       string  held by the one process running a generation (expires)
+``isp:energy``         hash    InfoSpiders (``strategies/infospiders.py``): agent id -> energy
+                               of every live agent
+``isp:w:<id>``         string  one agent's link-scorer weights (JSON array of floats)
+``isp:next``           string  the last agent id given out (INCR)
+``isp:by:<bucket>``    hash    URL fingerprint // buckets -> "<agent> <link features>" of the
+                               agent that queued it; ``-`` once it is fetched
+``isp:events``         hash    births, deaths, reseeds of the crawl's agents
+``hmm``                hash    seed 002's HMM strategy (``strategies/hmm.py``): the fitted model's
+                               arrays (binary), its version and the logged count at its fit
+                               (``fitted``); ``logged``, the pages logged for training
+``hmm:log``            list    the HMM's training log: one binary record per classified page (its
+                               fingerprint, its parent's, relevant, its top term counts)
+``hmm:alpha:<b>``      hash    URL fingerprint (8 bytes) -> the page's forward vector α (float32 a
+                               state), bucket b = fingerprint % 1024
+``hmm:lock``           string  held by the one process fitting the HMM (expires)
+=====================  ======  ============================================================
+"""
+
+PREFIX = "focused:{{{crawl}}}:"
+HOST_QUEUE = "q:"
+READY = "ready"
+WAIT = "wait"
+LEASES = "leases"
+OWNED = "owned:"
+REAPED = "reaped"
+HOST = "h:"
+SEEN = "seen:"
+OUTBOX = "outbox"
+SHARDS = "shards"
+URLS = "url:"
+GRAPH = "graph:"
+DISTILL = "distill"
+HUB_SCORES = "hubscore"
+SITES = "sites"
+FOUND = "found"
+REVISIT = "revisit"
+HUBS = "hubs"
+MAINTAIN = "maintain"
+DISTILL_LOCK = "distill:lock"
+STATS = "stats"
+RECENT = "recent"
+CURVE = "curve"
+CENSUS = "census"
+TRIES = "tries"
+META = "meta"
+LINK_LOG = "linklog"
+CHECKSUMS = "checksums"
+MODIFIED = "modified"
+KNOWN = "known"
+WARC = "warc"
+START_URLS = "start_urls"
+PROCS = "procs"
+PROC = "proc:"
+SCRAPY_STATS = "scrapy"
+HMM = "hmm"
+HMM_LOG = "hmm:log"
+HMM_ALPHA = "hmm:alpha:"
+HMM_LOCK = "hmm:lock"
+AGENT_ENERGY = "isp:energy"
+AGENT_WEIGHTS = "isp:w:"
+AGENT_IDS = "isp:next"
+QUEUED_BY = "isp:by:"
+AGENT_EVENTS = "isp:events"
+GENETIC = "genetic"
+GENETIC_EDGES = "genetic:edges:"
+GENETIC_LOCK = "genetic:lock"
+
+URL_BUCKET = 512
+RECENT_LEN = 1000
+CURVE_BUCKET = 100
+HMM_ALPHA_BUCKETS = 1024
+
+
+def prefix(crawl: str) -> str:
+    """The key prefix of one crawl."""
+    return PREFIX.format(crawl=crawl)
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[").replace("*", "\\*").replace("?", "\\?")
+
+
+def pattern(key_prefix: str, start: str = "") -> str:
+    """A SCAN pattern matching every key under ``key_prefix`` (a crawl's or a shard's) that
+    starts with ``start`` (a key name above, free of glob characters)."""
+    return _escape(key_prefix) + start + "*"
+
+
+def crawl_patterns(crawl: str) -> list[str]:
+    """SCAN patterns matching every key of one crawl, its shards' included, and nothing of any
+    other crawl (a crawl name has no ``/``)."""
+    name = _escape(crawl)
+    return [PREFIX.format(crawl=name) + "*", PREFIX.format(crawl=name + "/*") + "*"]

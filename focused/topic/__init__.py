@@ -1,0 +1,1 @@
+"""What a crawl is about: topic files (:mod:`~focused.topic.files`)."""
