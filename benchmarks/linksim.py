@@ -621,8 +621,8 @@ def prepare_tasks(work: Path, bundle_dir: Path, task_set: str, names: list[str])
     from focused.lab.evaluation.run import prepare
     from focused.lab.evaluation.tasks import load_tasks
     from focused.lab.webs.bundle import Bundle, url_key
-    from focused.pipelines.classify import topic_model
     from focused.topic.files import load_topic
+    from focused.topic.methods import topic_model
 
     data = work / "data"
     bundle = Bundle.load(bundle_dir)

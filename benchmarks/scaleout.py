@@ -40,9 +40,9 @@ from common import (
 
 from focused.lab.webs.server import ServedWeb
 from focused.monitor.snapshot import reset_crawl
-from focused.pipelines.classify import topic_model
 from focused.store import keys
 from focused.topic.files import load_topic
+from focused.topic.methods import topic_model
 
 CRAWL = "bench-scaleout"
 

@@ -69,10 +69,10 @@ from scrapy.http import HtmlResponse, Response
 
 from focused.lab.webs.server import ServedWeb
 from focused.monitor.snapshot import reset_crawl
-from focused.pipelines.classify import topic_model
 from focused.relevance.text import page_text
 from focused.spiders.focused import extract_links
 from focused.topic.files import load_topic
+from focused.topic.methods import topic_model
 
 VARIANTS = ("plain", "scrapy-redis", "ours-noclf", "plain+clf", "ours")
 CRAWL = "bench-throughput"

@@ -1,8 +1,9 @@
 """Checks of the ``FOCUSED_*`` settings a crawl starts with, before any component reads them.
 
-A value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``) is one line
-naming the setting and what it expects; a ``FOCUSED_*`` name that is not a setting (a typo that
-would otherwise be silently ignored) is a warning naming the closest setting.
+A value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``) or is not one
+of a setting's choices (:data:`CHOICES`) is one line naming the setting and what it expects; a
+``FOCUSED_*`` name that is not a setting (a typo that would otherwise be silently ignored) is a
+warning naming the closest setting. Components read a choice back with :func:`choice`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from focused import defaults
 from focused.errors import FocusedError
+from focused.strategies.registry import LINK_SCORES, STRATEGIES
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -23,6 +25,44 @@ PREFIX = "FOCUSED_"
 OPTIONAL_TYPES: dict[str, type] = {"FOCUSED_RELEVANT_THRESHOLD": float}
 
 _EXPECTED = {bool: "True or False", int: "a whole number", float: "a number", list: "a list"}
+
+# On, off, or on when what it needs is installed (one warning when it is not).
+SWITCH = ("auto", "true", "false")
+_SWITCH_WORDS = {"false": "false", "0": "false", "off": "false", "no": "false", "": "false"}
+_SWITCH_WORDS |= {"true": "true", "1": "true", "on": "true", "yes": "true", "auto": "auto"}
+
+# Settings that take one of a few words, and those words.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "FOCUSED_STRATEGY": ("", *STRATEGIES),  # "": the topic file's
+    "FOCUSED_LINK_SCORE": ("", *LINK_SCORES),  # "": the topic file's
+    "FOCUSED_ANCHOR_GLOSS": SWITCH,
+    "FOCUSED_VECTORS": SWITCH,
+    "FOCUSED_CLASSIFY_TEXT": ("page", "main"),  # what is classified
+    "FOCUSED_MAIN_TEXT": ("relevant", "all", "none"),  # the pages given a main text
+    "FOCUSED_WARC": ("relevant", "all", "none"),  # the pages kept in WARC files
+    "FOCUSED_REVISIT_ORDER": ("relevance", "hub"),
+}
+
+
+def switch(name: str, value: Any) -> str:
+    """An auto / true / false setting as "auto", "true" or "false" (also 1/0, on/off,
+    yes/no); a FocusedError naming the setting otherwise."""
+    word = _SWITCH_WORDS.get(str(value).strip().lower())
+    if word is None:
+        raise FocusedError(f"{name}: expected auto, true or false, got {value!r}")
+    return word
+
+
+def choice(settings: BaseSettings, name: str) -> str:
+    """The value of the choice setting ``name`` (a key of CHOICES), checked and normalised."""
+    value = settings.get(name, getattr(defaults, name))
+    if CHOICES[name] is SWITCH:
+        return switch(name, value)
+    word = "" if value is None else str(value).strip().lower()
+    if word not in CHOICES[name]:
+        expected = ", ".join(repr(c) if c else '"" (the topic file\'s)' for c in CHOICES[name])
+        raise FocusedError(f"{name}: expected one of {expected}, got {value!r}")
+    return word
 
 
 def known_settings() -> dict[str, Any]:
@@ -53,6 +93,8 @@ def check_settings(settings: BaseSettings) -> list[str]:
             raise FocusedError(
                 f"setting {name}={settings.get(name)!r}: expected {_EXPECTED[kind]}"
             ) from None
+    for name in CHOICES:
+        choice(settings, name)
     warnings = []
     for name in sorted(key for key in settings if key.startswith(PREFIX)):
         if name not in known:

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import pytest
 from lxml import html
+from scrapy.settings import Settings
 
 from focused.errors import FocusedError
 from focused.items import PageItem
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.run import main_text_view
 from focused.lab.webs.bundle import Bundle
-from focused.pipelines.classify import ClassifierPipeline, setting_choice
+from focused.pipelines.classify import ClassifierPipeline
 from focused.relevance.content import MainText, main_text
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.text import page_text
+from focused.settingcheck import check_settings, choice
 
 ARTICLE = [
     "The mute swan is a large waterbird of the family Anatidae, native to much of Eurasia.",
@@ -101,9 +103,12 @@ def test_main_text_for_relevant_pages_all_or_none():
 
 
 def test_a_setting_outside_its_choices_is_refused():
-    with pytest.raises(FocusedError, match="FOCUSED_MAIN_TEXT: expected one of relevant"):
-        setting_choice({"FOCUSED_MAIN_TEXT": "some"}, "FOCUSED_MAIN_TEXT", ("relevant", "all"))
-    assert setting_choice({"X": " Main "}, "X", ("page", "main")) == "main"
+    with pytest.raises(FocusedError, match="FOCUSED_MAIN_TEXT: expected one of 'relevant'"):
+        choice(Settings({"FOCUSED_MAIN_TEXT": "some"}), "FOCUSED_MAIN_TEXT")
+    assert choice(Settings({"FOCUSED_CLASSIFY_TEXT": " Main "}), "FOCUSED_CLASSIFY_TEXT") == "main"
+    assert choice(Settings(), "FOCUSED_CLASSIFY_TEXT") == "page"  # the default
+    with pytest.raises(FocusedError, match="FOCUSED_WARC: expected one of"):
+        check_settings(Settings({"FOCUSED_WARC": "some"}))
 
 
 def paragraphs(bundle: Bundle, url: str) -> list[str]:

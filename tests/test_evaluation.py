@@ -35,10 +35,10 @@ from focused.lab.evaluation.tasks import (
 )
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.labels import within
-from focused.pipelines.classify import topic_model
 from focused.relevance.centroid import CentroidModel
 from focused.relevance.text import page_text
 from focused.topic.files import load_topic
+from focused.topic.methods import topic_model
 
 H = "http://www.a.test/"
 # ../shared/webs/wikispeedia beside the checkout, where there is one.
@@ -244,8 +244,8 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
 
 def test_centroid_topic_file_trains_once(tmp_path: Path):
     from focused.errors import TopicError
-    from focused.pipelines.classify import topic_model
     from focused.topic.files import load_topic
+    from focused.topic.methods import topic_model
 
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "a.txt").write_text("eagle bird nest")

@@ -10,10 +10,10 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from focused.errors import FocusedError, TopicError
-from focused.pipelines.classify import topic_model
 from focused.relevance import SemanticModel
 from focused.relevance.wordnet import WORDNET_ENV, find_wordnet
 from focused.topic.files import load_topic
+from focused.topic.methods import topic_model
 
 
 def fit(**params) -> SemanticModel:

@@ -8,9 +8,9 @@ import pytest
 from scrapy.settings import Settings
 
 from focused.errors import FocusedError
-from focused.strategies import link_score_for, strategy_name
 from focused.strategies.focus import BreadthFirst, HardFocus, SoftFocus
 from focused.topic.files import Topic
+from focused.topic.plan import CrawlPlan
 
 PAGE = {
     "depth": 2,
@@ -88,17 +88,17 @@ def test_anchors_are_queued_only_when_something_reads_them_back():
 
 def test_settings_pick_the_strategy_and_link_score_over_the_topic():
     topic = Topic(Path("t.toml"), "t", [], "soft", "keywords", link_score="context")
-    assert (strategy_name(Settings(), topic), link_score_for(Settings(), topic)) == (
-        "soft",
-        "context",
-    )
+    plan = CrawlPlan.from_settings(Settings(), topic)
+    assert (plan.strategy, plan.link_score, plan.hard) == ("soft", "context", False)
     both = Settings({"FOCUSED_LINK_SCORE": "both", "FOCUSED_STRATEGY": "hard"})
-    assert (strategy_name(both, topic), link_score_for(both, topic)) == ("hard", "both")
+    plan = CrawlPlan.from_settings(both, topic)
+    assert (plan.strategy, plan.link_score, plan.hard) == ("hard", "both", True)
     # Breadth-first orders links by depth: no anchor (or context) is scored for it.
-    assert link_score_for(Settings({"FOCUSED_STRATEGY": "breadth-first"}), topic) == "content"
+    plan = CrawlPlan.from_settings(Settings({"FOCUSED_STRATEGY": "breadth-first"}), topic)
+    assert (plan.link_score, plan.scores_anchors, plan.reads_context) == ("content", False, False)
     for bad, name in (
         ({"FOCUSED_STRATEGY": "depth-first"}, "FOCUSED_STRATEGY"),
         ({"FOCUSED_LINK_SCORE": "title"}, "FOCUSED_LINK_SCORE"),
     ):
         with pytest.raises(FocusedError, match=name):
-            link_score_for(Settings(bad), topic)
+            CrawlPlan.from_settings(Settings(bad), topic)

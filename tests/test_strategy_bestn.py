@@ -16,8 +16,8 @@ from focused.monitor.snapshot import crawl_status
 from focused.schedulers.frontier import Link, RedisFrontier, unpack_score
 from focused.schedulers.scheduler import BATCH_POLL_S, FrontierScheduler
 from focused.store import keys
-from focused.strategies import strategy_class
 from focused.strategies.bestn import BestNFirst
+from focused.strategies.registry import strategy_class
 from tests.conftest import final_stats, focused
 
 

@@ -153,7 +153,7 @@ def with_relevance(table: str) -> str:
 
 @pytest.mark.parametrize("kind", sorted(METHOD_TABLES))
 def test_every_method_loads_and_fits(topic_dir, tmp_path, kind):
-    from focused.pipelines.classify import topic_model
+    from focused.topic.methods import topic_model
 
     (topic_dir / "birds.thesaurus.toml").write_text(
         '[facets.birds]\nterms = ["swan", {term = "duck", narrower = ["teal"]}]\n'

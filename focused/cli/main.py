@@ -38,8 +38,8 @@ def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imp
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from focused.pipelines.classify import topic_model
     from focused.topic.files import load_topic
+    from focused.topic.methods import topic_model
 
     topic = load_topic(args.topic)
     started = time.perf_counter()

@@ -27,10 +27,8 @@ from twisted.internet import task
 
 from focused.errors import FocusedError
 from focused.monitor.snapshot import alarms
-from focused.pipelines.classify import relevant_threshold
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
-from focused.strategies import strategy_name
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -70,7 +68,7 @@ class HarvestMonitor:
 
     @cached_property
     def focus(self) -> str:
-        return strategy_name(self.settings, self.crawler.spider.topic)
+        return self.crawler.spider.plan.strategy
 
     def harvest(self, window: int) -> float | None:
         """The share of relevant pages among this process's last ``window`` classified pages."""
@@ -113,7 +111,7 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier = frontier_for(self.crawler)
-        s, topic = self.settings, self.crawler.spider.topic
+        topic = self.crawler.spider.topic
         frontier.client.hset(
             frontier.prefix + keys.META,
             mapping={
@@ -121,7 +119,7 @@ class HarvestMonitor:
                 "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
-                "threshold": relevant_threshold(s, topic),
+                "threshold": self.crawler.spider.plan.threshold,
                 "alarm_min_pages": self.limits["min_pages"],
                 "diffusion_ratio": self.limits["diffusion_ratio"],
                 "stagnation_harvest": self.limits["stagnation_harvest"],

@@ -16,8 +16,9 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.schedulers.revisits import ORDERS, claim_round, revisit_round
+from focused.schedulers.revisits import claim_round, revisit_round
 from focused.schedulers.scheduler import frontier_for
+from focused.settingcheck import choice
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -38,13 +39,11 @@ class Maintenance:
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> Maintenance:
         s = crawler.settings
-        share, order = s.getfloat("FOCUSED_REVISIT_SHARE"), s.get("FOCUSED_REVISIT_ORDER")
+        share, order = s.getfloat("FOCUSED_REVISIT_SHARE"), choice(s, "FOCUSED_REVISIT_ORDER")
         if share <= 0:
             raise NotConfigured
         if not share < 1:
             raise FocusedError(f"FOCUSED_REVISIT_SHARE: expected a share below 1, got {share}")
-        if order not in ORDERS:
-            raise FocusedError(f"FOCUSED_REVISIT_ORDER: expected one of {ORDERS}, got {order!r}")
         maintenance = cls(crawler, share, order, s.getint("FOCUSED_REVISIT_EVERY"))
         crawler.signals.connect(maintenance.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(maintenance.spider_closed, signal=signals.spider_closed)

@@ -60,6 +60,7 @@ from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import UNCHANGED
 from focused.schedulers.frontier import fingerprint
 from focused.schedulers.scheduler import crawl_name, frontier_for
+from focused.settingcheck import choice
 from focused.store import keys
 from focused.store.connection import home_dir
 
@@ -76,7 +77,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-KEEP = ("relevant", "all", "none")
 WARC_VERSION = "1.1"
 BUILDER = RecordBuilder(warc_version=WARC_VERSION)
 OPEN_SUFFIX = ".open"
@@ -285,9 +285,7 @@ class WarcWriter:
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> WarcWriter:
         s = crawler.settings
-        keep, max_size = s.get("FOCUSED_WARC"), s.getint("FOCUSED_WARC_MAX_SIZE")
-        if keep not in KEEP:
-            raise FocusedError(f"FOCUSED_WARC: expected one of {KEEP}, got {keep!r}")
+        keep, max_size = choice(s, "FOCUSED_WARC"), s.getint("FOCUSED_WARC_MAX_SIZE")
         if keep == "none":
             raise NotConfigured
         if max_size <= 0:

@@ -11,7 +11,7 @@ from focused.pipelines.duplicates import DUPLICATE, UNCHANGED
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
 from focused.schedulers.scheduler import frontier_for
-from focused.strategies import build_strategy
+from focused.strategies.registry import build_strategy
 from focused.urls import origin
 
 if TYPE_CHECKING:

@@ -46,7 +46,6 @@ from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.store import keys
 from focused.store.connection import from_settings
-from focused.strategies import strategy_class, strategy_name
 from focused.topic.files import NAME_RE
 from focused.urls import BadURL
 
@@ -185,7 +184,7 @@ class FrontierScheduler(BaseScheduler):
         batch_setting = ""
         if topic is not None:
             claim_crawl(frontier, str(topic.path.resolve()), s.getbool("FOCUSED_RESUME_ANYWAY"))
-            batch_setting = strategy_class(strategy_name(s, topic)).batch_setting
+            batch_setting = crawler.spider.plan.batch_setting
         return cls(
             frontier,
             stats=crawler.stats,

@@ -51,8 +51,8 @@ from focused.items import META, PageItem
 from focused.middlewares.addresses import ForbiddenAddress
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
-from focused.strategies import link_score_for, strategy_class, strategy_name
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
+from focused.topic.plan import CrawlPlan
 from focused.urls import BadURL, clean_url
 
 if sys.version_info >= (3, 14):
@@ -235,7 +235,9 @@ class FocusedSpider(scrapy.Spider):
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> FocusedSpider:
-        return super().from_crawler(crawler, *args, **kwargs)
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.plan  # noqa: B018 - decided now, so that a bad setting stops the crawl at start
+        return spider
 
     def __init__(
         self, topic: str | None = None, *args: Any, topic_toml: str | None = None, **kwargs: Any
@@ -248,12 +250,16 @@ class FocusedSpider(scrapy.Spider):
         self.topic: Topic = load_topic_text(topic_toml, topic) if topic_toml else load_topic(topic)
 
     @cached_property
+    def plan(self) -> CrawlPlan:
+        """What this crawl does, decided once from its settings and topic; every component
+        reads it (:mod:`focused.topic.plan`)."""
+        return CrawlPlan.from_settings(self.settings, self.topic)
+
+    @cached_property
     def context_words(self) -> int:
         """Words kept around each anchor: only the ``context`` link score and strategies that
         read them (``reads_context``) do."""
-        reads = strategy_class(strategy_name(self.settings, self.topic)).reads_context
-        context = reads or link_score_for(self.settings, self.topic) == "context"
-        return CONTEXT_WORDS if context else 0
+        return CONTEXT_WORDS if self.plan.reads_context else 0
 
     def seeds(self) -> list[str]:
         """The topic's seeds, then the good hubs and sites of ``seeds_from`` (seed 004)."""

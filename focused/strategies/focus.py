@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.schedulers.frontier import Link
+from focused.strategies.base import Strategy
 from focused.strategies.learning import SharedLinkModel
-from focused.topic.files import LINK_SCORES
+from focused.strategies.registry import LINK_SCORES
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from focused.schedulers.frontier import RedisFrontier
 
 
-class SoftFocus:
+class SoftFocus(Strategy):
     """Every out-link enters the frontier.
 
     The contract of a strategy: ``links`` turns a classified page (the classifier pipeline's
@@ -81,11 +82,8 @@ class SoftFocus:
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
         """What every strategy is built with: link score, depth limit, URL patterns dropped,
         the online link model (``FOCUSED_LINK_MODEL``) and whether anchors are carried."""
-        from focused.pipelines.classify import topic_model_reads_anchors
-        from focused.strategies import link_score_for
-
         s = crawler.settings
-        topic = crawler.spider.topic
+        plan = crawler.spider.plan
         learner = None
         if cls.scores_links and s.getbool("FOCUSED_LINK_MODEL"):
             learner = SharedLinkModel(
@@ -96,11 +94,11 @@ class SoftFocus:
                 sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
             )
         return {
-            "link_score": link_score_for(s, topic),
+            "link_score": plan.link_score,
             "depth_limit": s.getint("DEPTH_LIMIT"),
             "drop_urls": s.getlist("FOCUSED_DROP_URL_PATTERNS"),
             "learner": learner,
-            "carry_anchors": topic_model_reads_anchors(topic),
+            "carry_anchors": plan.reads_anchors,
         }
 
     def kept(self, links: list[Link]) -> list[Link]:

@@ -425,15 +425,12 @@ class HMMStrategy(SoftFocus):
 def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
     """The topic's example browse paths as training pages, relevant as the crawl's classifier
     says (the topic's model and threshold), each page under the one before it."""
-    from focused.pipelines.classify import page_scorer, relevant_threshold
-
-    s = crawler.settings
-    topic = crawler.spider.topic
+    plan = crawler.spider.plan
     documents = read_path_pages(read_paths(paths_file))
-    max_chars = s.getint("FOCUSED_MAX_TEXT_CHARS") or None
+    max_chars = crawler.settings.getint("FOCUSED_MAX_TEXT_CHARS") or None
     texts = [text[:max_chars] for path in documents for text in path]
-    relevance = page_scorer(s, topic)(texts)
-    threshold = relevant_threshold(s, topic)
+    relevance = plan.page_scorer()(texts)
+    threshold = plan.threshold
     parents: list[int] = []
     for path in documents:
         start = len(parents)

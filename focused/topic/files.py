@@ -32,18 +32,17 @@ from __future__ import annotations
 import ipaddress
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from focused.errors import TopicError
+from focused.strategies.registry import LINK_SCORES, STRATEGIES
+from focused.topic.fields import existing_path
+from focused.topic.methods import METHODS
 from focused.urls import BadURL, clean_url
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-# How links are scored and scheduled (focused.strategies); ``focus`` is the older spelling of
-# ``strategy`` for seed 000's two modes.
-STRATEGY_NAMES = ("soft", "hard", "breadth-first", "best-n-first", "genetic", "hmm", "infospiders")
 TOP_FIELDS = {
     "name",
     "seeds",
@@ -129,7 +128,7 @@ def _read_seeds(path: Path, data: dict[str, Any]) -> list[str]:
             raise TopicError(path, "seeds", "expected a list of URLs")
         seeds += [_check_url(path, "seeds", url) for url in data["seeds"]]
     if "seeds_file" in data:
-        seeds_path = _existing(path, "seeds_file", data["seeds_file"], folder=False)
+        seeds_path = existing_path(path, "seeds_file", data["seeds_file"], folder=False)
         for number, line in url_lines(seeds_path.read_text(errors="replace")):
             seeds.append(_check_url(path, f"seeds_file (line {number})", line))
     if not seeds and "seeds_from" not in data:
@@ -142,9 +141,9 @@ def _read_strategy(path: Path, data: dict[str, Any]) -> str:
         raise TopicError(path, "focus", "give 'strategy' or its older spelling 'focus', not both")
     fieldname = "focus" if "focus" in data else "strategy"
     strategy = data.get(fieldname, "soft")
-    if strategy not in STRATEGY_NAMES:
+    if strategy not in STRATEGIES:  # ``focus``: the older spelling, for seed 000's two modes
         raise TopicError(
-            path, fieldname, f"expected one of {', '.join(STRATEGY_NAMES)}, got {strategy!r}"
+            path, fieldname, f"expected one of {', '.join(STRATEGIES)}, got {strategy!r}"
         )
     return strategy
 
@@ -153,7 +152,7 @@ def _read_seeds_from(path: Path, data: dict[str, Any]) -> str:
     value = data.get("seeds_from", "")
     if value in ("", PREVIOUS):
         return value
-    return str(_existing(path, "seeds_from", value, folder=False))
+    return str(existing_path(path, "seeds_from", value, folder=False))
 
 
 def _read_strategy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -166,170 +165,13 @@ def _read_strategy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if "paths" in options:
         from focused.relevance.hmm import read_paths  # scikit-learn: only when needed
 
-        paths = _existing(path, "strategy_options.paths", options["paths"], folder=False)
+        paths = existing_path(path, "strategy_options.paths", options["paths"], folder=False)
         try:
             read_paths(paths)
         except ValueError as exc:
             raise TopicError(path, "strategy_options.paths", f"{exc} ({paths})") from None
         options = {**options, "paths": str(paths)}
     return options
-
-
-def _existing(path: Path, fieldname: str, value: Any, *, folder: bool) -> Path:
-    """A path named in the topic file, resolved against it, that must exist."""
-    if not isinstance(value, str) or not value:
-        raise TopicError(path, fieldname, f"expected a path, got {value!r}")
-    target = (path.parent / value).resolve()
-    kind = "folder" if folder else "file"
-    if not target.exists():
-        raise TopicError(path, fieldname, f"{kind} not found: {target}")
-    if folder != target.is_dir():
-        raise TopicError(path, fieldname, f"not a {kind}: {target}")
-    return target
-
-
-def _number(path: Path, fieldname: str, value: Any, low: float, high: float) -> float:
-    """A number of the topic file in [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TopicError(path, fieldname, f"expected a number, got {value!r}")
-    if not low <= value <= high:
-        raise TopicError(path, fieldname, f"expected {low} to {high}, got {value!r}")
-    return float(value)
-
-
-def _example_folder(path: Path, fieldname: str, value: Any, *, taxonomy: bool = False) -> Path:
-    """A folder of example pages (or a taxonomy's tree of them) that has some: an empty one
-    is named with the topic file's field now, not when the model is first trained."""
-    from focused.relevance.centroid import example_pages  # scikit-learn: only when needed
-    from focused.relevance.taxonomy import example_files
-
-    folder = _existing(path, fieldname, value, folder=True)
-    try:
-        example_files(folder) if taxonomy else example_pages(folder)
-    except TopicError as exc:
-        raise TopicError(path, fieldname, f"{exc.problem} ({folder})") from None
-    return folder
-
-
-def _taxonomy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    good = data.get("good")
-    if not isinstance(good, list) or not good or not all(isinstance(g, str) for g in good):
-        raise TopicError(path, "relevance.good", "expected a non-empty list of category paths")
-    return {
-        "taxonomy": _example_folder(
-            path, "relevance.taxonomy", data.get("taxonomy"), taxonomy=True
-        ),
-        "good": [g.strip("/") for g in good],
-    }
-
-
-def _centroid_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "examples": _example_folder(path, "relevance.examples", data.get("examples")),
-        "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.2), 0, 1),
-    }
-
-
-def _examples_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    negatives = data.get("negatives")
-    return {
-        "examples": _example_folder(path, "relevance.examples", data.get("examples")),
-        "negatives": None
-        if negatives is None
-        else _example_folder(path, "relevance.negatives", negatives),
-        "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.5), 0, 1),
-    }
-
-
-def _keywords_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    from focused.relevance.keywords import KeywordModel  # scikit-learn: only when needed
-
-    keywords = data.get("keywords", [])
-    if isinstance(keywords, dict):
-        for word, weight in keywords.items():
-            _number(path, f"relevance.keywords.{word}", weight, 0, float("inf"))
-    elif not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
-        raise TopicError(
-            path, "relevance.keywords", "expected a list of words or a table of weights"
-        )
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        raise TopicError(path, "relevance.description", f"expected a sentence, got {description!r}")
-    options = {
-        "keywords": keywords,
-        "description": description,
-        "r0": _number(path, "relevance.r0", data.get("r0", 0.3), 0, 1),
-    }
-    try:  # fitting is instant and checks what is left (e.g. keywords that are all stopwords)
-        KeywordModel(**options).fit()
-    except ValueError as exc:
-        raise TopicError(path, "relevance.keywords", str(exc)) from None
-    return options
-
-
-def _thesaurus_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    from focused.relevance.thesaurus import read_thesaurus
-
-    thesaurus = _existing(path, "relevance.thesaurus", data.get("thesaurus"), folder=False)
-    read_thesaurus(thesaurus)  # its errors name the thesaurus file and the field in it
-    options: dict[str, Any] = {"thesaurus": thesaurus}
-    for name, default, high in (
-        ("threshold", 0.3, 1),
-        ("depth_weight", 0.5, float("inf")),
-        ("url_weight", 0.5, float("inf")),
-        ("anchor_weight", 0.5, float("inf")),
-    ):
-        options[name] = _number(path, f"relevance.{name}", data.get(name, default), 0, high)
-    return options
-
-
-def _semantic_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    from focused.errors import FocusedError
-    from focused.relevance.semantic import SemanticModel  # nltk's WordNet: only when needed
-
-    terms = data.get("terms", [])
-    if not isinstance(terms, list) or not all(isinstance(t, str) and t.strip() for t in terms):
-        raise TopicError(
-            path, "relevance.terms", f"expected a list of words or phrases, got {terms!r}"
-        )
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        raise TopicError(path, "relevance.description", f"expected a sentence, got {description!r}")
-    wordnet = data.get("wordnet")
-    options = {
-        "terms": terms,
-        "description": description,
-        "wordnet": None
-        if wordnet is None
-        else _existing(path, "relevance.wordnet", wordnet, folder=True),
-        "threshold": _number(path, "relevance.threshold", data.get("threshold", 0.01), 0, 1),
-    }
-    try:  # reads WordNet (once per process) and checks that it knows every term
-        SemanticModel(**options).fit()
-    except ValueError as exc:
-        raise TopicError(path, "relevance.terms", str(exc)) from None
-    except FocusedError as exc:  # no WordNet where it looked
-        raise TopicError(path, "relevance.wordnet", str(exc)) from None
-    return options
-
-
-# method -> (its fields besides `method`, the function that checks them into options)
-METHODS: dict[str, tuple[set[str], Callable[[Path, dict[str, Any]], dict[str, Any]]]] = {
-    "taxonomy": ({"taxonomy", "good"}, _taxonomy_options),
-    "centroid": ({"examples", "threshold"}, _centroid_options),
-    "examples": ({"examples", "negatives", "threshold"}, _examples_options),
-    "keywords": ({"keywords", "description", "r0"}, _keywords_options),
-    "thesaurus": (
-        {"thesaurus", "threshold", "depth_weight", "url_weight", "anchor_weight"},
-        _thesaurus_options,
-    ),
-    "semantic": ({"terms", "description", "wordnet", "threshold"}, _semantic_options),
-}
-
-
-# Fields of [relevance] that every method has: how out-links are estimated (seed 002's
-# best-first variants; see focused.strategies).
-LINK_SCORES = ("content", "anchor", "both", "context")
 
 
 def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
@@ -340,11 +182,10 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
         raise TopicError(
             path, "relevance.method", f"unknown method {method!r}; known: {', '.join(METHODS)}"
         )
-    fields, check = METHODS[method]
-    unknown = set(data) - fields - {"method", "link_score"}
+    unknown = set(data) - METHODS[method].fields - {"method", "link_score"}
     if unknown:
         raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
-    return method, check(path, data)
+    return method, METHODS[method].options(path, data)
 
 
 def _read_allowed_networks(path: Path, data: dict[str, Any]) -> tuple[str, ...]:

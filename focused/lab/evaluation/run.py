@@ -27,11 +27,11 @@ from focused.lab.evaluation.tasks import Task
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.labels import taxonomy_from_labels
 from focused.lab.webs.server import ServedWeb, read_log
-from focused.pipelines.classify import topic_model, vector_model
 from focused.relevance.centroid import read_examples
 from focused.relevance.content import main_text
 from focused.relevance.text import analyze, page_text
 from focused.topic.files import load_topic
+from focused.topic.methods import topic_model, vector_model
 
 __all__ = [
     "CRAWLERS",

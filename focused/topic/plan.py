@@ -1,0 +1,134 @@
+"""The crawl plan: what a crawl does, decided once from its settings and topic file.
+
+The strategy, how links are estimated, the relevance method, what word vectors do and the R at
+which a page is relevant each depend on a setting, the topic file, and sometimes on each other
+(breadth-first scores no anchors; keyword pages are judged by vectors at 0.5). The spider builds
+the plan when the crawl starts (``spider.plan``) and every component reads it, so no component
+works a choice out again and none can work it out differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from focused.settingcheck import choice
+from focused.strategies.registry import strategy_class
+from focused.topic.methods import (
+    METHODS,
+    PAGE_VECTORS_THRESHOLD,
+    topic_model,
+    vector_model,
+    vectors_role,
+)
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+    from focused.relevance.base import RelevanceModel
+    from focused.topic.files import Topic
+
+__all__ = ["CrawlPlan"]
+
+
+@dataclass(frozen=True)
+class CrawlPlan:
+    """What a crawl does.
+
+    - ``topic``: the checked topic file; ``models_dir``: where fitted models are kept;
+    - ``strategy``: FOCUSED_STRATEGY, else the topic file's ``strategy``;
+    - ``link_score``: FOCUSED_LINK_SCORE, else the topic file's; ``content`` under a strategy
+      that orders links without scores (breadth-first), so no anchor is scored for nothing;
+    - ``vectors``: what word vectors do ("anchors", "pages") or None: FOCUSED_VECTORS off,
+      the method has no use for them, or (for "pages") they are not installed;
+    - ``threshold``: the R at which a page is relevant: FOCUSED_RELEVANT_THRESHOLD when set;
+      else PAGE_VECTORS_THRESHOLD where vectors give the page's R; else the topic's own.
+    """
+
+    topic: Topic
+    models_dir: str
+    strategy: str
+    link_score: str
+    vectors: str | None
+    threshold: float
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, topic: Topic) -> CrawlPlan:
+        strategy = choice(settings, "FOCUSED_STRATEGY") or topic.strategy
+        link_score = choice(settings, "FOCUSED_LINK_SCORE") or topic.link_score
+        if not strategy_class(strategy).scores_links:
+            link_score = "content"
+        vectors = vectors_role(topic)
+        if (
+            choice(settings, "FOCUSED_VECTORS") == "false"
+            or vectors == "pages"
+            and not (_vectors_installed())
+        ):
+            vectors = None
+        threshold = settings.get("FOCUSED_RELEVANT_THRESHOLD")
+        if threshold is not None and threshold != "":
+            threshold = float(threshold)
+        elif vectors == "pages":
+            threshold = PAGE_VECTORS_THRESHOLD
+        else:
+            threshold = float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
+        return cls(
+            topic, settings.get("FOCUSED_MODELS_DIR"), strategy, link_score, vectors, threshold
+        )
+
+    @property
+    def method(self) -> str:
+        return self.topic.method
+
+    @property
+    def hard(self) -> bool:
+        """Hard focus (seed 000): pages need the good-path flag for their links to enter."""
+        return self.strategy == "hard"
+
+    @property
+    def scores_anchors(self) -> bool:
+        """Whether the classifier scores each out-link's anchor text."""
+        return self.link_score != "content"
+
+    @property
+    def reads_anchors(self) -> bool:
+        """Whether the topic's model scores a page with its URL and the anchor it was reached
+        by, so the frontier must carry anchors."""
+        return METHODS[self.topic.method].reads_anchors
+
+    @property
+    def reads_context(self) -> bool:
+        """Whether the spider keeps the words around each anchor."""
+        return strategy_class(self.strategy).reads_context or self.link_score == "context"
+
+    @property
+    def batch_setting(self) -> str:
+        """The strategy's batch-size setting, "" when it pops as it needs."""
+        return strategy_class(self.strategy).batch_setting
+
+    def model(self) -> RelevanceModel:
+        """The topic's fitted relevance model."""
+        return topic_model(self.topic, self.models_dir)
+
+    def vector_model(self, setting: Any = "auto") -> Any:
+        """The word-vector model of the plan's ``vectors`` role (None without one)."""
+        if self.vectors is None:
+            return None
+        return vector_model(self.topic, self.models_dir, setting)
+
+    def page_scorer(self) -> Callable[[Sequence[str]], np.ndarray]:
+        """R of whole pages as the classifier pipeline scores them: from the word vectors
+        where they give the page's R, else from the topic's model."""
+        if self.vectors == "pages":
+            return self.vector_model("true").relevance
+        model = self.model()
+        return lambda texts: model.score_pages(texts)[0]
+
+
+def _vectors_installed() -> bool:
+    from focused.relevance.vectors import vectors_installed
+
+    return vectors_installed()
