@@ -68,9 +68,7 @@ def test_one_process_at_a_time_under_the_crawl_lock(redis_client, crawl_name):
     assert runner.start() and calls == [1] and results == [None, "ran"]
 
 
-def test_a_failing_run_is_logged_and_counted_and_later_runs_go_on(
-    redis_client, crawl_name, caplog
-):
+def test_a_failing_run_is_logged_and_counted_and_later_runs_go_on(redis_client, crawl_name, caplog):
     errors = [RuntimeError("broken model"), FocusedError("Redis connection lost")]
 
     def job() -> str:

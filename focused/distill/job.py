@@ -1,8 +1,9 @@
 """One distiller run: read the crawl graph, score hubs and authorities, re-boost, record.
 
 Only one process of a crawl distils at a time: the run holds ``distill:lock``, a key that
-expires after ``lock_s`` seconds, so a holder that crashes cannot keep it (a
-:class:`~focused.store.periodic.PeriodicJob`, which a crawl's distiller also runs periodically).
+expires after ``lock_s`` seconds, so a holder that crashes cannot keep it. The lock, and the
+periodic runs inside a crawl, are a :class:`~focused.store.periodic.PeriodicJob`'s
+(:func:`distill_job`).
 """
 
 from __future__ import annotations
