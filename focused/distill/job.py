@@ -1,7 +1,9 @@
 """One distiller run: read the crawl graph, score hubs and authorities, re-boost, record.
 
 Only one process of a crawl distils at a time: the run holds ``distill:lock``, a key that
-expires after ``lock_s`` seconds, so a holder that crashes cannot keep it.
+expires after ``lock_s`` seconds, so a holder that crashes cannot keep it. The lock, and the
+periodic runs inside a crawl, are a :class:`~focused.store.periodic.PeriodicJob`'s
+(:func:`distill_job`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import redis
@@ -19,7 +22,7 @@ from focused.distill.hits import Scores, weighted_hits
 from focused.errors import FocusedError
 from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
 from focused.store import keys
-from focused.store.connection import held_lock
+from focused.store.periodic import PeriodicJob
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
 
@@ -155,10 +158,24 @@ def distill(
     return result
 
 
+def distill_job(
+    frontier: RedisFrontier, lock_s: float, **periodic: Any
+) -> PeriodicJob[Distillation]:
+    """:func:`distill` as the crawl's job, one process at a time under ``distill:lock``;
+    ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
+    return PeriodicJob(
+        "Distiller run",
+        distill,
+        client=frontier.client,
+        lock=frontier.prefix + keys.DISTILL_LOCK,
+        lock_s=lock_s,
+        call=frontier.retrying,
+        **periodic,
+    )
+
+
 def distill_locked(
-    frontier: RedisFrontier, lock_s: float = 600.0, **options
+    frontier: RedisFrontier, lock_s: float = 600.0, **options: Any
 ) -> Distillation | None:
     """:func:`distill` under the crawl's lock; None when another process holds it."""
-    key = frontier.prefix + keys.DISTILL_LOCK
-    with held_lock(frontier.client, key, lock_s, frontier.retrying) as held:
-        return distill(frontier, **options) if held else None
+    return distill_job(frontier, lock_s).run(frontier, **options)

@@ -2,11 +2,12 @@
 inside a crawl.
 
 Every second it reads the crawl-wide count of fetched pages (one pipelined round trip) and
-runs :func:`~focused.distill.job.distill_locked` in a thread when FOCUSED_DISTILL_PAGES pages
-have been fetched since the last run of any process, or FOCUSED_DISTILL_INTERVAL seconds have
-passed and pages were fetched. A run that takes d seconds is not followed by another within
-10·d seconds, so the distiller takes at most about a tenth of the time on large graphs.
-Stats: ``focused/distiller/runs``, ``focused/distiller/reboosted``, ``focused/distiller/seconds``.
+runs :func:`~focused.distill.job.distill_job` (a :class:`~focused.store.periodic.PeriodicJob`:
+in a thread, one process at a time) when FOCUSED_DISTILL_PAGES pages have been fetched since the
+last run of any process, or FOCUSED_DISTILL_INTERVAL seconds have passed and pages were fetched.
+A run that takes d seconds is not followed by another within 10·d seconds, so the distiller
+takes at most about a tenth of the time on large graphs. Stats: ``focused/distiller/runs``,
+``focused/distiller/reboosted``, ``focused/distiller/seconds``, ``focused/distiller/failed``.
 """
 
 from __future__ import annotations
@@ -18,18 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.log import failure_to_exc_info
-from twisted.internet import task, threads
+from twisted.internet import task
 
 from focused.distill.graph import binary_client
-from focused.distill.job import Distillation, distill_locked
+from focused.distill.job import Distillation, distill_job
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
@@ -42,13 +41,12 @@ class Distiller:
         self.pages = pages
         self.interval = interval
         s = crawler.settings
+        self.lock_s = s.getfloat("FOCUSED_DISTILL_LOCK_S")
         self.options: dict[str, Any] = {
-            "lock_s": s.getfloat("FOCUSED_DISTILL_LOCK_S"),
             "authority_share": s.getfloat("FOCUSED_DISTILL_AUTHORITY_SHARE"),
             "top_hubs": s.getint("FOCUSED_DISTILL_HUBS"),
             "boost": s.getfloat("FOCUSED_DISTILL_BOOST"),
         }
-        self.running = False
         self.not_before = 0.0
         self.opened = time.time()
         self.task: task.LoopingCall | None = None
@@ -73,6 +71,15 @@ class Distiller:
         self.frontier = copy.copy(frontier_for(self.crawler))
         self.frontier.on_retry = self.frontier.on_lost = None
         self.options["client"] = binary_client(self.frontier.client)  # one pool for all runs
+        self.job = distill_job(
+            self.frontier,
+            self.lock_s,
+            every=self.pages,
+            done=self.done,
+            stats=self.stats,
+            failures="focused/distiller/failed",
+            log=logger,
+        )
         self.task = task.LoopingCall(self.check)
         self.task.start(CHECK_S, now=False)
 
@@ -80,7 +87,8 @@ class Distiller:
         if self.task is not None and self.task.running:
             self.task.stop()
 
-    def due(self) -> bool:
+    def counts(self) -> tuple[int, int, float]:
+        """(pages fetched crawl-wide, at the last run, time of the last run)."""
         frontier = self.frontier
 
         def read() -> list:
@@ -91,26 +99,22 @@ class Distiller:
             return pipe.execute()
 
         *fetched, (last_fetched, last_time) = frontier.retrying(read)
-        new = sum(int(n or 0) for n in fetched) - int(last_fetched or 0)
-        waited = time.time() - max(float(last_time or 0), self.opened)
-        return (self.pages and new >= self.pages) or (
-            self.interval and new > 0 and waited >= self.interval
-        )
+        return sum(int(n or 0) for n in fetched), int(last_fetched or 0), float(last_time or 0)
 
     def check(self) -> None:
-        if self.running or time.monotonic() < self.not_before:
+        if self.job.running or time.monotonic() < self.not_before:
             return
         try:
-            if not self.due():
-                return
+            fetched, last, last_time = self.counts()
         except FocusedError:  # Redis is lost: the crawl reports it and stops
             return
-        self.running = True
-        d = threads.deferToThread(distill_locked, self.frontier, **self.options)
-        d.addCallbacks(self.done, self.failed)
+        waited = time.time() - max(last_time, self.opened)
+        if self.interval and fetched > last and waited >= self.interval:
+            self.job.start(self.frontier, **self.options)
+        else:
+            self.job.offer(fetched, last, self.frontier, **self.options)
 
     def done(self, result: Distillation | None) -> None:
-        self.running = False
         if result is None:  # another process is distilling
             return
         self.not_before = time.monotonic() + 10 * result.seconds
@@ -131,10 +135,3 @@ class Distiller:
                 "neglected": result.neglected,
             },
         )
-
-    def failed(self, failure: Failure) -> None:
-        self.running = False
-        if failure.check(FocusedError):
-            logger.warning("Distiller skipped a run: %(error)s", {"error": failure.value})
-        else:
-            logger.error("Distiller failed", exc_info=failure_to_exc_info(failure))

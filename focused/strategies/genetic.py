@@ -49,7 +49,6 @@ import numpy as np
 from scipy import sparse
 
 from focused.distill.graph import binary_client
-from focused.errors import FocusedError
 from focused.relevance.linkmodel import LinkContext
 from focused.schedulers.frontier import (
     SCORE_LEVELS,
@@ -60,13 +59,12 @@ from focused.schedulers.frontier import (
     unpack_score,
 )
 from focused.store import keys
-from focused.store.connection import held_lock
+from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
-    from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
 
@@ -337,35 +335,52 @@ def evolve(
     )
 
 
-def evolve_locked(
+def evolve_due(
     frontier: RedisFrontier, log: EdgeLog, *, size: int, **options: Any
 ) -> Generation | None:
     """:func:`evolve` when ``size`` pages were logged since the last generation of any
-    process, under the crawl's generation lock; None when not due or another process holds
-    the lock. The generation is recorded in the ``genetic`` hash."""
+    process (read again under the lock), recorded in the ``genetic`` hash; None when not
+    due."""
     key = frontier.prefix + keys.GENETIC
     client = frontier.client
-    with held_lock(client, frontier.prefix + keys.GENETIC_LOCK, LOCK_S, frontier.retrying) as held:
-        if not held:
-            return None
-        pages, last, done = frontier.retrying(
-            lambda: client.hmget(key, "pages", "last", "generations")
-        )
-        if int(pages or 0) - int(last or 0) < size:
-            return None
-        result = evolve(frontier, log, number=int(done or 0) + 1, size=size, **options)
-        record = {
-            "last": int(pages),
-            "generations": result.number,
-            "population": result.population,
-            "selected": result.selected,
-            "crossover": result.crossover,
-            "mutation": result.mutation,
-            "raised": result.raised,
-            "seconds": round(result.seconds, 3),
-        }
-        frontier.retrying(lambda: client.hset(key, mapping=record))
-        return result
+    pages, last, done = frontier.retrying(lambda: client.hmget(key, "pages", "last", "generations"))
+    if int(pages or 0) - int(last or 0) < size:
+        return None
+    result = evolve(frontier, log, number=int(done or 0) + 1, size=size, **options)
+    record = {
+        "last": int(pages),
+        "generations": result.number,
+        "population": result.population,
+        "selected": result.selected,
+        "crossover": result.crossover,
+        "mutation": result.mutation,
+        "raised": result.raised,
+        "seconds": round(result.seconds, 3),
+    }
+    frontier.retrying(lambda: client.hset(key, mapping=record))
+    return result
+
+
+def generation_job(frontier: RedisFrontier, **periodic: Any) -> PeriodicJob[Generation]:
+    """:func:`evolve_due` as the crawl's job, one process at a time under the generation lock;
+    ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
+    return PeriodicJob(
+        "Genetic generation",
+        evolve_due,
+        client=frontier.client,
+        lock=frontier.prefix + keys.GENETIC_LOCK,
+        lock_s=LOCK_S,
+        call=frontier.retrying,
+        **periodic,
+    )
+
+
+def evolve_locked(
+    frontier: RedisFrontier, log: EdgeLog, *, size: int, **options: Any
+) -> Generation | None:
+    """:func:`evolve_due` under the crawl's generation lock; None when not due or another
+    process holds the lock."""
+    return generation_job(frontier).run(frontier, log, size=size, **options)
 
 
 class GeneticStrategy(SoftFocus):
@@ -373,9 +388,10 @@ class GeneticStrategy(SoftFocus):
 
     Each classified page costs one more Redis round trip (its edge-log record); a process
     whose page completes a generation's worth runs the generation in a thread, one process of
-    the crawl at a time. Stats: ``focused/genetic/generations``, ``.../crossover``,
-    ``.../mutation``, ``.../raised`` (totals of this process's generations), ``.../selected``,
-    ``.../population`` and ``.../seconds`` (its last generation).
+    the crawl at a time (:func:`generation_job`). Stats: ``focused/genetic/generations``,
+    ``.../crossover``, ``.../mutation``, ``.../raised`` (totals of this process's
+    generations), ``.../selected``, ``.../population`` and ``.../seconds`` (its last
+    generation), ``.../failed`` (generations that raised).
     """
 
     def __init__(
@@ -414,7 +430,14 @@ class GeneticStrategy(SoftFocus):
         self.cap = 1.0 - sum(chosen_counts(generation, crossover, mutation)) / SCORE_LEVELS
         self.worker = worker or frontier  # the frontier object the generation thread uses
         self.log = EdgeLog(self.worker)
-        self.running = False
+        self.generations = generation_job(
+            self.worker,
+            every=generation,
+            done=self.done,
+            stats=stats,
+            failures="focused/genetic/failed",
+            log=logger,
+        )
         self._log = frontier.client.register_script(_LUA_LOG)
 
     @classmethod
@@ -490,16 +513,10 @@ class GeneticStrategy(SoftFocus):
         logged, last = self.frontier.retrying(
             lambda: self._log(keys=keys_, args=[keys.URL_BUCKET, record])
         )
-        if logged - last >= self.generation and not self.running:
-            self.start()
-
-    def start(self) -> None:
-        """Run a generation in a thread (it reads every host queue: not on the reactor)."""
-        from twisted.internet import threads
-
-        self.running = True
-        d = threads.deferToThread(
-            evolve_locked,
+        # In a thread when due: a generation reads every host queue, too long for the reactor.
+        self.generations.offer(
+            logged,
+            last,
             self.worker,
             self.log,
             size=self.generation,
@@ -508,10 +525,8 @@ class GeneticStrategy(SoftFocus):
             min_fitness=self.min_fitness,
             seed=self.seed,
         )
-        d.addCallbacks(self.done, self.failed)
 
     def done(self, result: Generation | None) -> None:
-        self.running = False
         if result is None or self.stats is None:
             return
         for name in ("crossover", "mutation", "raised"):
@@ -526,12 +541,3 @@ class GeneticStrategy(SoftFocus):
             "in %(seconds).2f s",
             vars(result),
         )
-
-    def failed(self, failure: Failure) -> None:
-        from scrapy.utils.log import failure_to_exc_info
-
-        self.running = False
-        if failure.check(FocusedError):
-            logger.warning("Genetic generation skipped: %(error)s", {"error": failure.value})
-        else:
-            logger.error("Genetic generation failed", exc_info=failure_to_exc_info(failure))

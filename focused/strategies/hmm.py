@@ -43,7 +43,8 @@ from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
 from focused.schedulers.frontier import Link, fingerprint
 from focused.store import keys
-from focused.store.connection import held_lock, retrying
+from focused.store.connection import retrying
+from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
@@ -182,18 +183,30 @@ class HMMStrategy(SoftFocus):
         self.client = client  # returns bytes: records and arrays are binary
         self.prefix = keys.prefix(crawl)
         self.call = call  # a Redis call with the crawl's retries (the frontier's)
-        self.retries = retries
         self.model_params = dict(model_params)
         self.warmup, self.refit, self.max_pages = warmup, refit, max_pages
         self.centroid = centroid
-        self.lock_s = lock_s
         self.max_chars = max_chars
         self.examples = examples
         self.stats = stats
-        self.background = background
         self.model: PathHMM | None = None
         self.version = 0
-        self.fitting = False
+        # Fits (and refits every ``refit`` pages) in a thread, one process at a time; with
+        # plain retries, as the frontier's callbacks belong to the reactor's thread.
+        self.fitter = PeriodicJob(
+            "HMM fit",
+            self.fit_and_store,
+            client=client,
+            lock=self.prefix + keys.HMM_LOCK,
+            lock_s=lock_s,
+            call=partial(retrying, retries=retries),
+            every=refit,
+            done=self.fitted,
+            stats=stats,
+            failures="focused/hmm/fit_failed",
+            log=logger,
+            background=background,
+        )
         self.logged = 0  # pages logged crawl-wide, as last read
         self.not_before = 0  # logged count before which a fit is not tried again
 
@@ -305,16 +318,16 @@ class HMMStrategy(SoftFocus):
             self._inc("logged")
         version, logged = int(version or 0), int(logged or 0)
         self.logged = logged
-        if version > self.version and not self.fitting:  # a fit of ours stores it itself
+        if version > self.version and not self.fitter.running:  # a fit of ours stores it itself
             self.load()
-        if self.fitting or logged < self.not_before:
+        if self.fitter.running or logged < self.not_before:
             return
-        if self.model is None and version == 0:
-            due = self.examples is not None or logged >= self.warmup
+        # The fit learns from the version it was due at (``fit_and_store``).
+        if self.model is None and version == 0:  # the first: at once with example paths
+            if self.examples is not None or logged >= self.warmup:
+                self.fitter.start(version)
         else:
-            due = self.refit > 0 and logged - int(fitted or 0) >= self.refit
-        if due:
-            self.start_fit(version)
+            self.fitter.offer(logged, int(fitted or 0), version)
 
     def load(self) -> None:
         """Load the stored model (another process fitted it)."""
@@ -324,89 +337,72 @@ class HMMStrategy(SoftFocus):
         self.model, self.version = load_model(fields), int(fields[b"version"])
         self._inc("loads")
 
-    def start_fit(self, seen: int) -> None:
-        """Fit in a thread (the crawl goes on meanwhile), or here without ``background``;
-        ``seen`` is the stored model's version that made the fit due."""
-        self.fitting = True
-        if not self.background:
-            self.fitted(self.fit_and_store(seen))
-            return
-        from twisted.internet import threads
-
-        d = threads.deferToThread(self.fit_and_store, seen)
-        d.addCallbacks(self.fitted, self.fit_error)
-
     def fit_and_store(self, seen: int) -> tuple[PathHMM, int, int] | int | None:
-        """Under the crawl's HMM lock, fit on the log (and the example paths) and store the
-        model and the α of the logged pages. Returns (model, version, pages), the logged
-        count when there is not enough to learn from yet, or None when another process holds
-        the lock or has stored a model since version ``seen`` (it fitted between this
+        """The fitter's job, run under the crawl's HMM lock: fit on the log (and the example
+        paths) and store the model and the α of the logged pages. Returns (model, version,
+        pages), the logged count when there is not enough to learn from yet, or None when
+        another process has stored a model since version ``seen`` (it fitted between this
         process's reading the version and taking the lock: that model is loaded instead).
         Runs in a thread: only Redis calls, with plain retries."""
-        # Plain retries: the frontier's callbacks belong to the reactor's thread.
-        call = partial(retrying, retries=self.retries)
-        lock = self.prefix + keys.HMM_LOCK
-        with held_lock(self.client, lock, self.lock_s, call) as held:
-            if not held:
-                return None
-            started = time.monotonic()
+        call = self.fitter.call
+        started = time.monotonic()
 
-            def read() -> list[Any]:
-                pipe = self.client.pipeline(transaction=True)
-                pipe.lrange(self.prefix + keys.HMM_LOG, 0, -1)
-                pipe.hmget(self.prefix + keys.HMM, "logged", "version")
-                return pipe.execute()
+        def read() -> list[Any]:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.lrange(self.prefix + keys.HMM_LOG, 0, -1)
+            pipe.hmget(self.prefix + keys.HMM, "logged", "version")
+            return pipe.execute()
 
-            records, (logged, version) = call(read)
-            if int(version or 0) > seen:
-                return None
-            logged = int(logged or 0)
-            heads, counts = decode_pages(records)
-            rows = {int(fp): row for row, fp in enumerate(heads["fp"])}
-            parents = np.array([rows.get(int(p), -1) for p in heads["parent"]], dtype=np.int64)
-            parents[parents == np.arange(len(parents))] = -1
-            X, y, all_parents = counts, heads["relevant"].astype(bool), parents
-            if self.examples is not None:
-                ex_counts, ex_y, ex_parents = self.examples
-                X = sp.vstack([counts, ex_counts]).tocsr()
-                y = np.concatenate([y, ex_y])
-                shifted = np.where(ex_parents >= 0, ex_parents + len(parents), -1)
-                all_parents = np.concatenate([parents, shifted])
-            try:
-                model = PathHMM(**self.model_params).fit(X, y, all_parents)
-            except ValueError as exc:
-                logger.info("HMM not fitted on %(n)d pages: %(why)s", {"n": len(y), "why": exc})
-                return logged
-            alphas = path_alphas(model, all_parents)[: len(parents)].astype(ALPHA)
-            pipe = self.client.pipeline(transaction=False)
-            for fp, alpha in zip(heads["fp"], alphas, strict=True):
-                fp = int(fp)
-                bucket = f"{self.prefix}{keys.HMM_ALPHA}{fp % keys.HMM_ALPHA_BUCKETS}"
-                pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.tobytes())
-            call(pipe.execute)
+        records, (logged, version) = call(read)
+        if int(version or 0) > seen:
+            return None
+        logged = int(logged or 0)
+        heads, counts = decode_pages(records)
+        rows = {int(fp): row for row, fp in enumerate(heads["fp"])}
+        parents = np.array([rows.get(int(p), -1) for p in heads["parent"]], dtype=np.int64)
+        parents[parents == np.arange(len(parents))] = -1
+        X, y, all_parents = counts, heads["relevant"].astype(bool), parents
+        if self.examples is not None:
+            ex_counts, ex_y, ex_parents = self.examples
+            X = sp.vstack([counts, ex_counts]).tocsr()
+            y = np.concatenate([y, ex_y])
+            shifted = np.where(ex_parents >= 0, ex_parents + len(parents), -1)
+            all_parents = np.concatenate([parents, shifted])
+        try:
+            model = PathHMM(**self.model_params).fit(X, y, all_parents)
+        except ValueError as exc:
+            logger.info("HMM not fitted on %(n)d pages: %(why)s", {"n": len(y), "why": exc})
+            return logged
+        alphas = path_alphas(model, all_parents)[: len(parents)].astype(ALPHA)
+        pipe = self.client.pipeline(transaction=False)
+        for fp, alpha in zip(heads["fp"], alphas, strict=True):
+            fp = int(fp)
+            bucket = f"{self.prefix}{keys.HMM_ALPHA}{fp % keys.HMM_ALPHA_BUCKETS}"
+            pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.tobytes())
+        call(pipe.execute)
 
-            def store() -> list[Any]:
-                pipe = self.client.pipeline(transaction=True)
-                pipe.hset(self.prefix + keys.HMM, mapping={**dump_model(model), "fitted": logged})
-                pipe.hincrby(self.prefix + keys.HMM, "version", 1)
-                return pipe.execute()
+        def store() -> list[Any]:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hset(self.prefix + keys.HMM, mapping={**dump_model(model), "fitted": logged})
+            pipe.hincrby(self.prefix + keys.HMM, "version", 1)
+            return pipe.execute()
 
-            version = int(call(store)[-1])
-            logger.info(
-                "HMM fitted on %(n)d pages (%(relevant)d relevant, %(k)d clusters) in "
-                "%(s).2f s: version %(version)d",
-                {
-                    "n": len(y),
-                    "relevant": int(y.sum()),
-                    "k": model.centroids_.shape[0] - 1,
-                    "s": time.monotonic() - started,
-                    "version": version,
-                },
-            )
-            return model, version, len(y)
+        version = int(call(store)[-1])
+        logger.info(
+            "HMM fitted on %(n)d pages (%(relevant)d relevant, %(k)d clusters) in "
+            "%(s).2f s: version %(version)d",
+            {
+                "n": len(y),
+                "relevant": int(y.sum()),
+                "k": model.centroids_.shape[0] - 1,
+                "s": time.monotonic() - started,
+                "version": version,
+            },
+        )
+        return model, version, len(y)
 
     def fitted(self, result: tuple[PathHMM, int, int] | int | None) -> None:
-        self.fitting = False
+        """A fit's result; None also when another process held the lock."""
         if isinstance(result, tuple):
             self.model, self.version, _ = result
             self._inc("fits")
@@ -415,11 +411,6 @@ class HMMStrategy(SoftFocus):
             self._inc("fit_failed")
         else:  # another process is fitting: its model comes with a new version
             self.not_before = self.logged + LOCKED_WAIT_PAGES
-
-    def fit_error(self, failure: Any) -> None:
-        self.fitting = False
-        self._inc("fit_failed")
-        logger.error("HMM fit failed: %(error)s", {"error": failure.getErrorMessage()})
 
 
 def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
