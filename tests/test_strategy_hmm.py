@@ -17,6 +17,7 @@ from focused.store import keys
 from focused.store.connection import retrying
 from focused.strategies.hmm import HMMStrategy, decode_pages, dump_model, encode_page, load_model
 from focused.topic.files import load_topic_text
+from focused.topic.plan import CrawlPlan
 from tests.conftest import final_stats
 
 CYCLING = "cycling bicycle peloton derailleur saddle sprint"
@@ -230,7 +231,7 @@ def test_example_paths_are_classified_and_fit_the_model_at_once(redis_client, cr
     paths.write_text("hub.html\nbike.txt\n\npot.txt\npot.txt\n")
     topic = load_topic_text(TOPIC, tmp_path / "t.toml")
     crawler = get_crawler(settings_dict={"FOCUSED_MAX_TEXT_CHARS": 0, "FOCUSED_MODELS_DIR": ""})
-    crawler.spider = SimpleNamespace(topic=topic)
+    crawler.spider = SimpleNamespace(plan=CrawlPlan.from_settings(crawler.settings, topic))
     counts, relevant, parents = classified_examples(crawler, str(paths))
     assert relevant.tolist() == [False, True, False, False]  # the topic's keywords say so
     assert parents.tolist() == [-1, 0, -1, 2] and counts.shape[0] == 4
