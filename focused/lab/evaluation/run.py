@@ -58,9 +58,11 @@ DEFAULT_SETTINGS = {
 # Crawler -> (its topic file, settings that make it that crawler; these win over ``-s``,
 # which is meant for the project's own method). Breadth-first still classifies its pages
 # (with the taxonomy), so its CPU per page includes that. The best-first crawlers are seed
-# 002's, so without the online link model or anchor glosses. Crawlers with no settings of
-# their own (ours, and the other relevance methods) crawl with the project's defaults: soft
-# focus, the topic's link score, anchor glosses. ``taxonomy-learning`` is ours with the
+# 002's, so without the online link model, anchor glosses or word vectors (their page R is the
+# paper's tf-idf cosine); ``centroid`` is the same topic with the project's defaults. Crawlers
+# with no settings of their own (ours, and the other relevance methods) crawl with the
+# project's defaults: soft focus, the topic's link score, anchor glosses, word vectors.
+# ``taxonomy-learning`` is ours with the
 # online link model, ``taxonomy-reboost`` ours with seed 000's re-boost of the top 10 hubs'
 # neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses,
 # ``taxonomy-no-vectors`` ours without word vectors. The
@@ -72,6 +74,7 @@ _SOFT = {
     "FOCUSED_STRATEGY": "soft",
     "FOCUSED_LINK_MODEL": "False",
     "FOCUSED_ANCHOR_GLOSS": "False",
+    "FOCUSED_VECTORS": "False",
     **_NO_DISTILLER,
 }
 CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
@@ -84,6 +87,7 @@ CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "best-first": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "content"}),
     "best-first-anchor": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "anchor"}),
     "best-first-both": ("best-first.toml", {**_SOFT, "FOCUSED_LINK_SCORE": "both"}),
+    "centroid": ("best-first.toml", {}),
     "examples": ("examples.toml", {}),
     "positives": ("positives.toml", {}),
     "keywords": ("keywords.toml", {}),
