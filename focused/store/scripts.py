@@ -1,20 +1,21 @@
 """The project's Redis Lua scripts, built from the ``.lua`` files in ``focused/store/lua/``.
 
 A script is one or more files joined in order (:data:`SCRIPTS`). The frontier's scripts start
-with ``common.lua``, its helpers. A page's acknowledgement (``complete``) is ``complete.lua``
-(the lease, the host, the fetch order and the page's record), then one fragment per feature
-that writes a classified page's part, in :data:`COMPLETE_FEATURES` order (the order the writes
-were made in before the split; each is independent of the others), then ``complete_end.lua``
-(the page's links, the host's place, the reply). A page still costs one round trip, and a new
-feature is a new ``complete_<feature>.lua`` named in :data:`COMPLETE_FEATURES`.
+with ``common.lua``, its helpers, so none keeps a copy of them. A page's acknowledgement
+(``complete``) is ``complete.lua`` (the lease, the host, the fetch order and the page's
+record), then one fragment per feature that writes its part of a classified page
+(``complete_<feature>.lua``, in :data:`COMPLETE_FEATURES` order: the fragments are independent
+of each other, and this is the order their writes have always had), then ``complete_end.lua``
+(the tries histogram, the outbox, the page's links, the host's place, the reply). A page still
+costs one round trip, and a new feature is a new fragment named in :data:`COMPLETE_FEATURES`.
 
-Values: a script's file refers to key names and constants by the names they have in Python
-(``STATS``, ``CURVE_BUCKET`` from :mod:`focused.store.keys`; ``HOST_UNIT``, ``TRY_UNIT``,
-``HOST_CAP`` given by the frontier), and the built script starts with a ``local NAME = value``
-line for each of them it uses. A header of Lua locals, not text substituted into the source:
-the files stay plain Lua (readable and checkable as they are), and nothing in them (Lua's
-``%`` patterns and formats, its braces, a key prefix's hash-tag braces) needs escaping or can
-be taken for a placeholder.
+Values: a file refers to key names and constants by their names in Python (``STATS`` and
+``CURVE_BUCKET`` of :mod:`focused.store.keys`; ``HOST_UNIT``, ``HOST_CAP`` and ``TRY_UNIT``,
+which the frontier gives), and the built script starts with a ``local NAME = value`` line for
+each of them it mentions. Why a header of Lua locals rather than placeholders substituted into
+the text: the files stay plain Lua, readable and checkable as they are, and nothing in them
+(Lua's ``%`` patterns and formats, its braces, ``$`` anchors) needs escaping or can be taken
+for a placeholder; a value is a Lua local, used like any other.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ VALUES: dict[str, str | int] = {
 }
 
 _NAME = re.compile(r"\b[A-Z][A-Z0-9_]*\b")
-_LUA_STRING = re.compile(r"[\w:/.-]*")  # what a value may hold to be quoted as it is
+# What a string value may hold: key names never need escaping, so one that would is refused.
+_LUA_STRING = re.compile(r"[\w:/.-]*")
 
 
 @cache
