@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import importlib
 import shutil
 import time
 from collections import defaultdict
@@ -58,47 +57,24 @@ from focused.lab.evaluation.tasks import load_tasks
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.server import ServedWeb
 from focused.monitor.snapshot import crawl_status, reset_crawl
+from focused.schedulers.frontier import PACKING
+from focused.store import scripts
 from focused.store.cluster import running_cluster
 from focused.store.connection import connect
 from focused.store.shards import crawl_shards
 
 CRAWL = "bench-rediscpu"
 WIKISPEEDIA = REPO.parent / "shared" / "webs" / "wikispeedia"
-# Modules with Lua scripts, and how each names its script sources (all module-level strings
-# named _LUA_* or listed here), for naming the SLOWLOG's EVALSHA calls.
-SCRIPT_MODULES = (
-    "focused.schedulers.frontier",
-    "focused.extensions.stats",
-    "focused.extensions.heartbeat",
-    "focused.pipelines.duplicates",
-    "focused.strategies.genetic",
-    "focused.strategies.infospiders",
-    "focused.schedulers.revisits",
-    "focused.store.connection",
-)
 SLOWLOG_LEN = 2_000_000
 
 
 def script_names() -> dict[str, str]:
-    """SHA1 of every Lua script the project registers -> ``module.NAME``."""
-    names = {}
-    for module_name in SCRIPT_MODULES:
-        module = importlib.import_module(module_name)
-        for attr, value in vars(module).items():
-            if not (attr.startswith("_LUA_") or attr in ("_CLAIM", "_UNLOCK")):
-                continue
-            if not isinstance(value, str) or attr == "_LUA_COMMON":
-                continue
-            sources = [value]
-            if hasattr(module, "_lua"):
-                sources.append(module._lua(value))
-            if hasattr(module, "_NAMES"):
-                with contextlib.suppress(KeyError, TypeError, ValueError):
-                    sources.append(value % module._NAMES)
-            for source in sources:
-                sha = hashlib.sha1(source.encode()).hexdigest()
-                names[sha] = f"{module_name.rsplit('.', 1)[1]}.{attr.removeprefix('_LUA_')}"
-    return names
+    """SHA1 of every Lua script the project registers -> its name (:mod:`focused.store.scripts`;
+    the frontier's values given to each, which the others do not use)."""
+    return {
+        hashlib.sha1(scripts.source(name, **PACKING).encode()).hexdigest(): name
+        for name in scripts.SCRIPTS
+    }
 
 
 def start_profile(client: redis.Redis, breakdown: bool) -> float:

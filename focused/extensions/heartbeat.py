@@ -32,7 +32,7 @@ from twisted.internet import task
 
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
-from focused.store import keys
+from focused.store import keys, scripts
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -40,26 +40,6 @@ if TYPE_CHECKING:
 GONE_BEATS = 3  # a running process's record expires this many beats after its last one
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
 RATE_BEATS = 12  # pages/s and items/s are measured over this many beats
-
-# KEYS: procs, proc:<id>. ARGV: the records' key prefix (``proc:``), id, expiry (ms), then
-# the record's (field, value) pairs. Stamps the beat (and the start, once) with Redis's clock
-# and forgets the ids of processes whose records expired.
-_LUA_BEAT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local stamp = string.format('%.3f', now)
-redis.call('HSET', KEYS[2], 'beat', stamp, unpack(ARGV, 4))
-redis.call('HSETNX', KEYS[2], 'started', stamp)
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('ZADD', KEYS[1], stamp, ARGV[2])
--- ids not heard from in a minute whose records expired
-local quiet = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - 60, 'LIMIT', 0, 100)
-for _, id in ipairs(quiet) do
-  if redis.call('EXISTS', ARGV[1] .. id) == 0 then
-    redis.call('ZREM', KEYS[1], id)
-  end
-end
-"""
 
 
 class Heartbeat:
@@ -91,7 +71,7 @@ class Heartbeat:
 
     def spider_opened(self) -> None:
         self.frontier = frontier_for(self.crawler)
-        self.script = self.frontier.client.register_script(_LUA_BEAT)
+        self.script = self.frontier.client.register_script(scripts.source("heartbeat"))
         self.task = task.LoopingCall(self.beat)
         self.task.start(self.interval, now=True)
         # Leases now carry this id: once this record expires (a killed process), a live

@@ -24,37 +24,12 @@ from twisted.internet import task
 
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
-from focused.store import keys
+from focused.store import keys, scripts
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from focused.schedulers.frontier import RedisFrontier
-
-# KEYS[1]: the crawl's ``scrapy`` hash. ARGV: counts of set, inc and max entries, then
-# (name, value) pairs: sets, increments, maxima, and minima to the end.
-_LUA_FLUSH = """
-local h = KEYS[1]
-local n_set, n_inc, n_max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local i = 4
-for _ = 1, n_set do
-  redis.call('HSET', h, ARGV[i], ARGV[i + 1])
-  i = i + 2
-end
-for _ = 1, n_inc do
-  redis.pcall('HINCRBYFLOAT', h, ARGV[i], ARGV[i + 1])  -- a non-number there stays as it is
-  i = i + 2
-end
-local last = i + 2 * n_max
-while i < #ARGV do
-  local old = tonumber(redis.call('HGET', h, ARGV[i]))
-  local new = tonumber(ARGV[i + 1])
-  if old == nil or (i < last and new > old) or (i >= last and new < old) then
-    redis.call('HSET', h, ARGV[i], ARGV[i + 1])
-  end
-  i = i + 2
-end
-"""
 
 
 def _redis_value(value: Any) -> str | int | float:
@@ -107,7 +82,7 @@ class RedisStatsCollector(MemoryStatsCollector):
     def open_spider(self, spider: Any = None) -> None:
         super().open_spider()
         self.frontier = frontier_for(self._crawler)
-        self.script = self.frontier.client.register_script(_LUA_FLUSH)
+        self.script = self.frontier.client.register_script(scripts.source("stats_flush"))
         if self.interval > 0:
             self.task = task.LoopingCall(self.flush)
             self.task.start(self.interval, now=False)

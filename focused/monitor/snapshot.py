@@ -19,7 +19,7 @@ from typing import Any
 import redis
 
 from focused import defaults
-from focused.store import keys
+from focused.store import keys, scripts
 from focused.store.shards import Shards, add_up, crawl_shards
 
 WINDOWS = (100, 1000)
@@ -270,7 +270,7 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
     pipe = client.pipeline(transaction=False)
     # Redis's clock: TIME in a script (a cluster pipeline sends neither TIME nor ``eval``) on
     # a key, so that a cluster asks the master whose clock stamps the heartbeats read here.
-    pipe.execute_command("EVAL", "return redis.call('TIME')", 1, prefix + keys.PROCS)
+    pipe.execute_command("EVAL", scripts.source("time"), 1, prefix + keys.PROCS)
     for shard in shards.prefixes:
         pipe.hgetall(shard + keys.CENSUS)
         pipe.hgetall(shard + keys.TRIES)

@@ -45,7 +45,7 @@ from focused.errors import FocusedError, exit_on_user_error
 from focused.relevance.preprocess import text_checksum
 from focused.schedulers.frontier import fingerprint
 from focused.schedulers.scheduler import frontier_for
-from focused.store import keys
+from focused.store import keys, scripts
 from focused.store.connection import retrying
 
 if TYPE_CHECKING:
@@ -55,37 +55,6 @@ if TYPE_CHECKING:
 
 DUPLICATE = "duplicate"  # the item's ``bad`` reason, and the frontier's kind
 UNCHANGED = "unchanged"  # the same for a revisit that found the page as it was
-
-# KEYS: checksums, modified, known. ARGV: text checksum, URL fingerprint, Last-Modified ('':
-# none), '1' for a revisit. Returns why the page is a duplicate ('unchanged' (a revisit),
-# 'known', 'last_modified' or 'text'), or nil.
-_LUA_CHECK = """
-local why = false
-if ARGV[4] == '1' then
-  if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2]
-     or (ARGV[3] ~= '' and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3]) then
-    why = 'unchanged'
-  end
-end
-local known = redis.call('HGET', KEYS[3], ARGV[2])
-if known then
-  local sum, modified = string.match(known, '^([^\t]*)\t(.*)$')
-  if not why and (sum == ARGV[1] or (ARGV[3] ~= '' and modified == ARGV[3])) then
-    why = 'known'
-  end
-end
-if ARGV[3] ~= '' then
-  if not why and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then why = 'last_modified' end
-  redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-end
-local first = redis.call('HGET', KEYS[1], ARGV[1])
-if not first then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-elseif first ~= ARGV[2] and not why then
-  why = 'text'
-end
-return why
-"""
 
 
 def last_modified_value(header: str) -> str:
@@ -117,7 +86,7 @@ class DuplicatesPipeline:
         self.run = run or (lambda call: retrying(call, retries=0))
         prefix = keys.prefix(crawl)
         self.keys = [prefix + keys.CHECKSUMS, prefix + keys.MODIFIED, prefix + keys.KNOWN]
-        self._check = client.register_script(_LUA_CHECK)
+        self._check = client.register_script(scripts.source("duplicates"))
 
     @classmethod
     @exit_on_user_error

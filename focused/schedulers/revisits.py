@@ -26,7 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from focused.schedulers.frontier import page_urls
-from focused.store import keys
+from focused.store import keys, scripts
 from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:
@@ -36,38 +36,11 @@ if TYPE_CHECKING:
 
 ORDERS = ("relevance", "hub")
 
-# KEYS: maintain. ARGV: pages fetched (crawl-wide), pages per round. Claims a round when that
-# many pages were fetched since the last one (of any process): returns 1, else 0.
-_CLAIM = """
-local fetched = tonumber(ARGV[1])
-local last = tonumber(redis.call('HGET', KEYS[1], 'fetched') or '0')
-if fetched - last < tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'fetched', fetched)
-redis.call('HINCRBY', KEYS[1], 'rounds', 1)
-return 1
-"""
-
-# KEYS: revisit, revisit:next. ARGV: count. Pops the best pages not revisited in this cycle
-# (a new cycle when none is left) and keeps them for the next; returns URLs.
-_NEXT_RELEVANT = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  if redis.call('EXISTS', KEYS[2]) == 0 then return {} end
-  redis.call('RENAME', KEYS[2], KEYS[1])
-end
-local popped = redis.call('ZPOPMAX', KEYS[1], ARGV[1])
-local urls = {}
-for i = 1, #popped, 2 do
-  redis.call('ZADD', KEYS[2], popped[i + 1], popped[i])
-  urls[#urls + 1] = popped[i]
-end
-return urls
-"""
-
 
 def _next_relevant(client: redis.Redis, shard: str, count: int) -> list[str]:
     """Up to ``count`` of one shard's relevant pages to revisit, best first."""
     revisit = shard + keys.REVISIT
-    return client.eval(_NEXT_RELEVANT, 2, revisit, revisit + ":next", count)
+    return client.eval(scripts.source("revisit_next"), 2, revisit, revisit + ":next", count)
 
 
 def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
@@ -94,6 +67,6 @@ def claim_round(frontier: RedisFrontier, every: int) -> bool:
 
     def claim() -> int:
         fetched = sum(fetched_per_shard(client, frontier.shards))
-        return client.eval(_CLAIM, 1, key, fetched, every)
+        return client.eval(scripts.source("revisit_claim"), 1, key, fetched, every)
 
     return bool(frontier.retrying(claim))

@@ -49,6 +49,7 @@ from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 
 from focused.errors import FocusedError
+from focused.store import scripts
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -509,12 +510,6 @@ def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
     return True
 
 
-_UNLOCK = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
 @contextmanager
 def held_lock(
     client: redis.Redis,
@@ -534,7 +529,7 @@ def held_lock(
         yield taken
     finally:
         if taken:
-            run(lambda: client.eval(_UNLOCK, 1, key, token))
+            run(lambda: client.eval(scripts.source("unlock"), 1, key, token))
 
 
 def retrying(

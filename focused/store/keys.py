@@ -4,8 +4,8 @@ All keys of crawl ``NAME`` live under the prefix ``focused:{NAME}:`` so that sev
 one Redis server and ``focused status NAME`` reads one crawl alone. The braces are a Redis
 Cluster hash tag: on a cluster every key under the prefix is in one hash slot, and the frontier's
 keys are spread over shards ``focused:{NAME/j}:`` (:mod:`focused.store.shards` says which keys are
-per shard). The frontier's Lua scripts build the per-host keys from the same templates (they are
-formatted into the Lua source).
+per shard). The Lua scripts build their keys from the same names (:mod:`focused.store.scripts`
+declares the ones a script uses as Lua locals).
 
 =====================  ======  ============================================================
 key (after prefix)     type    what it holds

@@ -58,7 +58,7 @@ from focused.schedulers.frontier import (
     split_url,
     unpack_score,
 )
-from focused.store import keys
+from focused.store import keys, scripts
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
@@ -74,14 +74,6 @@ HOST_BATCH = 500  # host queues read per pipelined round trip
 PAGE_HEAD = struct.Struct(">QHH")  # page node, R · 65535, number of links
 EDGE = np.dtype([("fp", ">u8"), ("est", ">u2")])  # target node, estimate · 65535
 MAX_LINKS = 65535
-
-# Log one page and tell whether a generation is due: (pages logged, pages at the last one).
-# KEYS: genetic hash, edge-log prefix; ARGV: pages per bucket, record.
-_LUA_LOG = """
-local n = redis.call('HINCRBY', KEYS[1], 'pages', 1)
-redis.call('APPEND', KEYS[2] .. math.floor((n - 1) / tonumber(ARGV[1])), ARGV[2])
-return {n, tonumber(redis.call('HGET', KEYS[1], 'last') or '0')}
-"""
 
 
 def node(url: str) -> int:
@@ -438,7 +430,7 @@ class GeneticStrategy(SoftFocus):
             failures="focused/genetic/failed",
             log=logger,
         )
-        self._log = frontier.client.register_script(_LUA_LOG)
+        self._log = frontier.client.register_script(scripts.source("genetic_log"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> Self:

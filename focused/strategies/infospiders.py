@@ -60,7 +60,7 @@ import numpy as np
 
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import Link, fingerprint
-from focused.store import keys
+from focused.store import keys, scripts
 from focused.store.shards import is_cluster
 from focused.strategies.focus import SoftFocus
 
@@ -78,104 +78,6 @@ PROXIMITY_UNIT = 64  # a term's summed proximity is stored in 64ths (one byte, u
 BUCKETS_PER_SEEN = 4  # a listpack hash holds 128 entries, an intset 512
 FETCHED = "-"  # the record of a fetched page
 STAT = "focused/infospiders/"
-
-_NAMES = {
-    "energy": keys.AGENT_ENERGY,
-    "w": keys.AGENT_WEIGHTS,
-    "ids": keys.AGENT_IDS,
-    "by": keys.QUEUED_BY,
-    "events": keys.AGENT_EVENTS,
-}
-
-# The scripts' KEYS[1] is the crawl's key prefix (every key they touch is under it, in the
-# crawl's own hash slot on a cluster).
-
-# ARGV: initial energy, then each agent's weights (JSON). Creates the population only if no
-# agent lives, so processes starting at once create it once.
-_LUA_INIT = """
-local p = KEYS[1]
-if redis.call('HLEN', p .. '%(energy)s') > 0 then return 0 end
-for i = 2, #ARGV do
-  local id = redis.call('INCR', p .. '%(ids)s')
-  redis.call('HSET', p .. '%(energy)s', id, ARGV[1])
-  redis.call('SET', p .. '%(w)s' .. id, ARGV[i])
-end
-return #ARGV - 1
-"""
-
-# ARGV: bucket, field, reward, cost, reproduce, max agents, initial energy, pick.
-# Credits a fetched page to the agent that queued it (or a live one picked by `pick`), marks
-# its record fetched, moves the agent's energy, splits or kills it. Returns agent, its record's
-# features, event (born, died, reseeded or ""), child, owner of the page's out-links, adopted
-# (1/0), the agent's energy and the live agents.
-_LUA_FETCHED = """
-local p = KEYS[1]
-local energy = p .. '%(energy)s'
-local by = p .. '%(by)s' .. ARGV[1]
-local record = redis.call('HGET', by, ARGV[2])
-redis.call('HSET', by, ARGV[2], '-')
-local pick = tonumber(ARGV[8])
-local function any_agent()
-  local ids = redis.call('HKEYS', energy)
-  if #ids == 0 then return '' end
-  table.sort(ids, function(a, b) return tonumber(a) < tonumber(b) end)
-  return ids[pick %% #ids + 1]
-end
-local agent, features, adopted = '', '', 0
-if record and record ~= '-' then
-  local space = string.find(record, ' ', 1, true)
-  agent, features = string.sub(record, 1, space - 1), string.sub(record, space + 1)
-end
-if agent == '' or redis.call('HEXISTS', energy, agent) == 0 then
-  agent, features, adopted = any_agent(), '', 1
-  if agent == '' then return {'', '', '', '', '', 0, '0', 0} end
-end
-local reward, cost = tonumber(ARGV[3]), tonumber(ARGV[4])
-local reproduce, most, initial = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local e = tonumber(redis.call('HINCRBYFLOAT', energy, agent, reward - cost))
-local alive = redis.call('HLEN', energy)
-local event, child, owner = '', '', agent
-if e <= 0 then
-  if alive > 1 then
-    redis.call('HDEL', energy, agent)
-    redis.call('DEL', p .. '%(w)s' .. agent)
-    redis.call('HINCRBY', p .. '%(events)s', 'deaths', 1)
-    alive, event, owner = alive - 1, 'died', any_agent()
-  else
-    e, event = initial, 'reseeded'
-    redis.call('HSET', energy, agent, e)
-    redis.call('HINCRBY', p .. '%(events)s', 'reseeds', 1)
-  end
-elseif e > reproduce then
-  if alive < most then
-    child = tostring(redis.call('INCR', p .. '%(ids)s'))
-    e = e / 2
-    redis.call('HSET', energy, agent, e, child, e)
-    redis.call('SET', p .. '%(w)s' .. child, redis.call('GET', p .. '%(w)s' .. agent))
-    redis.call('HINCRBY', p .. '%(events)s', 'births', 1)
-    alive, event = alive + 1, 'born'
-  else
-    e = reproduce
-    redis.call('HSET', energy, agent, e)
-  end
-end
-return {agent, features, event, child, owner, adopted, tostring(e), alive}
-"""
-
-# ARGV: agent, then pairs (weight index, change). Adds one process's changes to a live agent's
-# weights; a dead agent's are dropped.
-_LUA_ADD = """
-local p, agent = KEYS[1], ARGV[1]
-if redis.call('HEXISTS', p .. '%(energy)s', agent) == 0 then return 0 end
-local key = p .. '%(w)s' .. agent
-local w = cjson.decode(redis.call('GET', key))
-for i = 2, #ARGV, 2 do
-  local j = tonumber(ARGV[i]) + 1
-  w[j] = w[j] + tonumber(ARGV[i + 1])
-end
-redis.call('SET', key, cjson.encode(w))
-return 1
-"""
 
 
 def _term_input(term: str) -> int:
@@ -285,9 +187,9 @@ class InfoSpiders(SoftFocus):
         self.seed = seed
         self.buckets = frontier.seen_buckets * BUCKETS_PER_SEEN
         client = frontier.client
-        self._init = client.register_script(_LUA_INIT % _NAMES)
-        self._fetched = client.register_script(_LUA_FETCHED % _NAMES)
-        self._add = client.register_script(_LUA_ADD % _NAMES)
+        self._init = client.register_script(scripts.source("infospiders_init"))
+        self._fetched = client.register_script(scripts.source("infospiders_fetched"))
+        self._add = client.register_script(scripts.source("infospiders_add"))
         self.weights: dict[str, np.ndarray] = {}  # live agents as last synced, plus changes
         self.changes: dict[str, np.ndarray] = {}  # this process's changes since its last sync
         self.pages = 0

@@ -1,0 +1,156 @@
+-- The frontier's helpers (focused.schedulers.frontier), the head of each of its scripts.
+-- Every script runs on one shard (focused.store.shards): KEYS[1] is its key prefix, ARGV[1]
+-- its index and the number of shards ("0 1" on one server), ARGV[2] and ARGV[3] the host
+-- concurrency and delay.
+local P = KEYS[1]
+-- This shard's index and the crawl's number of shards (1 on one server; ``focused.store.shards``).
+local SHARD, SHARD_COUNT = string.match(ARGV[1], '^(%d+) (%d+)$')
+SHARD, SHARD_COUNT = tonumber(SHARD), tonumber(SHARD_COUNT)
+local CONC = tonumber(ARGV[2])
+local DELAY = tonumber(ARGV[3])
+local function k(name) return P .. name end
+local function qkey(o) return P .. HOST_QUEUE .. o end
+-- A host's own hash: i (URLs leased), n (unix time it may be hit again), c (URLs fetched).
+local function hkey(o) return P .. HOST .. o end
+local function now_s()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function int(x) return string.format('%.0f', x) end
+-- The fetch order of the page a queued member was found on ('0' for none, or for a member
+-- that does not parse: no stored record can make a script fail).
+local function parent_of(m) return string.match(m, '^%S+ (%d+) ') or '0' end
+-- (origin, packed score, owner, member) of a lease, or nil for a record that does not parse.
+local function split_lease(lm) return string.match(lm, '^(%S+) (%S+) (%S+) (.*)$') end
+local function secs(x) return string.format('%.6f', x) end
+-- The url: or graph: bucket of fetch order n, a page of this shard (n % SHARD_COUNT == SHARD).
+local function record_key(name, n) return P .. name .. math.floor(n / SHARD_COUNT / URL_BUCKET) end
+
+-- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
+-- and after it ends (an ack), so the delay holds however long fetches take. Returns the time
+-- the host may be hit again (a later one set by back_off is kept).
+local function hold(o, now)
+  local nxt = tonumber(redis.call('HGET', hkey(o), 'n') or '0')
+  if DELAY > 0 and now + DELAY > nxt then
+    nxt = now + DELAY
+    redis.call('HSET', hkey(o), 'n', secs(nxt))
+  end
+  return nxt
+end
+
+-- Put host o in 'ready', scored by its best URL's packed order head plus its crawled count
+-- (the seed-000 server priority, capped).
+local function make_ready(o, head, crawled)
+  crawled = math.min(tonumber(crawled or '0'), HOST_CAP)
+  redis.call('ZADD', k(READY), int(head + crawled * HOST_UNIT), o)
+end
+
+-- Put host o, known to be in neither 'ready' nor 'wait', in one of them if it has a queued
+-- URL: 'wait' until nxt, else 'ready'.
+local function place(o, now, nxt)
+  local head = redis.call('ZRANGE', qkey(o), 0, 0, 'WITHSCORES')
+  if #head == 0 then return end
+  if nxt > now then
+    redis.call('ZADD', k(WAIT), secs(nxt), o)
+  else
+    make_ready(o, tonumber(head[2]), redis.call('HGET', hkey(o), 'c'))
+  end
+end
+
+-- Put host o in 'ready' or 'wait' (or neither) from its queue, slots and delay, wherever it
+-- was; inflight and nxt are given when the caller has just read or written them.
+local function schedule(o, now, inflight, nxt)
+  redis.call('ZREM', k(READY), o)
+  redis.call('ZREM', k(WAIT), o)
+  if not inflight then
+    local state = redis.call('HMGET', hkey(o), 'i', 'n')
+    inflight, nxt = tonumber(state[1] or '0'), tonumber(state[2] or '0')
+  end
+  if inflight >= CONC then return end
+  place(o, now, nxt)
+end
+
+-- Host o's best queued URL is now a new one, packed s: it moves up in 'ready', or goes into
+-- 'ready' or 'wait' if it was in neither (its queue was empty). A host in 'wait' stays there
+-- (its score is its time n), and one whose slots are all taken stays out of both.
+local function head_changed(o, now, s)
+  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c')
+  if tonumber(state[1] or '0') >= CONC then return end
+  local nxt = tonumber(state[2] or '0')
+  if nxt > now then
+    redis.call('ZADD', k(WAIT), secs(nxt), o)
+  else
+    redis.call('ZREM', k(WAIT), o)  -- due, and not moved to 'ready' by a pop yet
+    make_ready(o, s, state[3])
+  end
+end
+
+-- Push links given as 6-tuples of ARGV (origin, depth, rest, packed score, seen bucket,
+-- seen member) from index first, found on page number parent; returns the number of new URLs.
+-- A host whose best queued URL is now a new one is placed anew (head_changed), but for host
+-- own, which the caller schedules itself; one whose head did not change keeps its place.
+local function push_links(first, parent, now, own)
+  local new, best, head = 0, {}, {}
+  for i = first, #ARGV, 6 do
+    if redis.call('SADD', k(SEEN) .. ARGV[i + 4], ARGV[i + 5]) == 1 then
+      local o, s = ARGV[i], tonumber(ARGV[i + 3])
+      local m = ARGV[i + 1] .. ' ' .. parent .. ' ' .. ARGV[i + 2]
+      redis.call('ZADD', qkey(o), ARGV[i + 3], m)
+      if not best[o] or s < best[o] then best[o], head[o] = s, m end
+      new = new + 1
+    end
+  end
+  for o, m in pairs(head) do
+    if o ~= own and redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then
+      head_changed(o, now, best[o])
+    end
+  end
+  if new > 0 then
+    redis.call('HINCRBY', k(STATS), 'queued', new)
+    redis.call('HINCRBY', k(STATS), 'seen', new)
+  end
+  return new
+end
+
+-- Take lease lm off 'leases' and put its URL back in its host queue, one try later when bump
+-- is 1 (a failed attempt); a URL that has had max_tries tries is counted as failed instead.
+-- Returns 1 if the URL was queued again.
+local function unlease(lm, bump, max_tries, touched, now)
+  if redis.call('ZREM', k(LEASES), lm) == 0 then return 0 end
+  local o, s, w, m = split_lease(lm)
+  if not o or not tonumber(s) then
+    redis.call('HINCRBY', k(STATS), 'corrupt', 1)
+    return 0
+  end
+  if w ~= '-' then redis.call('SREM', k(OWNED) .. w, lm) end
+  redis.call('HINCRBY', hkey(o), 'i', -1)
+  if bump == 1 then hold(o, now) end
+  touched[o] = true
+  local score = tonumber(s) + bump * TRY_UNIT
+  if math.floor(score / TRY_UNIT) >= max_tries then
+    redis.call('HINCRBY', k(STATS), 'failed', 1)
+    redis.call('HINCRBY', k(STATS), 'failed/tries', 1)
+    return 0
+  end
+  redis.call('ZADD', qkey(o), int(score), m)
+  redis.call('HINCRBY', k(STATS), 'queued', 1)
+  return 1
+end
+
+-- Leases of processes that are gone (their heartbeat record ``proc:<id>`` expired) go back
+-- to their queues untouched: a fetch that never finished costs no try. At most once a second.
+local function reap(max_tries, touched, now)
+  if now - tonumber(redis.call('GET', k(REAPED)) or '0') < 1 then return end
+  redis.call('SET', k(REAPED), secs(now))
+  for _, id in ipairs(redis.call('ZRANGE', k(PROCS), 0, -1)) do
+    local owned = k(OWNED) .. id
+    if redis.call('EXISTS', k(PROC) .. id) == 0 and redis.call('EXISTS', owned) == 1 then
+      local back = 0
+      for _, lm in ipairs(redis.call('SMEMBERS', owned)) do
+        back = back + unlease(lm, 0, max_tries, touched, now)
+      end
+      redis.call('DEL', owned)
+      redis.call('HINCRBY', k(STATS), 'lease_reclaimed', back)
+    end
+  end
+end

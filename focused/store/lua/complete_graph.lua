@@ -1,0 +1,4 @@
+-- The crawl graph: a classified page's links to other servers, for the distiller.
+if page and graph ~= '' then
+  redis.call('HSET', record_key(GRAPH, order), order, graph)
+end

@@ -1,0 +1,2 @@
+-- Seed 004's good sites: relevant pages per site.
+if page and relevant then redis.call('HINCRBY', k(SITES), o, 1) end
