@@ -290,12 +290,19 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> None:
 
 
 @pytest.fixture
-def frontier(redis_client, crawl_name):
+def frontier_client(redis_client: redis.Redis) -> redis.Redis:
+    """The Redis of :func:`frontier`: the session's server; tests/test_cluster.py overrides it
+    with a cluster's client, and the same factory makes frontiers sharded over its masters."""
+    return redis_client
+
+
+@pytest.fixture
+def frontier(frontier_client, crawl_name):
     """A factory of RedisFrontier objects on the test's crawl, without politeness unless asked."""
 
     def make(**options) -> RedisFrontier:
         options = {"host_delay": 0.0, "host_concurrency": 100, **options}
-        return RedisFrontier(redis_client, crawl_name, **options)
+        return RedisFrontier(frontier_client, crawl_name, **options)
 
     return make
 

@@ -253,6 +253,7 @@ def test_killed_crawls_lose_no_acknowledged_page(crawl, redis_client, redis_home
             assert item.items() <= fed[item["order"]].items(), (item, fed[item["order"]])
 
 
+@pytest.mark.crawl
 def test_export_of_an_unknown_crawl_is_one_line(redis_client, redis_home, tmp_path):
     out = tmp_path / "x"
     result = focused("export", "no-such-crawl", "--home", str(redis_home), "-o", str(out))
