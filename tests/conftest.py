@@ -6,17 +6,18 @@ see each other's keys.
 
 Every test has exactly one tier, a marker, the heaviest it needs (lightest first):
 
-- ``unit``: no Redis, no subprocess, no server (seconds in all: run it while working);
-- ``redis``: a real Redis (``redis_home``, ``redis_client``, ``frontier``);
+- ``unit``: no Redis, no subprocess, no server (under a minute in all: run it while working);
+- ``redis``: a real Redis (``redis_home``, ``redis_client``, ``frontier``, or one it starts);
 - ``crawl``: crawls, other subprocesses or a served web (``served``, ``crawl``);
 - ``cluster``: a Redis Cluster (``redis_cluster``).
 
 The tiers are exclusive, so ``-m`` picks one or adds them up: ``bash scripts/test.sh -m unit``,
 ``-m "unit or redis"``, ``-m "not cluster"``; without ``-m`` every test runs. A test's
 fixtures give its tier (:data:`FIXTURE_TIERS`, through the fixtures they use); a test that
-needs more than its fixtures show (a subprocess of its own, a server it starts) is marked,
-mostly a whole module by ``pytestmark``, and that marker is its tier. A unit test fails at
-once if it starts a subprocess or a Redis server, or listens on a socket (a server).
+needs more than they show (a subprocess or a server of its own) carries its tier as a marker,
+or its module's ``pytestmark`` does where (nearly) all its tests need it: a marker is the tier,
+and one lighter than the fixtures' is an error. A unit test fails at once if it starts a
+subprocess or a Redis server, or listens on a socket.
 """
 
 from __future__ import annotations
