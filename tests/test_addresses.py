@@ -296,6 +296,7 @@ def assert_no_telnet(log: str) -> None:
     assert "Telnet console listening" not in log and "Telnet Password" not in log
 
 
+@pytest.mark.crawl
 def test_a_page_cannot_make_the_crawler_fetch_private_addresses(site, internal, make_crawl):
     to = f"{internal.port}"
     refused = {
@@ -331,6 +332,7 @@ def test_a_page_cannot_make_the_crawler_fetch_private_addresses(site, internal, 
     assert_no_telnet(log)
 
 
+@pytest.mark.crawl
 def test_a_name_that_resolves_to_a_private_address_is_refused(site, internal, make_crawl):
     """This machine's own name resolves to a loopback address: a link to it passes the URL's
     spelling check but not the DNS check, on the page and on a redirect."""
@@ -362,6 +364,7 @@ def test_a_name_that_resolves_to_a_private_address_is_refused(site, internal, ma
     assert f"http://{PUBLIC}:{site.port}/ok" in {item["url"] for item in crawl.feed()}
 
 
+@pytest.mark.crawl
 def test_the_proxy_keeps_working_and_spelled_addresses_are_still_refused(
     site, internal, make_crawl
 ):
@@ -379,6 +382,7 @@ def test_the_proxy_keeps_working_and_spelled_addresses_are_still_refused(
     assert_no_telnet(crawl.log())
 
 
+@pytest.mark.crawl
 def test_the_telnet_console_opens_only_when_asked(site, make_crawl):
     site.pages.update({"/": page()})
     crawl = make_crawl(f"http://{PUBLIC}:{site.port}/")

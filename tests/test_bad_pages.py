@@ -253,6 +253,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.crawl
 def test_a_crawl_of_bad_pages_counts_each_reason_and_goes_on(
     hostile, plain, redis_home, redis_client, crawl_name, tmp_path
 ):

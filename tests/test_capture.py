@@ -146,6 +146,7 @@ def test_warc_becomes_bundle(tmp_path: Path, kind: str) -> None:
     }
 
 
+@pytest.mark.crawl
 def test_warc_bundle_is_served(tmp_path: Path, http: requests.Session) -> None:
     warc = write_warc(tmp_path / "crawl.warc.gz", compress=True)
     folder = bundle_from_warc([warc], tmp_path / "bundle")
@@ -228,6 +229,7 @@ def save_site(root: Path) -> Path:
     return root
 
 
+@pytest.mark.crawl
 def test_wget_tree_becomes_bundle(tmp_path: Path, http: requests.Session) -> None:
     stats: collections.Counter[str] = collections.Counter()
     site = save_site(tmp_path / "site")

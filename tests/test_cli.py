@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import focused
+
+pytestmark = pytest.mark.crawl  # every test runs the command in a subprocess
 
 
 def test_generate_then_build_a_taxonomy_from_its_labels(tmp_path):

@@ -34,12 +34,9 @@ def cluster(redis_cluster):
 
 
 @pytest.fixture
-def cluster_frontier(cluster, crawl_name):
-    def make(**options) -> RedisFrontier:
-        options = {"host_delay": 0.0, "host_concurrency": 100, **options}
-        return RedisFrontier(cluster, crawl_name, **options)
-
-    return make
+def frontier_client(cluster):
+    """The ``frontier`` fixture's frontiers are on the cluster here."""
+    return cluster
 
 
 def masters_of(client, prefixes) -> set[str]:
@@ -47,9 +44,9 @@ def masters_of(client, prefixes) -> set[str]:
 
 
 def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
-    cluster, cluster_frontier, crawl_name, redis_cluster
+    cluster, frontier, crawl_name, redis_cluster
 ):
-    f = cluster_frontier()
+    f = frontier()
     shards = f.shards
     assert len(shards) == 3 and shards.prefixes[0] == keys.prefix(crawl_name)
     assert len(masters_of(cluster, shards.prefixes)) == 3
@@ -71,15 +68,15 @@ def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
     assert f.counts()["in_flight"] == 60
 
 
-def test_pops_draw_from_every_shard_fairly(cluster_frontier):
-    f = cluster_frontier()
+def test_pops_draw_from_every_shard_fairly(frontier):
+    f = frontier()
     f.push_many([Link(f"{host}/p{i}", 0.5) for host in HOSTS for i in range(10)])
     first = [f.shards.of_host(split_url(f.pop_ready(1).leased[0].url)[0]) for _ in range(9)]
     assert Counter(first) == {0: 3, 1: 3, 2: 3}
 
 
-def test_links_to_other_shards_reach_them_with_their_parent(cluster_frontier):
-    f = cluster_frontier()
+def test_links_to_other_shards_reach_them_with_their_parent(frontier):
+    f = frontier()
     page = "http://h0.test/"
     f.push_many([Link(page, 0.9)])
     [lease] = f.pop_ready(1).leased
@@ -103,10 +100,8 @@ def test_links_to_other_shards_reach_them_with_their_parent(cluster_frontier):
     assert f.client.hlen(home + keys.OUTBOX) == 0
 
 
-def test_a_process_killed_before_its_links_reach_other_shards_loses_none(
-    cluster_frontier, monkeypatch
-):
-    dying = cluster_frontier()
+def test_a_process_killed_before_its_links_reach_other_shards_loses_none(frontier, monkeypatch):
+    dying = frontier()
     dying.owner = "gone-1"  # a process whose heartbeat record has expired
     page = "http://h0.test/"
     dying.push_many([Link(page, 0.9)])
@@ -121,7 +116,7 @@ def test_a_process_killed_before_its_links_reach_other_shards_loses_none(
     with pytest.raises(SystemExit):
         dying.complete(lease.lease, page, "page", 0.8, True, [Link(u, 0.7) for u in children])
     monkeypatch.undo()
-    other = cluster_frontier()
+    other = frontier()
     assert other.counts()["queued"] == len(children) - len(foreign)
     assert other.redeliver() == 1
     assert other.counts()["queued"] == len(children)
@@ -133,14 +128,14 @@ def test_a_process_killed_before_its_links_reach_other_shards_loses_none(
     assert {lease.parent_url for lease in leased} == {page}
 
 
-def test_outbox_entries_of_live_processes_are_left_to_them(cluster_frontier):
-    live = cluster_frontier()
+def test_outbox_entries_of_live_processes_are_left_to_them(frontier):
+    live = frontier()
     page = "http://h0.test/"
     live.push_many([Link(page, 0.9)])
     [lease] = live.pop_ready(1).leased
     live.complete(lease.lease, page, "page", 0.8, True, [Link(f"{h}/c", 0.7) for h in HOSTS])
     # Its entry is delivered and waits for its next call there: no one delivers it again.
-    assert cluster_frontier().redeliver() == 0
+    assert frontier().redeliver() == 0
     assert live.redeliver() == 0
 
 
@@ -191,8 +186,8 @@ def test_three_processes_crawl_one_web_across_three_masters(crawl, served, redis
     assert "Traceback" not in crawl.log("p1.jsonl") + crawl.log("p2.jsonl")
 
 
-def test_reset_deletes_every_shard_of_a_crawl(cluster, cluster_frontier, crawl_name, tmp_path):
-    f = cluster_frontier()
+def test_reset_deletes_every_shard_of_a_crawl(cluster, frontier, crawl_name, tmp_path):
+    f = frontier()
     f.push_many([Link(f"{host}/p", 0.5) for host in HOSTS])
     url = ",".join(f"{n.host}:{n.port}" for n in cluster.get_primaries())
     result = focused("reset", crawl_name, "--redis-url", f"redis+cluster://{url}", cwd=tmp_path)

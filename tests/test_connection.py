@@ -124,6 +124,7 @@ def test_a_server_in_use_outlives_a_crawl_and_a_killed_user(web, served, home, t
             holder.wait()
 
 
+@pytest.mark.crawl
 def test_read_only_commands_make_no_redis_where_none_was(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -145,6 +146,7 @@ def test_read_only_commands_make_no_redis_where_none_was(tmp_path):
     assert list(empty.iterdir()) == []
 
 
+@pytest.mark.crawl
 def test_read_only_commands_name_the_redis_they_read(tmp_path):
     with redis_serve(tmp_path / "server") as url:
         redis.Redis.from_url(url).hset(keys.prefix("named") + keys.STATS, "fetched", 3)
@@ -167,6 +169,7 @@ def test_urls_are_shown_without_their_password():
         assert describe_url(url) == shown
 
 
+@pytest.mark.crawl
 def test_redis_serve_persists_its_data_and_stops_cleanly(tmp_path):
     home = tmp_path / "server"
     with redis_serve(home) as url:
@@ -179,6 +182,7 @@ def test_redis_serve_persists_its_data_and_stops_cleanly(tmp_path):
         assert connect(url).get("kept") == "yes"
 
 
+@pytest.mark.crawl
 def test_redis_serve_stops_on_ctrl_c(tmp_path):
     home = tmp_path / "server"
     with socket.socket() as probe:
@@ -203,6 +207,7 @@ def test_redis_serve_stops_on_ctrl_c(tmp_path):
             process.wait()
 
 
+@pytest.mark.crawl
 def test_redis_serve_errors_are_one_line(tmp_path):
     a_file = tmp_path / "a-file"
     a_file.write_text("")
@@ -236,6 +241,7 @@ def kill_embedded(home: Path) -> None:
     wait_for(lambda: embedded_server(home) is None, timeout=10)
 
 
+@pytest.mark.redis
 def test_a_killed_embedded_redis_keeps_what_it_acknowledged(home):
     client = connect(home=home)
     client.mset({f"key:{n}": n for n in range(100)})
@@ -250,6 +256,7 @@ def test_a_killed_embedded_redis_keeps_what_it_acknowledged(home):
     assert again.config_get("appendonly") == {"appendonly": "yes"}
 
 
+@pytest.mark.redis
 def test_a_home_with_a_snapshot_and_no_log_starts_from_the_snapshot(home):
     connect(home=home).set("kept", "yes")
     assert stop_if_last(home.resolve())

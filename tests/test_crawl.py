@@ -6,6 +6,7 @@ import signal
 from collections import Counter, defaultdict, deque
 from pathlib import Path
 
+import pytest
 from scrapy.http import HtmlResponse
 
 from focused.lab.webs.bundle import Bundle, url_key
@@ -102,6 +103,7 @@ def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client)
     assert status["fetched"] == len(orders) + redirects
 
 
+@pytest.mark.crawl
 def test_focus_beats_breadth_first_on_the_topic(tmp_path, redis_home, crawl_name):
     web = generate_web(tmp_path / "web", n_pages=2000, n_hosts=50, seed=2)
     bundle = Bundle.load(web)

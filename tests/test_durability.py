@@ -82,6 +82,7 @@ def fetched(client: redis.Redis, crawl: str) -> int:
     return int(client.hget(keys.prefix(crawl) + keys.STATS, "fetched") or 0)
 
 
+@pytest.mark.redis
 def test_a_dropped_connection_made_again_at_once_is_no_outage(server, caplog):
     client = connect(server.url)
     client.set("x", 1)
@@ -92,6 +93,7 @@ def test_a_dropped_connection_made_again_at_once_is_no_outage(server, caplog):
     assert OUTAGES.count == before and "Redis" not in caplog.text
 
 
+@pytest.mark.redis
 def test_an_outage_the_retries_ride_out_is_counted_and_logged_once(server, caplog):
     client = connect(server.url)
     client.set("x", 1)
@@ -163,6 +165,7 @@ def test_a_crawl_that_loses_redis_exits_3(crawl, server):
     assert stats["focused/redis/outages"] == 1 and stats["focused/redis/outage_s"] > 1
 
 
+@pytest.mark.crawl
 def test_the_projects_crawl_command_documents_its_exit_codes(tmp_path):
     # scrapy.cmdline finds the command through the project's COMMANDS_MODULE, as scrapyd's
     # runner does (it runs scrapy.cmdline.execute with the project's settings).
@@ -250,6 +253,7 @@ def test_killed_crawls_lose_no_acknowledged_page(crawl, redis_client, redis_home
             assert item.items() <= fed[item["order"]].items(), (item, fed[item["order"]])
 
 
+@pytest.mark.crawl
 def test_export_of_an_unknown_crawl_is_one_line(redis_client, redis_home, tmp_path):
     out = tmp_path / "x"
     result = focused("export", "no-such-crawl", "--home", str(redis_home), "-o", str(out))

@@ -195,6 +195,7 @@ def test_centroid_model():
         CentroidModel(threshold=2).fit(docs)
 
 
+@pytest.mark.crawl
 def test_evaluate_end_to_end(web: Path, tmp_path: Path):
     out = tmp_path / "out"
     command = [

@@ -33,6 +33,8 @@ from focused.lab.webs.hostile import SPELLED_HOST, SPELLINGS, generate_hostile_w
 from focused.lab.webs.server import ServedWeb, WebServer, read_log, serve
 from tests.conftest import Crawl, final_stats, focused
 
+pytestmark = pytest.mark.crawl  # all tests but two serve, crawl or make the web in a subprocess
+
 # The crawl: small delays and timeouts so that it lasts about a minute and a half (the 60 s of
 # Retry-After included), with CLOSESPIDER_TIMEOUT as a safety net.
 HOST_DELAY = 0.25

@@ -199,6 +199,7 @@ def test_command(web: Path, bundle: Bundle, topic: dict, tmp_path: Path, capsys)
         run(parser.parse_args([str(web), "-o", str(tmp_path / "x"), "--topic", "Nope"]))
 
 
+@pytest.mark.crawl
 def test_imports_no_crawler() -> None:
     code = "import sys, focused.lab.webs.labels\n"
     code += "print('scrapy' in sys.modules, 'redis' in sys.modules)"

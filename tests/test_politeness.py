@@ -8,6 +8,8 @@ import itertools
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from focused.lab.webs.bundle import write_bundle
 from focused.lab.webs.server import ServedWeb, read_log
 from tests.conftest import Crawl
@@ -66,6 +68,7 @@ def fetch_times(log: Path) -> dict[str, list[tuple[float, str]]]:
     return {host: sorted(times) for host, times in by_host.items()}
 
 
+@pytest.mark.crawl
 def test_servers_are_left_alone_as_they_ask_and_chains_end(
     tmp_path, redis_home, redis_client, crawl_name
 ):

@@ -24,6 +24,8 @@ from focused.store.connection import connect, describe_url, from_settings
 from focused.store.server import _check_port
 from tests.conftest import stop
 
+pytestmark = pytest.mark.cluster  # every test starts or uses a cluster
+
 HOST = "127.0.0.1"
 
 

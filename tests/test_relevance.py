@@ -277,6 +277,7 @@ def test_load_or_train_unknown_good_category(taxonomy, tmp_path):
         load_or_train(taxonomy, ["Sport"], tmp_path / "models")
 
 
+@pytest.mark.crawl
 def test_importing_the_package_loads_no_crawler_code():
     """focused.relevance imports every model (taxonomy, centroid, keywords, examples,
     thesaurus), so this covers them all."""

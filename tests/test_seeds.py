@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 import redis
 from scrapy.http import HtmlResponse
 
@@ -84,6 +85,7 @@ def test_seeds_pushed_before_and_during_a_crawl_are_fetched_once(
     assert "Moved 1 pushed seeds into the frontier, 1 new to the crawl" in crawl.log()
 
 
+@pytest.mark.crawl
 def test_seed_refuses_urls_that_are_not_http_and_pushes_nothing(crawl_name, redis_home):
     result = focused(
         "seed", crawl_name, "http://a.test/x", "ftp://b.test/y", "--home", str(redis_home)

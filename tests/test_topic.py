@@ -112,12 +112,14 @@ def crawl_error(result: subprocess.CompletedProcess) -> str:
     return errors[0]
 
 
+@pytest.mark.crawl
 def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
     path = write(topic_dir, GOOD.replace('strategy = "hard"', 'strategy = "sideways"'))
     error = crawl_error(scrapy_crawl(path, redis_home))
     assert f"{path}: strategy: expected one of soft, hard" in error
 
 
+@pytest.mark.crawl
 def test_focused_train_reports_an_unknown_category_as_a_topic_error(topic_dir, tmp_path):
     path = write(topic_dir, GOOD.replace('good = ["Science/Birds"]', 'good = ["Science/Bird"]'))
     result = subprocess.run(
@@ -219,11 +221,13 @@ def focused_train(path: Path, models: Path) -> str:
         ),
     ],
 )
+@pytest.mark.crawl
 def test_a_bad_seed_is_one_line_naming_the_field(topic_dir, tmp_path, seed, problem):
     path = write(topic_dir, GOOD.replace("http://www.a.test/Swan", seed))
     assert problem in focused_train(path, tmp_path / "models")
 
 
+@pytest.mark.crawl
 def test_a_bad_seed_stops_scrapy_crawl_with_one_line(topic_dir, redis_home):
     path = write(topic_dir, GOOD.replace("http://www.a.test/Swan", "http://www.a.test:99999/"))
     assert f"{path}: seeds: not a valid port" in crawl_error(scrapy_crawl(path, redis_home))
@@ -234,6 +238,7 @@ def test_seeds_are_kept_as_they_are_crawled(topic_dir):
     assert load_topic(path).seeds[0] == "http://www.a.test/Swan"
 
 
+@pytest.mark.crawl
 def test_a_taxonomy_of_one_category_is_refused(topic_dir, tmp_path):
     for extra in (topic_dir / "tax" / "Science" / "Fish").iterdir():
         extra.unlink()
@@ -242,12 +247,14 @@ def test_a_taxonomy_of_one_category_is_refused(topic_dir, tmp_path):
     assert "relevance.taxonomy: examples in one category only ('Science/Birds')" in line
 
 
+@pytest.mark.crawl
 def test_a_taxonomy_too_small_to_learn_from_is_one_line(topic_dir, tmp_path):
     # One example a category, no word in two of them: scikit-learn's min_df traceback once.
     line = focused_train(write(topic_dir, GOOD), tmp_path / "models")
     assert "relevance.taxonomy: no word is in 2 or more of the 2 examples" in line
 
 
+@pytest.mark.crawl
 def test_an_empty_examples_folder_names_the_topic_file_and_field(topic_dir, tmp_path):
     (topic_dir / "empty").mkdir()
     for table in (
@@ -277,6 +284,7 @@ BINARY = bytes(range(256)) * 4
         ),
     ],
 )
+@pytest.mark.crawl
 def test_examples_that_are_not_text_are_refused_by_name(topic_dir, redis_home, table, where, field):
     (topic_dir / "pages").mkdir()
     (topic_dir / "pages" / "swan.txt").write_text("a swan on the lake")

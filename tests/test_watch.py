@@ -370,6 +370,7 @@ def test_a_killed_process_is_gone_after_three_beats(crawl, redis_client):
     assert (snapshot["state"], snapshot["alive"], snapshot["pages_per_s"]) == ("stopped", 0, 0)
 
 
+@pytest.mark.crawl
 def test_readers_need_a_redis_with_crawls(tmp_path):
     """The dashboard and the exporter only read: no Redis is made where there was none."""
     for command in ("dashboard", "exporter"):

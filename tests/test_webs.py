@@ -283,6 +283,7 @@ def test_scrapy_through_http_proxy(served: ServedWeb, bundle: Bundle) -> None:
     assert fetched == {page_url: 200, dict(target)["Location"]: 200}
 
 
+@pytest.mark.crawl
 def test_in_process_server_counts_and_flushes_on_stop(bundle: Bundle, tmp_path: Path) -> None:
     url = next(iter(bundle.pages.values())).url
     log = tmp_path / "log.jsonl"
@@ -306,6 +307,7 @@ def test_server_refuses_non_loopback(bundle: Bundle) -> None:
         WebServer(bundle, host="0.0.0.0")
 
 
+@pytest.mark.crawl
 def test_served_web_reports_a_bad_bundle(tmp_path: Path) -> None:
     (tmp_path / "pages.jsonl.gz").write_bytes(b"oops")
     with pytest.raises(FocusedError, match="not a gzip file"), ServedWeb(tmp_path):
@@ -313,6 +315,7 @@ def test_served_web_reports_a_bad_bundle(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not WIKISPEEDIA.is_dir(), reason="no Wikispeedia bundle on this machine")
+@pytest.mark.crawl
 def test_wikispeedia_through_the_proxy(http: requests.Session) -> None:
     with ServedWeb(WIKISPEEDIA) as served:
         assert served.n_pages == 4604
@@ -334,6 +337,7 @@ def test_damaged_pages_are_served_byte_for_byte(
         assert http.get(page.url, proxies={"http": served.proxy}).content == page.body
 
 
+@pytest.mark.crawl
 def test_webs_import_neither_scrapy_nor_redis() -> None:
     code = (
         "import sys, focused.lab.webs.server, focused.lab.webs.generate; "
