@@ -69,6 +69,7 @@ def test_the_page_and_its_files_are_served(hostile, redis_home, http):
     assert hostile in [crawl["crawl"] for crawl in crawls["crawls"]]
 
 
+@pytest.mark.crawl  # builds the package and loads the page in a subprocess
 def test_a_built_package_ships_the_page(tmp_path):
     """What a wheel or ``pip install .`` holds: bdist_wheel gathers a package with setuptools'
     build_py, run here on a copy of the tree (the venv has no ``wheel`` for bdist_wheel

@@ -291,6 +291,7 @@ METHOD_OF = {
     "taxonomy-no-vectors": "taxonomy",
     "breadth-first": "taxonomy",
     "best-first": "centroid",
+    "centroid": "centroid",
     "best-first-anchor": "centroid",
     "best-first-both": "centroid",
     "examples": "examples",
@@ -324,12 +325,14 @@ def test_crawlers_are_their_method_and_link_score(prepared):
     assert CRAWLERS["best-first"][1]["FOCUSED_LINK_SCORE"] == "content"
     assert CRAWLERS["best-first-anchor"][1]["FOCUSED_LINK_SCORE"] == "anchor"
     assert CRAWLERS["best-first-both"][1]["FOCUSED_LINK_SCORE"] == "both"
-    # Seed 002's best-first crawlers score anchors as the paper does, without glosses.
+    # Seed 002's best-first crawlers score anchors and pages as the paper does, without
+    # glosses or word vectors; the centroid crawler is the same topic with the defaults.
     assert all(
-        CRAWLERS[n][1]["FOCUSED_ANCHOR_GLOSS"] == "False"
+        CRAWLERS[n][1]["FOCUSED_ANCHOR_GLOSS"] == CRAWLERS[n][1]["FOCUSED_VECTORS"] == "False"
         for n in CRAWLERS
         if n.startswith("best-first")
     )
+    assert CRAWLERS["centroid"] == ("best-first.toml", {})
     # The papers' strategies are ours with another strategy, the defaults otherwise.
     for name in ("best-n-first", "genetic", "hmm", "infospiders"):
         assert CRAWLERS[name] == ("taxonomy.toml", {"FOCUSED_STRATEGY": name})
