@@ -21,11 +21,11 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.log import failure_to_exc_info
 from twisted.internet import task, threads
 
-from focused.distill.graph import binary_client
 from focused.distill.job import Distillation, distill_locked
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
+from focused.store.connection import binary_client
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 from scipy import sparse
 
-from focused.distill.graph import binary_client
 from focused.errors import FocusedError
 from focused.relevance.linkmodel import LinkContext
 from focused.schedulers.frontier import (
@@ -60,7 +59,7 @@ from focused.schedulers.frontier import (
     unpack_score,
 )
 from focused.store import keys
-from focused.store.connection import held_lock
+from focused.store.connection import binary_client, held_lock
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
