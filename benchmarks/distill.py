@@ -27,7 +27,7 @@ import numpy as np
 import redis
 from common import DEFAULT_WORK, redis_server
 
-from focused.distill.graph import binary_client, read_graph
+from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, neglected_neighbours
 from focused.monitor.snapshot import reset_crawl
@@ -41,6 +41,7 @@ from focused.schedulers.frontier import (
     split_url,
 )
 from focused.store import keys
+from focused.store.connection import binary_client
 
 CRAWL = "bench-distill"
 

@@ -32,11 +32,11 @@ from scrapy.http import HtmlResponse
 from threadpoolctl import threadpool_limits
 
 from focused.items import PageItem
+from focused.links import extract_links
 from focused.pipelines.classify import ClassifierPipeline
 from focused.relevance import HierarchicalClassifier
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.text import page_text
-from focused.spiders.focused import extract_links
 
 TOPIC = "Science/Biology/Birds"
 

@@ -68,9 +68,9 @@ from common import (
 from scrapy.http import HtmlResponse, Response
 
 from focused.lab.webs.server import ServedWeb
+from focused.links import extract_links
 from focused.monitor.snapshot import reset_crawl
 from focused.relevance.text import page_text
-from focused.spiders.focused import extract_links
 from focused.topic.files import load_topic
 from focused.topic.methods import topic_model
 

@@ -22,7 +22,9 @@ from scrapy.utils._download_handlers import wrap_twisted_exceptions
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
-from focused.spiders.focused import extract_links, failure_reason, plausible, redecoded
+from focused.failures import failure_reason
+from focused.links import extract_links
+from focused.spiders.focused import plausible, redecoded
 from tests.conftest import Crawl, free_port
 
 HUGE = "/" + "x" * 3000

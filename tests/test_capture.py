@@ -13,8 +13,13 @@ import requests
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from focused.cli.web import (
+    add_from_pages_arguments,
+    add_from_warc_arguments,
+    run_from_pages,
+    run_from_warc,
+)
 from focused.errors import FocusedError
-from focused.lab.webs import capture
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.capture import bundle_from_folder, bundle_from_warc
 from focused.lab.webs.server import ServedWeb
@@ -200,9 +205,9 @@ def test_warc_errors_name_the_file(tmp_path: Path) -> None:
 def test_from_warc_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     warc = write_warc(tmp_path / "crawl.warc.gz", compress=True)
     parser = argparse.ArgumentParser()
-    capture.add_from_warc_arguments(parser)
+    add_from_warc_arguments(parser)
     args = parser.parse_args([str(warc), "-o", str(tmp_path / "bundle")])
-    assert capture.run_from_warc(args) == 0
+    assert run_from_warc(args) == 0
     assert capsys.readouterr().out == (
         f"wrote 6 pages to {tmp_path / 'bundle'} (from 12 records; skipped 1 metadata,"
         " 1 non-http, 1 request, 1 revisit, 1 warcinfo; 1 replaced by a later capture)\n"
@@ -286,12 +291,12 @@ def test_flat_folder_takes_a_base_url(tmp_path: Path, capsys: pytest.CaptureFixt
         bundle_from_folder(tmp_path / "nowhere", tmp_path / "out", base_url=SITE)
 
     parser = argparse.ArgumentParser()
-    capture.add_from_pages_arguments(parser)
+    add_from_pages_arguments(parser)
     # The bundle is written inside the folder: a second run must not take it for a page.
     out = saved / "bundle"
     args = parser.parse_args([str(saved), "-o", str(out), "--base-url", f"{SITE}/wiki"])
     for _ in range(2):
-        assert capture.run_from_pages(args) == 0
+        assert run_from_pages(args) == 0
         assert capsys.readouterr().out == f"wrote 3 pages to {out} (from 2 files)\n"
     urls = sorted(page.url for page in Bundle.load(out).pages.values())
     assert urls == [f"{SITE}/wiki/", f"{SITE}/wiki/Article.html", f"{SITE}/wiki/index.html"]

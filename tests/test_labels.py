@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from focused.cli.web import add_from_labels_arguments, run_from_labels
 from focused.errors import FocusedError
 from focused.lab.webs.bundle import Bundle, write_bundle
-from focused.lab.webs.labels import add_arguments, run, taxonomy_from_labels, within
+from focused.lab.webs.labels import taxonomy_from_labels, within
 from focused.relevance import page_text, read_taxonomy
 
 TOPIC = "Science"
@@ -188,20 +187,12 @@ def test_refusals(bundle: Bundle, tmp_path: Path) -> None:
 
 def test_command(web: Path, bundle: Bundle, topic: dict, tmp_path: Path, capsys) -> None:
     parser = argparse.ArgumentParser()
-    add_arguments(parser)
+    add_from_labels_arguments(parser)
     out = tmp_path / "tax"
     args = parser.parse_args([str(web), "-o", str(out), "--per-category", "3", "--topic", TOPIC])
-    assert run(args) == 0
+    assert run_from_labels(args) == 0
     assert "examples to" in capsys.readouterr().out
     inside = {p.read_text(encoding="utf-8") for p in out.joinpath(TOPIC).rglob("*.txt")}
     assert inside == _documents(bundle, topic["training"])
     with pytest.raises(FocusedError, match="no topic"):
-        run(parser.parse_args([str(web), "-o", str(tmp_path / "x"), "--topic", "Nope"]))
-
-
-@pytest.mark.crawl
-def test_imports_no_crawler() -> None:
-    code = "import sys, focused.lab.webs.labels\n"
-    code += "print('scrapy' in sys.modules, 'redis' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+        run_from_labels(parser.parse_args([str(web), "-o", str(tmp_path / "x"), "--topic", "Nope"]))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -275,25 +273,3 @@ def test_load_or_train_caches_and_retrains(taxonomy, tmp_path, caplog):
 def test_load_or_train_unknown_good_category(taxonomy, tmp_path):
     with pytest.raises(TopicError, match="good: category 'Sport' is not in the taxonomy"):
         load_or_train(taxonomy, ["Sport"], tmp_path / "models")
-
-
-@pytest.mark.crawl
-def test_importing_the_package_loads_no_crawler_code():
-    """focused.relevance imports every model (taxonomy, centroid, keywords, examples,
-    thesaurus), so this covers them all."""
-    code = (
-        "import sys, focused.relevance\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "{'scrapy', 'redis', 'twisted', 'scrapy_redis'}"
-        " or m.startswith('focused.') and not m.startswith(('focused.relevance', "
-        "'focused.errors')))\n"
-        "print(bad)\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert result.stdout.strip() == "[]"

@@ -11,8 +11,8 @@ from scrapy.http import HtmlResponse
 
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
+from focused.links import extract_links
 from focused.monitor.snapshot import crawl_status
-from focused.spiders.focused import extract_links
 from focused.store import keys
 from focused.store.connection import connect
 from focused.topic.files import load_topic

@@ -133,7 +133,7 @@ def test_a_stored_model_is_the_same_model():
 
 
 def strategy(redis_client, crawl: str, **options) -> HMMStrategy:
-    from focused.distill.graph import binary_client
+    from focused.store.connection import binary_client
 
     return HMMStrategy(
         client=binary_client(redis_client),

@@ -335,13 +335,3 @@ def test_damaged_pages_are_served_byte_for_byte(
     assert len(broken) == 1 and len(truncated) == 1
     for page in broken + truncated:
         assert http.get(page.url, proxies={"http": served.proxy}).content == page.body
-
-
-@pytest.mark.crawl
-def test_webs_import_neither_scrapy_nor_redis() -> None:
-    code = (
-        "import sys, focused.lab.webs.server, focused.lab.webs.generate; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'redis', 'twisted')))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -194,57 +194,58 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def cmd_redis_serve(args: argparse.Namespace) -> int:
-    from focused.store import server
+    from focused.cli import servers
 
-    return server.run(args)
+    return servers.run_serve(args)
 
 
 def cmd_redis_cluster(args: argparse.Namespace) -> int:
-    from focused.store import cluster
+    from focused.cli import servers
 
-    return cluster.run(args)
+    return servers.run_cluster(args)
 
 
 def cmd_web_serve(args: argparse.Namespace) -> int:
-    from focused.lab.webs import server
+    from focused.cli import web
 
-    return server.run(args)
+    return web.run_serve(args)
 
 
 def cmd_web_generate(args: argparse.Namespace) -> int:
-    from focused.lab.webs import generate
+    from focused.cli import web
 
-    return generate.run(args)
+    return web.run_generate(args)
 
 
 def cmd_web_from_warc(args: argparse.Namespace) -> int:
-    from focused.lab.webs import capture
+    from focused.cli import web
 
-    return capture.run_from_warc(args)
+    return web.run_from_warc(args)
 
 
 def cmd_web_from_pages(args: argparse.Namespace) -> int:
-    from focused.lab.webs import capture
+    from focused.cli import web
 
-    return capture.run_from_pages(args)
+    return web.run_from_pages(args)
 
 
 def cmd_taxonomy_from_labels(args: argparse.Namespace) -> int:
-    from focused.lab.webs import labels
+    from focused.cli import web
 
-    return labels.run(args)
+    return web.run_from_labels(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from focused.cli.options import parse_settings
     from focused.lab.demo import run_demo
 
-    return run_demo(args.pages, args.home, args.set)
+    return run_demo(args.pages, args.home, parse_settings(args.set))
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from focused.lab import evaluation
+    from focused.cli import evaluate
 
-    return evaluation.run(args)
+    return evaluate.run(args)
 
 
 def _lazy(target: str) -> Callable[[argparse.ArgumentParser], None]:
@@ -408,7 +409,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
         "and stops it",
         redis_commands,
-        _lazy("focused.store.server:add_arguments"),
+        _lazy("focused.cli.servers:add_serve_arguments"),
         ("redis",),
     )
     command(
@@ -417,7 +418,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "run a Redis Cluster (3 masters) on this machine in the foreground, with its data in "
         "FOCUSED_HOME; Ctrl-C saves and stops it",
         redis_commands,
-        _lazy("focused.store.cluster:add_arguments"),
+        _lazy("focused.cli.servers:add_cluster_arguments"),
         ("redis",),
     )
 
@@ -428,25 +429,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             "serve",
             cmd_web_serve,
             "serve a bundle on 127.0.0.1 (proxy and Host header)",
-            "focused.lab.webs.server:add_arguments",
+            "focused.cli.web:add_serve_arguments",
         ),
         (
             "generate",
             cmd_web_generate,
             "generate a synthetic topical web bundle (--hostile: with every hostile case)",
-            "focused.lab.webs.generate:add_arguments",
+            "focused.cli.web:add_generate_arguments",
         ),
         (
             "from-warc",
             cmd_web_from_warc,
             "make a bundle of the HTTP responses in WARC files",
-            "focused.lab.webs.capture:add_from_warc_arguments",
+            "focused.cli.web:add_from_warc_arguments",
         ),
         (
             "from-pages",
             cmd_web_from_pages,
             "make a bundle of a folder of saved pages (e.g. wget -r)",
-            "focused.lab.webs.capture:add_from_pages_arguments",
+            "focused.cli.web:add_from_pages_arguments",
         ),
     ):
         command(name, run, help, web_commands, _lazy(arguments), ("web",))
@@ -460,7 +461,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         cmd_taxonomy_from_labels,
         "build a taxonomy folder from a labelled bundle (labels.tsv)",
         taxonomy_commands,
-        _lazy("focused.lab.webs.labels:add_arguments"),
+        _lazy("focused.cli.web:add_from_labels_arguments"),
         ("taxonomy",),
     )
 
@@ -473,7 +474,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "evaluate",
         cmd_evaluate,
         "compare crawlers on a labelled offline web (seed 003)",
-        arguments=_lazy("focused.lab.evaluation:add_arguments"),
+        arguments=_lazy("focused.cli.evaluate:add_arguments"),
     )
     return parser
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import redis
-from redis.cluster import ClusterNode, RedisCluster
 
 from focused.schedulers.frontier import (
     PAGE_RECORD,
@@ -21,7 +20,8 @@ from focused.schedulers.frontier import (
     url_record,
 )
 from focused.store import keys
-from focused.store.shards import fetched_per_shard, is_cluster
+from focused.store.connection import binary_client
+from focused.store.shards import fetched_per_shard
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
 
@@ -43,24 +43,11 @@ class CrawlGraph:
         return len(self.urls)
 
 
-def binary_client(client: redis.Redis | RedisCluster) -> redis.Redis | RedisCluster:
-    """A client of the same server (or cluster) that returns bytes (graph records are
-    binary)."""
-    if is_cluster(client):
-        kwargs = dict(client.get_connection_kwargs(), decode_responses=False)
-        kwargs.pop("redis_connect_func", None)  # the cluster client's own, set by it
-        nodes = [ClusterNode(node.host, node.port) for node in client.get_primaries()]
-        return RedisCluster(startup_nodes=nodes, **kwargs)
-    kwargs = dict(client.connection_pool.connection_kwargs, decode_responses=False)
-    pool = redis.ConnectionPool(connection_class=client.connection_pool.connection_class, **kwargs)
-    return redis.Redis(connection_pool=pool)
-
-
 def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> CrawlGraph:
     """The crawl graph of ``frontier``'s crawl as it is now (every shard's pages).
 
-    ``client`` is a bytes-returning client of the same server (:func:`binary_client`); made
-    on each call when not given.
+    ``client`` is a bytes-returning client of the same server
+    (:func:`focused.store.connection.binary_client`); made on each call when not given.
     """
     raw = client or binary_client(frontier.client)
     shards = frontier.shards

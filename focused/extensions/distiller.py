@@ -21,11 +21,11 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
-from focused.distill.graph import binary_client
 from focused.distill.job import Distillation, distill_job
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
+from focused.store.connection import binary_client
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from focused.cli.options import parse_settings
 from focused.errors import FocusedError
 from focused.lab.crawlproc import crawl_command, crawl_env
 from focused.lab.webs.bundle import Bundle
@@ -41,7 +41,7 @@ def crawl(
     home: Path,
     out: Path,
     progress: Progress,
-    settings: list[str],
+    settings: Mapping[str, str],
 ) -> Path:
     """One ``scrapy crawl focused`` subprocess; returns its feed (JSON lines)."""
     feed = out / f"{crawl_name}.jsonl"
@@ -52,7 +52,7 @@ def crawl(
         "CLOSESPIDER_ITEMCOUNT": pages,
         "FOCUSED_LISTS_DIR": str(out / "lists"),
         "LOG_LEVEL": "WARNING",
-        **parse_settings(settings),
+        **settings,
     }
     command = crawl_command(topic, options, feed)
     client = connect(home=home)
@@ -87,7 +87,9 @@ def harvest_curve(feed: Path, bundle: Bundle, category: str, skip: set[str]) -> 
     return on_topic
 
 
-def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()) -> int:
+def run_demo(
+    pages: int = 500, home: str | None = None, settings: Mapping[str, str] | None = None
+) -> int:
     console = Console()
     home = home_dir(home).resolve()
     web = home / "demo-web"
@@ -124,7 +126,7 @@ def run_demo(pages: int = 500, home: str | None = None, settings: list[str] = ()
                 home,
                 out,
                 progress,
-                list(settings),
+                settings or {},
             )
             curves[label] = harvest_curve(feed, bundle, category, set(topic.seeds))
     table = Table(title=f"Harvest on '{category}' (share of fetched pages on the topic)")

@@ -10,8 +10,8 @@ twice:
 - :class:`AddressMiddleware`, a downloader middleware placed before robots.txt is asked,
   refuses a request whose host *spells* such an address in any notation (``127.1``,
   ``0x7f.0.0.1``, ``2130706433``, ``[::ffff:127.0.0.1]``, see :func:`focused.urls.ip_of`) or
-  is ``localhost`` or ``*.localhost``, with :class:`ForbiddenAddress`. It applies to every
-  request, proxied or not, redirects and robots.txt included.
+  is ``localhost`` or ``*.localhost``, with :class:`focused.failures.ForbiddenAddress`. It
+  applies to every request, proxied or not, redirects and robots.txt included.
 - :class:`AddressResolver`, the DNS resolver the add-on installs (``TWISTED_DNS_RESOLVER``),
   fails the lookup of a name whose address is refused, as if the name did not exist. Every
   direct connection of Scrapy's HTTP handler looks its host up there, so the check is on the
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 from urllib.request import getproxies
 
-from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError
 from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.datatypes import LocalCache
 from scrapy.utils.httpobj import urlparse_cached
@@ -40,6 +40,7 @@ from scrapy.utils.url import add_http_if_no_scheme
 from twisted.internet.error import DNSLookupError
 
 from focused.errors import FocusedError, exit_on_user_error
+from focused.failures import ForbiddenAddress
 from focused.urls import ip_of
 
 if TYPE_CHECKING:
@@ -62,10 +63,6 @@ LOCALHOST = ipaddress.IPv4Address("127.0.0.1")
 KINDS = ("unspecified", "loopback", "link_local", "multicast", "reserved", "private", "site_local")
 STAT = "focused/addresses/refused"
 ALLOW_HINT = "FOCUSED_ALLOWED_NETWORKS or the topic's allowed_networks"
-
-
-class ForbiddenAddress(IgnoreRequest):
-    """A request not sent: its host is, or resolves to, an address that is not public."""
 
 
 class ForbiddenLookup(DNSLookupError):

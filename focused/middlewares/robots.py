@@ -4,7 +4,7 @@ robots.txt counted against its host's politeness delay.
 On the open web many hosts' robots.txt fail: the name no longer resolves, the server refuses
 or times out. Scrapy then allows the whole host (as we do) but logs each failure as an error
 with a full traceback. Here it is one warning that names the URL and the reason
-(:func:`focused.spiders.focused.failure_reason`, the names of bad pages).
+(:func:`focused.failures.failure_reason`, the names of bad pages).
 
 robots.txt is fetched outside the frontier, right before the first page of its host, which
 then came 2-45 ms after it. It is a fetch from the host like any other: the page that asked
@@ -30,8 +30,8 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from focused.errors import FocusedError
+from focused.failures import failure_reason
 from focused.schedulers.scheduler import frontier_for
-from focused.spiders.focused import failure_reason
 
 if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser

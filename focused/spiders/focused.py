@@ -7,12 +7,7 @@ with ``bad`` set, so the feed has every fetched URL and the frontier acknowledge
 
 from __future__ import annotations
 
-import gzip
-import socket
-import ssl
-import sys
 import time
-import zlib
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
@@ -21,97 +16,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
-from brotli import error as BrotliError
-from OpenSSL.SSL import Error as OpenSSLError
-from parsel import Selector
-from scrapy.core.downloader.handlers.http11 import TunnelError
-from scrapy.exceptions import (
-    CannotResolveHostError,
-    DownloadCancelledError,
-    DownloadConnectionRefusedError,
-    DownloadFailedError,
-    DownloadTimeoutError,
-    IgnoreRequest,
-    NotSupported,
-    ResponseDataLossError,
-    UnsupportedURLSchemeError,
-)
 from scrapy.http import HtmlResponse, Response
-from scrapy.spidermiddlewares.httperror import HttpError
-from scrapy.utils._compression import _DecompressionMaxSizeExceeded
-from scrapy.utils.response import get_base_url
-from twisted.internet import error as tx
 from twisted.python.failure import Failure
-from twisted.web.client import ResponseFailed
-from twisted.web.http import PotentialDataLoss, _DataLoss
 
 from focused.distill.lists import list_seeds, lists_path
 from focused.errors import FocusedError, exit_on_user_error
+from focused.failures import OTHER, failure_reason
 from focused.items import META, PageItem
-from focused.middlewares.addresses import ForbiddenAddress
+from focused.links import extract_links, parsed
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.topic.plan import CrawlPlan
-from focused.urls import BadURL, clean_url
-
-if sys.version_info >= (3, 14):
-    from compression.zstd import ZstdError
-else:
-    from backports.zstd import ZstdError
 
 CONTEXT_WORDS = 12  # words of text kept on each side of an anchor
-
-
-def parsed(response: HtmlResponse) -> tuple[Any, str]:
-    """The page's lxml tree and the URL its links are relative to. Scrapy's
-    ``response.selector`` raises on a ``<base href>`` that is no URL (``http://[::1``);
-    browsers then resolve links against the page, and so does this."""
-    try:
-        return response.selector.root, get_base_url(response)
-    except ValueError:
-        return Selector(text=response.text, type="html").root, response.url
-
-
-def extract_links(
-    response: HtmlResponse,
-    context_words: int = 0,
-    *,
-    max_length: int = 2083,
-    bad: Counter[str] | None = None,
-) -> list[tuple[str, str, str]]:
-    """The page's ``<a href>`` links: absolute http(s) URL, anchor text, and the anchor with
-    the text right around it (up to ``context_words`` words before and after, within its
-    paragraph), which says more about the target than a bare name does; "" with 0.
-
-    Each URL is spelled as :func:`focused.urls.clean_url` spells it, at most ``max_length``
-    characters long (Scrapy's ``URLLENGTH_LIMIT``; 0: no limit), so only URLs that can be
-    fetched and stored leave the page. A link that cannot (a bad port, host or syntax, or too
-    long) is skipped and counted in ``bad`` under ``BadURL.reason``; links to other schemes
-    (``ftp:``, ``tel:``) are skipped as before, uncounted.
-    """
-    root, base = parsed(response)
-    links = []
-    for anchor in root.iter("a"):
-        href = anchor.get("href")
-        if not href or href.startswith(("#", "javascript:", "mailto:")):
-            continue
-        try:
-            url = clean_url(href, max_length, base=base, encoding=response.encoding)
-        except BadURL as exc:
-            if bad is not None and exc.reason != "scheme":
-                bad[exc.reason] += 1
-            continue
-        text = " ".join(anchor.text_content().split())
-        context = ""
-        if context_words:
-            previous, parent = anchor.getprevious(), anchor.getparent()
-            before = previous.tail if previous is not None else getattr(parent, "text", None)
-            words = (before or "").split()[-context_words:]
-            words += [text, *(anchor.tail or "").split()[:context_words]]
-            context = " ".join(words)
-        links.append((url, text, context))
-    return links
 
 
 # Characters that text decoded with the right codec has few of: the replacement character
@@ -157,74 +75,6 @@ def redecoded(response: HtmlResponse, max_garbled: float) -> HtmlResponse | None
         if plausible(candidate, max_garbled):
             return candidate
     return None
-
-
-# Why a download finally failed, by the exception or any exception behind it (its
-# ``__cause__``, and the failures Twisted's ResponseFailed wraps), most specific first: a TLS
-# error comes wrapped in a lost connection, a lost connection mid-body is a truncated page.
-# Scrapy 2.19's download handlers raise its own exceptions (scrapy.exceptions) from Twisted's
-# or the HTTP client's; the compression middleware raises the decompressors' own errors.
-FAILURE_REASONS: tuple[tuple[str, tuple[type[BaseException], ...]], ...] = (
-    ("forbidden_address", (ForbiddenAddress,)),  # before "dns": it may be a refused lookup
-    ("tls", (OpenSSLError, ssl.SSLError, tx.SSLError, tx.CertificateError)),
-    ("dns", (CannotResolveHostError, tx.DNSLookupError, socket.gaierror)),
-    ("too_big", (DownloadCancelledError, _DecompressionMaxSizeExceeded)),
-    ("truncated", (ResponseDataLossError, _DataLoss, PotentialDataLoss)),
-    ("timeout", (DownloadTimeoutError, tx.TimeoutError, tx.TCPTimedOutError, TimeoutError)),
-    (
-        "refused",
-        (DownloadConnectionRefusedError, tx.ConnectionRefusedError, ConnectionRefusedError),
-    ),
-    ("compression", (zlib.error, gzip.BadGzipFile, EOFError, BrotliError, ZstdError)),
-    (
-        "connection",
-        (
-            DownloadFailedError,
-            ResponseFailed,
-            tx.ConnectError,
-            tx.ConnectionClosed,
-            tx.ConnectingCancelledError,
-            ConnectionError,
-            TunnelError,
-        ),
-    ),
-    ("unsupported", (UnsupportedURLSchemeError, NotSupported)),
-)
-OTHER = "other"
-
-
-def _causes(error: BaseException) -> list[BaseException]:
-    """The error and every exception behind it, outermost first."""
-    found: list[BaseException] = []
-    todo = [error]
-    while todo:
-        current = todo.pop(0)
-        if any(current is seen for seen in found):
-            continue
-        found.append(current)
-        if current.__cause__ is not None:
-            todo.append(current.__cause__)
-        todo += [f.value for f in getattr(current, "reasons", ()) if isinstance(f, Failure)]
-    return found
-
-
-def failure_reason(failure: Failure) -> str:
-    """A short stats-friendly name for why a request finally failed: ``http_<status>``,
-    ``robots_forbidden``, ``forbidden_address`` (focused.middlewares.addresses), one of
-    FAILURE_REASONS, ``redirects`` (Scrapy's REDIRECT_MAX_TIMES), ``ignored`` (another
-    middleware dropped it), or ``other``."""
-    error = failure.value
-    if isinstance(error, HttpError):
-        return f"http_{error.response.status}"
-    if isinstance(error, IgnoreRequest) and "robots.txt" in str(error):
-        return "robots_forbidden"
-    causes = _causes(error)
-    for reason, types in FAILURE_REASONS:
-        if any(isinstance(cause, types) for cause in causes):
-            return reason
-    if isinstance(error, IgnoreRequest):
-        return "redirects" if "max redirections" in str(error) else "ignored"
-    return OTHER
 
 
 class FocusedSpider(scrapy.Spider):

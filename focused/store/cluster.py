@@ -15,7 +15,6 @@ it with a ``redis+cluster://host:port,host:port,...`` URL
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import re
 import signal
@@ -34,7 +33,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from focused.errors import FocusedError
-from focused.store.connection import home_dir, keep_log
+from focused.store.connection import keep_log
 from focused.store.server import LOCK_FILE, _check_folder, _check_port, _log_tail, server_command
 
 MASTERS = 3  # redis-cli --cluster create's minimum
@@ -47,33 +46,6 @@ CLUSTER_OPTIONS = [
     "--cluster-config-file", NODES_FILE,
     "--cluster-node-timeout", "5000",
 ]  # fmt: skip
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--home",
-        help="folder of the nodes' folders (node-PORT: data, log, nodes.conf; default: "
-        "$FOCUSED_HOME, else .focused)",
-    )
-    parser.add_argument(
-        "--masters",
-        type=int,
-        help=f"masters of a new cluster (default {MASTERS}, at least {MASTERS}; a cluster "
-        "already in --home keeps its own)",
-    )
-    parser.add_argument(
-        "--port",
-        type=int,
-        help=f"port of the first master, the others on the next ones (default {FIRST_PORT}; a "
-        "cluster already in --home keeps its own); each also uses port + 10000",
-    )
-    parser.add_argument(
-        "--bind",
-        default="127.0.0.1",
-        help="address to listen on (default %(default)s): the nodes give it to clients, so "
-        "it must be one they reach; no password: another than 127.0.0.1 only on a trusted "
-        "network",
-    )
 
 
 @dataclass
@@ -380,7 +352,3 @@ def serve_cluster(
         raise FocusedError(f"Redis Cluster nodes stopped badly: {'; '.join(failed)}")
     print(f"saved and stopped (data in {home.resolve()})")
     return 0
-
-
-def run(args: argparse.Namespace) -> int:
-    return serve_cluster(home_dir(args.home), args.masters, args.port, args.bind)

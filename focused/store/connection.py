@@ -300,6 +300,19 @@ def connect_existing(
     return connect(url, home), describe(url, home)
 
 
+def binary_client(client: redis.Redis | RedisCluster) -> redis.Redis | RedisCluster:
+    """A client of the same server (or cluster) that returns bytes (graph records are
+    binary)."""
+    if isinstance(client, RedisCluster):
+        kwargs = dict(client.get_connection_kwargs(), decode_responses=False)
+        kwargs.pop("redis_connect_func", None)  # the cluster client's own, set by it
+        nodes = [ClusterNode(node.host, node.port) for node in client.get_primaries()]
+        return RedisCluster(startup_nodes=nodes, **kwargs)
+    kwargs = dict(client.connection_pool.connection_kwargs, decode_responses=False)
+    pool = redis.ConnectionPool(connection_class=client.connection_pool.connection_class, **kwargs)
+    return redis.Redis(connection_pool=pool)
+
+
 # scrapy-redis's settings that name a Redis server; REDIS_DB, REDIS_PARAMS and the others
 # refine them.
 SCRAPY_REDIS_SERVER = ("REDIS_URL", "REDIS_HOST", "REDIS_PORT")

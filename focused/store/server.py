@@ -9,7 +9,6 @@ its own: the embedded Redis's ``redis.db`` there is never opened by two servers 
 
 from __future__ import annotations
 
-import argparse
 import errno
 import fcntl
 import re
@@ -24,25 +23,12 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from focused.errors import FocusedError
-from focused.store.connection import home_dir, keep_log, persistence
+from focused.store.connection import keep_log, persistence
 
 RDB_FILE = "server.rdb"
 AOF_FILE = "server.aof"
 LOG_FILE = "server.log"
 LOCK_FILE = "server.lock"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--home", help="folder of the server's data and log (default: $FOCUSED_HOME, else .focused)"
-    )
-    parser.add_argument("--port", type=int, default=6379, help="TCP port (default %(default)s)")
-    parser.add_argument(
-        "--bind",
-        default="127.0.0.1",
-        help="address to listen on (default %(default)s); 0.0.0.0 lets other machines in, "
-        "with no password: only on a trusted network",
-    )
 
 
 def server_command(folder: Path, port: int, bind: str) -> list[str]:
@@ -157,7 +143,3 @@ def serve(folder: Path, port: int, bind: str) -> int:
         raise FocusedError(f"redis-server stopped with exit code {code}: {_log_tail(folder)}")
     print(f"saved and stopped (data in {folder})")
     return 0
-
-
-def run(args: argparse.Namespace) -> int:
-    return serve(home_dir(args.home).resolve(), args.port, args.bind)

@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 from scipy import sparse
 
-from focused.distill.graph import binary_client
 from focused.relevance.linkmodel import LinkContext
 from focused.schedulers.frontier import (
     SCORE_LEVELS,
@@ -59,6 +58,7 @@ from focused.schedulers.frontier import (
     unpack_score,
 )
 from focused.store import keys, scripts
+from focused.store.connection import binary_client
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 

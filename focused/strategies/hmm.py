@@ -38,12 +38,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from focused.distill.graph import binary_client
 from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
 from focused.schedulers.frontier import Link, fingerprint
 from focused.store import keys
-from focused.store.connection import retrying
+from focused.store.connection import binary_client, retrying
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 

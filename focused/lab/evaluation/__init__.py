@@ -1,5 +1,6 @@
-"""Evaluation of crawlers on labelled offline webs (seed 003): ``focused evaluate``."""
+"""Evaluation of crawlers on labelled offline webs (seed 003): ``focused evaluate``
+(:mod:`focused.cli.evaluate`)."""
 
-from focused.lab.evaluation.evaluate import add_arguments, evaluate, run
+from focused.lab.evaluation.evaluate import evaluate
 
-__all__ = ["add_arguments", "evaluate", "run"]
+__all__ = ["evaluate"]

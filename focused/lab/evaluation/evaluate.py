@@ -12,8 +12,6 @@ for a topic is not run there, and the report says why in one line.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,12 +22,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from focused import defaults
-from focused.cli.options import add_settings_argument, parse_settings
 from focused.errors import FocusedError
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.oracle import oracle_order
 from focused.lab.evaluation.plots import plot_curves
-from focused.lab.evaluation.report import averages, not_run_lines, tables, write_json
+from focused.lab.evaluation.report import averages, write_json
 from focused.lab.evaluation.run import (
     CRAWLERS,
     DEFAULT_CRAWLERS,
@@ -49,7 +46,6 @@ from focused.lab.evaluation.score import (
 )
 from focused.lab.evaluation.tasks import (
     TASK_SETS,
-    VALIDATION_CATEGORIES,
     Task,
     difficulty,
     load_tasks,
@@ -59,7 +55,7 @@ from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
 from focused.relevance.centroid import CentroidModel
 
-__all__ = ["add_arguments", "evaluate", "run"]
+__all__ = ["evaluate"]
 
 ORACLE = "oracle"
 ALL_CRAWLERS = (*CRAWLERS, ORACLE)
@@ -275,79 +271,3 @@ def _plot_average(results: list[dict[str, Any]], crawlers: Sequence[str], out: P
     targets = round(float(np.mean([r["difficulty"]["targets"] for r in results])))
     title = f"mean over {len(results)} topics (recall against {targets} targets, the mean)"
     return plot_curves(curves, targets, title, out / "curves.png")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``evaluate`` arguments."""
-    parser.add_argument("bundle", type=Path, help="labelled bundle (labels.tsv, topics.json)")
-    parser.add_argument(
-        "--topics",
-        default="all",
-        help="'all' or categories of the task set, comma-separated",
-    )
-    tasks = parser.add_mutually_exclusive_group()
-    tasks.add_argument(
-        "--validation",
-        action="store_true",
-        help=f"the {len(VALIDATION_CATEGORIES)} validation categories (not in topics.json;"
-        " seeds and training pages drawn as topics.json's) instead of the development topics",
-    )
-    tasks.add_argument(
-        "--categories",
-        metavar="CAT,...",
-        help="any categories of the labels, comma-separated, with seeds and training pages"
-        " drawn as topics.json's",
-    )
-    parser.add_argument("--pages", type=int, default=300, help="counted pages per crawl")
-    parser.add_argument(
-        "--crawlers",
-        default=",".join(DEFAULT),
-        help=f"comma-separated, of: {', '.join(ALL_CRAWLERS)} (default: {','.join(DEFAULT)})",
-    )
-    parser.add_argument(
-        "--seeds",
-        default="topics",
-        help="'topics' (the tasks' own seeds: topics.json's, or drawn as those were) or"
-        " 'dist:N' (pages N links back from the targets)",
-    )
-    parser.add_argument("--out", type=Path, default=Path("evaluation"), help="output folder")
-    add_settings_argument(
-        parser,
-        "a Scrapy setting for every crawl (repeatable); the baselines keep their own"
-        " FOCUSED_STRATEGY, FOCUSED_LINK_SCORE and FOCUSED_LINK_MODEL",
-    )
-    parser.add_argument("--jobs", type=int, default=1, help="crawls run at the same time")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Evaluate as ``args`` say, print the tables; 1 if a crawl failed, else 0."""
-    # Wide enough for the tables when the output goes to a file.
-    console = Console() if sys.stdout.isatty() else Console(width=140)
-    task_set = "validation" if args.validation else "categories" if args.categories else None
-    report = evaluate(
-        args.bundle,
-        args.out,
-        topics=args.topics,
-        crawlers=[name.strip() for name in args.crawlers.split(",") if name.strip()],
-        pages=args.pages,
-        seeds=args.seeds,
-        settings=parse_settings(args.set),
-        jobs=args.jobs,
-        console=console,
-        task_set=task_set or "development",
-        categories=args.categories.split(",") if args.categories else (),
-    )
-    for table in tables(report):
-        console.print(table)
-    for line in not_run_lines(report):
-        console.print(line, markup=False, highlight=False)
-    console.print(f"results in {args.out / 'results.json'}, curves in {args.out}/**/curves.png")
-    failed = [
-        f"{t['category']} ({name})"
-        for t in report["topics"]
-        for name, r in t["crawlers"].items()
-        if name != ORACLE and "error" not in r and (r["exit_code"] != 0 or not r["served"])
-    ]
-    if failed:
-        console.print(f"crawl failed for {', '.join(failed)}: see its crawl.log", markup=False)
-    return 1 if failed or report["not_run"] else 0

@@ -10,8 +10,8 @@ import networkx as nx
 from scrapy.http import HtmlResponse
 
 from focused.lab.webs.bundle import Bundle, url_key
+from focused.links import extract_links
 from focused.relevance.text import page_text
-from focused.spiders.focused import extract_links
 
 __all__ = ["WebGraph"]
 

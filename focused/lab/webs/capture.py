@@ -17,7 +17,6 @@ is a 200 page whose type comes from its suffix. See :func:`bundle_from_folder` f
 
 from __future__ import annotations
 
-import argparse
 import collections
 import gzip
 import mimetypes
@@ -250,48 +249,3 @@ def _content_type(name: str, body: bytes) -> str:
         return guessed
     looks_html = body.lstrip()[:20].lower().startswith(_HTML_START)
     return "text/html" if looks_html else "application/octet-stream"
-
-
-def _summary(out: Path, stats: Stats, source: str) -> str:
-    skipped = ", ".join(
-        f"{n} {why.removeprefix('skipped/')}"
-        for why, n in sorted(stats.items())
-        if why.startswith("skipped/")
-    )
-    extra = f"; skipped {skipped}" if skipped else ""
-    if stats["replaced"]:
-        extra += f"; {stats['replaced']} replaced by a later capture"
-    return f"wrote {stats['pages']} pages to {out} (from {source}{extra})"
-
-
-def add_from_warc_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``web from-warc`` arguments: FILES..., -o."""
-    parser.add_argument("files", nargs="+", metavar="FILE", help="WARC files (gzip'd or not)")
-    parser.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="bundle folder")
-
-
-def run_from_warc(args: argparse.Namespace) -> int:
-    """Convert the WARC files ``args`` name, print a summary and return the exit code."""
-    stats: Stats = collections.Counter()
-    out = bundle_from_warc(args.files, args.output, stats=stats)
-    print(_summary(out, stats, f"{stats['records']} records"))
-    return 0
-
-
-def add_from_pages_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``web from-pages`` arguments: FOLDER, -o, --base-url."""
-    parser.add_argument("folder", help="saved pages: a wget -r tree (host/path) or any folder")
-    parser.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="bundle folder")
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="URL of the folder's root (needed unless its first level is host names)",
-    )
-
-
-def run_from_pages(args: argparse.Namespace) -> int:
-    """Convert the saved pages ``args`` name, print a summary and return the exit code."""
-    stats: Stats = collections.Counter()
-    out = bundle_from_folder(args.folder, args.output, base_url=args.base_url, stats=stats)
-    print(_summary(out, stats, f"{stats['files']} files"))
-    return 0

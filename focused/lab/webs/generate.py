@@ -24,7 +24,6 @@ to it (``extra_pages``) and links to them from the demo topic's seeds (``seed_li
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import re
@@ -561,42 +560,3 @@ def _write_topic_file(path: Path, seeds: list[str]) -> None:
         f"good = [{json.dumps(DEMO_CATEGORY)}]\n",
         encoding="utf-8",
     )
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
-    --hostile."""
-    parser.add_argument("folder", help="where to write the web (created if missing)")
-    parser.add_argument("--pages", type=int, default=2000, help="number of pages")
-    parser.add_argument("--hosts", type=int, default=100, help="number of hosts")
-    parser.add_argument("--seed", type=int, default=0, help="random seed")
-    parser.add_argument(
-        "--examples", type=int, default=20, help="example documents per category in taxonomy/"
-    )
-    parser.add_argument("--force", action="store_true", help="replace a web already there")
-    parser.add_argument(
-        "--hostile",
-        action="store_true",
-        help=f"add every hostile case a crawler must survive (listed in {HOSTILE_FILE})",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    """Generate the web ``args`` describe, print where it is and return the exit code."""
-    if args.hostile:
-        from focused.lab.webs import hostile
-
-        return hostile.run(args)
-    folder = generate_web(
-        args.folder,
-        n_pages=args.pages,
-        n_hosts=args.hosts,
-        seed=args.seed,
-        n_examples=args.examples,
-        overwrite=args.force,
-    )
-    print(
-        f"wrote {args.pages} pages on {args.hosts} hosts to {folder}"
-        f" (demo topic: {folder / 'topic.toml'})"
-    )
-    return 0

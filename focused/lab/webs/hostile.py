@@ -34,7 +34,6 @@ made up (``*.web.test``); the web is served on 127.0.0.1 like any other.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 from collections.abc import Sequence
@@ -515,21 +514,3 @@ def _private_links() -> Case:
         never=list(PRIVATE_URLS),
         records=[_record(url, _page("Private links", text, links)), good_record],
     )
-
-
-def run(args: argparse.Namespace) -> int:
-    """``focused web generate --hostile``: write the hostile web, print where it is."""
-    folder = generate_hostile_web(
-        args.folder,
-        n_pages=args.pages,
-        n_hosts=args.hosts,
-        seed=args.seed,
-        n_examples=args.examples,
-        overwrite=args.force,
-    )
-    n_cases = len(json.loads((folder / HOSTILE_FILE).read_text())["cases"])
-    print(
-        f"wrote {args.pages} pages on {args.hosts} hosts and {n_cases} hostile cases to {folder}"
-        f" (cases: {folder / HOSTILE_FILE}; demo topic: {folder / 'topic.toml'})"
-    )
-    return 0

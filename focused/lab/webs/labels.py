@@ -13,7 +13,6 @@ examples, and no page labelled with the topic (or below it) is an example of any
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import random
 import re
@@ -23,10 +22,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from focused.errors import FocusedError
-from focused.lab.webs.bundle import LABELS_FILE, TOPICS_FILE, Bundle, url_key
+from focused.lab.webs.bundle import LABELS_FILE, Bundle, url_key
 from focused.relevance.text import page_text
 
-__all__ = ["add_arguments", "run", "taxonomy_from_labels"]
+__all__ = ["taxonomy_from_labels"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -122,46 +121,3 @@ def taxonomy_from_labels(
             _write_example(bundle, folder, node, key)
             used.add(key)
     return folder
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``taxonomy from-labels`` arguments: BUNDLE, -o, --per-category, --topic, --seed."""
-    parser.add_argument("bundle", help="labelled bundle folder (with labels.tsv)")
-    parser.add_argument("-o", "--output", required=True, metavar="FOLDER", help="new folder")
-    parser.add_argument(
-        "--per-category", type=int, default=20, metavar="N", help="examples per category node"
-    )
-    parser.add_argument(
-        "--topic",
-        metavar="CATEGORY",
-        help="a topic of the bundle's topics.json: its subtree gets only the topic's training"
-        " pages, and its seeds are never examples",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the example sampling")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Build the taxonomy as ``args`` say; return the exit code (FocusedError on a problem)."""
-    bundle = Bundle.load(args.bundle)
-    category: str | None = None
-    training: list[str] = []
-    seeds: list[str] = []
-    if args.topic:
-        topics = (bundle.topics or {}).get("topics", [])
-        wanted = args.topic.strip("/")
-        found = next((t for t in topics if wanted in (t.get("category"), t.get("name"))), None)
-        if found is None:
-            raise FocusedError(f"{bundle.path}: no topic {args.topic!r} in {TOPICS_FILE}")
-        category, training, seeds = found["category"], found["training"], found["seeds"]
-    folder = taxonomy_from_labels(
-        bundle,
-        args.output,
-        per_category=args.per_category,
-        topic_category=category,
-        topic_examples=training,
-        exclude=seeds,
-        seed=args.seed,
-    )
-    n = sum(1 for _ in folder.rglob("*.txt"))
-    print(f"wrote {n} examples to {folder}")
-    return 0

@@ -7,7 +7,7 @@ JSON line ``{"time", "method", "url", "status", "bytes"}`` (``url`` as the bundl
 the page is there, else as requested; ``bytes`` of body sent): the record of what a crawl
 fetched, which the evaluation tools score.
 
-Run it in a process of its own (:class:`ServedWeb`, or ``python -m focused.lab.webs.server BUNDLE``)
+Run it in a process of its own (:class:`ServedWeb`, or ``focused web serve BUNDLE``)
 so that the crawler's event loop and the server's do not share a core.
 
 A record with a ``behaviour`` (see :mod:`focused.lab.webs.bundle`) is answered by the named
@@ -32,7 +32,6 @@ writes only as fast as the client reads, and a stream stops when its client goes
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import functools
@@ -429,7 +428,7 @@ class ServedWeb:
     """A bundle served by a child process on 127.0.0.1, for tests and the demo.
 
     ``with ServedWeb(path, log_path=log) as web:`` then crawl through ``web.proxy``. The child is
-    ``python -m focused.lab.webs.server``; its ready line gives the port. Leaving the block stops it
+    ``focused web serve``; its ready line gives the port. Leaving the block stops it
     with SIGTERM, which writes out the log.
     """
 
@@ -457,7 +456,9 @@ class ServedWeb:
         cmd = [
             sys.executable,
             "-m",
-            "focused.lab.webs.server",
+            "focused.cli.main",
+            "web",
+            "serve",
             str(self.bundle_path),
             "--port",
             str(self.port),
@@ -520,34 +521,3 @@ class ServedWeb:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``serve`` arguments: BUNDLE, --port, --log."""
-    parser.add_argument("bundle", help="bundle folder or its pages.jsonl.gz")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free)")
-    parser.add_argument("--log", metavar="FILE", help="append one JSON line per request here")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve as ``args`` say until interrupted; return the exit code."""
-    serve_forever(args.bundle, port=args.port, log_path=args.log)
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m focused.lab.webs.server BUNDLE [--port N] [--log FILE]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m focused.lab.webs.server",
-        description="Serve an offline web bundle on 127.0.0.1 (HTTP proxy and Host header).",
-    )
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except FocusedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,185 @@
+"""``focused web ...`` and ``focused taxonomy from-labels``: the command side of the offline
+webs (:mod:`focused.lab.webs`). Each command imports its library when it runs, so that
+``focused web serve`` starts without NumPy or the generator."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+from pathlib import Path
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``serve`` arguments: BUNDLE, --port, --log."""
+    parser.add_argument("bundle", help="bundle folder or its pages.jsonl.gz")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free)")
+    parser.add_argument("--log", metavar="FILE", help="append one JSON line per request here")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve as ``args`` say until interrupted; return the exit code."""
+    from focused.lab.webs.server import serve_forever
+
+    serve_forever(args.bundle, port=args.port, log_path=args.log)
+    return 0
+
+
+def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
+    --hostile."""
+    from focused.lab.webs.generate import HOSTILE_FILE
+
+    parser.add_argument("folder", help="where to write the web (created if missing)")
+    parser.add_argument("--pages", type=int, default=2000, help="number of pages")
+    parser.add_argument("--hosts", type=int, default=100, help="number of hosts")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument(
+        "--examples", type=int, default=20, help="example documents per category in taxonomy/"
+    )
+    parser.add_argument("--force", action="store_true", help="replace a web already there")
+    parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help=f"add every hostile case a crawler must survive (listed in {HOSTILE_FILE})",
+    )
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    """Generate the web ``args`` describe (with the hostile cases on ``--hostile``), print
+    where it is and return the exit code."""
+    if args.hostile:
+        return _run_generate_hostile(args)
+    from focused.lab.webs.generate import generate_web
+
+    folder = generate_web(
+        args.folder,
+        n_pages=args.pages,
+        n_hosts=args.hosts,
+        seed=args.seed,
+        n_examples=args.examples,
+        overwrite=args.force,
+    )
+    print(
+        f"wrote {args.pages} pages on {args.hosts} hosts to {folder}"
+        f" (demo topic: {folder / 'topic.toml'})"
+    )
+    return 0
+
+
+def _run_generate_hostile(args: argparse.Namespace) -> int:
+    """``focused web generate --hostile``: write the hostile web, print where it is."""
+    import json
+
+    from focused.lab.webs.generate import HOSTILE_FILE
+    from focused.lab.webs.hostile import generate_hostile_web
+
+    folder = generate_hostile_web(
+        args.folder,
+        n_pages=args.pages,
+        n_hosts=args.hosts,
+        seed=args.seed,
+        n_examples=args.examples,
+        overwrite=args.force,
+    )
+    n_cases = len(json.loads((folder / HOSTILE_FILE).read_text())["cases"])
+    print(
+        f"wrote {args.pages} pages on {args.hosts} hosts and {n_cases} hostile cases to {folder}"
+        f" (cases: {folder / HOSTILE_FILE}; demo topic: {folder / 'topic.toml'})"
+    )
+    return 0
+
+
+def _summary(out: Path, stats: collections.Counter[str], source: str) -> str:
+    skipped = ", ".join(
+        f"{n} {why.removeprefix('skipped/')}"
+        for why, n in sorted(stats.items())
+        if why.startswith("skipped/")
+    )
+    extra = f"; skipped {skipped}" if skipped else ""
+    if stats["replaced"]:
+        extra += f"; {stats['replaced']} replaced by a later capture"
+    return f"wrote {stats['pages']} pages to {out} (from {source}{extra})"
+
+
+def add_from_warc_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``web from-warc`` arguments: FILES..., -o."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="WARC files (gzip'd or not)")
+    parser.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="bundle folder")
+
+
+def run_from_warc(args: argparse.Namespace) -> int:
+    """Convert the WARC files ``args`` name, print a summary and return the exit code."""
+    from focused.lab.webs.capture import bundle_from_warc
+
+    stats: collections.Counter[str] = collections.Counter()
+    out = bundle_from_warc(args.files, args.output, stats=stats)
+    print(_summary(out, stats, f"{stats['records']} records"))
+    return 0
+
+
+def add_from_pages_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``web from-pages`` arguments: FOLDER, -o, --base-url."""
+    parser.add_argument("folder", help="saved pages: a wget -r tree (host/path) or any folder")
+    parser.add_argument("-o", "--output", required=True, metavar="BUNDLE", help="bundle folder")
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="URL of the folder's root (needed unless its first level is host names)",
+    )
+
+
+def run_from_pages(args: argparse.Namespace) -> int:
+    """Convert the saved pages ``args`` name, print a summary and return the exit code."""
+    from focused.lab.webs.capture import bundle_from_folder
+
+    stats: collections.Counter[str] = collections.Counter()
+    out = bundle_from_folder(args.folder, args.output, base_url=args.base_url, stats=stats)
+    print(_summary(out, stats, f"{stats['files']} files"))
+    return 0
+
+
+def add_from_labels_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``taxonomy from-labels`` arguments: BUNDLE, -o, --per-category, --topic, --seed."""
+    parser.add_argument("bundle", help="labelled bundle folder (with labels.tsv)")
+    parser.add_argument("-o", "--output", required=True, metavar="FOLDER", help="new folder")
+    parser.add_argument(
+        "--per-category", type=int, default=20, metavar="N", help="examples per category node"
+    )
+    parser.add_argument(
+        "--topic",
+        metavar="CATEGORY",
+        help="a topic of the bundle's topics.json: its subtree gets only the topic's training"
+        " pages, and its seeds are never examples",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the example sampling")
+
+
+def run_from_labels(args: argparse.Namespace) -> int:
+    """Build the taxonomy as ``args`` say; return the exit code (FocusedError on a problem)."""
+    from focused.errors import FocusedError
+    from focused.lab.webs.bundle import TOPICS_FILE, Bundle
+    from focused.lab.webs.labels import taxonomy_from_labels
+
+    bundle = Bundle.load(args.bundle)
+    category: str | None = None
+    training: list[str] = []
+    seeds: list[str] = []
+    if args.topic:
+        topics = (bundle.topics or {}).get("topics", [])
+        wanted = args.topic.strip("/")
+        found = next((t for t in topics if wanted in (t.get("category"), t.get("name"))), None)
+        if found is None:
+            raise FocusedError(f"{bundle.path}: no topic {args.topic!r} in {TOPICS_FILE}")
+        category, training, seeds = found["category"], found["training"], found["seeds"]
+    folder = taxonomy_from_labels(
+        bundle,
+        args.output,
+        per_category=args.per_category,
+        topic_category=category,
+        topic_examples=training,
+        exclude=seeds,
+        seed=args.seed,
+    )
+    n = sum(1 for _ in folder.rglob("*.txt"))
+    print(f"wrote {n} examples to {folder}")
+    return 0
