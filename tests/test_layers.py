@@ -28,20 +28,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "focused"
 
-# The one knot left between packages, after the crawl plan: the strategies import the frontier
-# (schedulers/frontier.py), the scheduler imports the crawl-name pattern from topic/files.py, and
-# topic/ imports the strategy registry (files.py and plan.py directly, methods.py and plan.py
-# through settingcheck.py). Moving NAME_RE out of topic/files.py (or the frontier out of
-# schedulers/) unties it. The set may only shrink: a cycle that is gone fails the test until it
-# is taken off.
-KNOWN_PACKAGE_CYCLES = frozenset(
-    {
-        "focused.schedulers -> focused.topic -> focused.settingcheck -> focused.strategies"
-        " -> focused.schedulers",
-        "focused.schedulers -> focused.topic -> focused.strategies -> focused.schedulers",
-    }
-)
-
 # Only the crawl store talks to Redis. These modules import redis-py at run time outside
 # focused/store/ today; the list may only shrink (a module that no longer does fails the test
 # until it is taken off), as the crawl store takes their Redis code over.
@@ -195,9 +181,7 @@ def test_no_import_cycle_between_modules():
 
 def test_no_import_cycle_between_packages():
     cycles = _cycles(room_graph())
-    new, gone = cycles - KNOWN_PACKAGE_CYCLES, KNOWN_PACKAGE_CYCLES - cycles
-    assert not new, _lines(new)
-    assert not gone, "no longer there, take them off KNOWN_PACKAGE_CYCLES:" + _lines(gone)
+    assert not cycles, _lines(cycles)
 
 
 def test_the_graph_is_read_from_the_source():

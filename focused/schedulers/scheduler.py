@@ -46,7 +46,7 @@ from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.store import keys
 from focused.store.connection import from_settings
-from focused.topic.files import NAME_RE
+from focused.store.keys import NAME_RE
 from focused.urls import BadURL
 
 if TYPE_CHECKING:

@@ -98,6 +98,8 @@ key (after prefix)     type    what it holds
 =====================  ======  ============================================================
 """
 
+import re
+
 PREFIX = "focused:{{{crawl}}}:"
 HOST_QUEUE = "q:"
 READY = "ready"
@@ -151,6 +153,11 @@ URL_BUCKET = 512
 RECENT_LEN = 1000
 CURVE_BUCKET = 100
 HMM_ALPHA_BUCKETS = 1024
+
+
+# A crawl's name: it is part of every key of the crawl (the topic file's ``name``, or
+# FOCUSED_CRAWL), so it keeps to characters that need no quoting anywhere.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 
 def prefix(crawl: str) -> str:

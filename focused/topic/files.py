@@ -30,19 +30,18 @@ Seed 002's WordNet expansion is ``method = "semantic"`` (``terms``, ``descriptio
 from __future__ import annotations
 
 import ipaddress
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from focused.errors import TopicError
+from focused.store.keys import NAME_RE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 from focused.topic.fields import existing_path
 from focused.topic.methods import METHODS
 from focused.urls import BadURL, clean_url
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 TOP_FIELDS = {
     "name",
     "seeds",
