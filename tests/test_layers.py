@@ -34,7 +34,6 @@ PACKAGE = ROOT / "focused"
 REDIS_TODAY = frozenset(
     {
         "focused.cli.export",
-        "focused.distill.graph",
         "focused.distill.job",
         "focused.distill.lists",
         "focused.monitor.dashboard",

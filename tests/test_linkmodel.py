@@ -50,7 +50,7 @@ def test_it_learns_which_links_lead_to_relevant_pages():
 def test_processes_share_one_model_through_the_training_log(redis_client, crawl_name):
     frontier = RedisFrontier(redis_client, crawl_name)
     shared = [
-        SharedLinkModel(redis_client, crawl_name, OnlineLinkModel(), call=frontier.retrying)
+        SharedLinkModel(redis_client, crawl_name, OnlineLinkModel(), call=frontier.store.retrying)
         for _ in range(2)
     ]
     links, labels = examples(30)
@@ -60,7 +60,9 @@ def test_processes_share_one_model_through_the_training_log(redis_client, crawl_
         model.sync()
     assert redis_client.llen(keys.prefix(crawl_name) + keys.LINK_LOG) == 60
     # A process that starts late replays the log and has the same model.
-    late = SharedLinkModel(redis_client, crawl_name, OnlineLinkModel(), call=frontier.retrying)
+    late = SharedLinkModel(
+        redis_client, crawl_name, OnlineLinkModel(), call=frontier.store.retrying
+    )
     assert late.sync() == 60
     shared[0].sync(), shared[1].sync()
     coefs = [m.model.classifier_.coef_ for m in (*shared, late)]

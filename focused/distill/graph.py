@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import redis
 
 from focused.schedulers.frontier import (
     PAGE_RECORD,
@@ -20,7 +19,6 @@ from focused.schedulers.frontier import (
     url_record,
 )
 from focused.store import keys
-from focused.store.connection import binary_client
 from focused.store.shards import fetched_per_shard
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
@@ -43,15 +41,12 @@ class CrawlGraph:
         return len(self.urls)
 
 
-def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> CrawlGraph:
-    """The crawl graph of ``frontier``'s crawl as it is now (every shard's pages).
-
-    ``client`` is a bytes-returning client of the same server
-    (:func:`focused.store.connection.binary_client`); made on each call when not given.
-    """
-    raw = client or binary_client(frontier.client)
-    shards = frontier.shards
-    fetched = frontier.retrying(lambda: fetched_per_shard(frontier.client, shards))
+def read_graph(frontier: RedisFrontier) -> CrawlGraph:
+    """The crawl graph of ``frontier``'s crawl as it is now (every shard's pages), read with
+    its store's bytes-returning client (the records are binary)."""
+    store = frontier.store
+    raw, shards = store.binary, store.shards
+    fetched = store.retrying(lambda: fetched_per_shard(store.client, shards))
 
     def read() -> list:  # a new pipeline per try: a failed execute empties it
         pipe = raw.pipeline(transaction=False)
@@ -61,7 +56,7 @@ def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> Cr
                 pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
         return pipe.execute()
 
-    replies = frontier.retrying(read)
+    replies = store.retrying(read)
     urls, orders, relevance, fps, chunks, counts = [], [], [], [], [], []
     for records, pages in zip(replies[::2], replies[1::2], strict=True):
         for order, record in records.items():

@@ -59,7 +59,7 @@ import focused
 from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import UNCHANGED
 from focused.schedulers.frontier import fingerprint
-from focused.schedulers.scheduler import crawl_name, frontier_for
+from focused.schedulers.scheduler import crawl_name, store_for
 from focused.settingcheck import choice
 from focused.store import keys
 from focused.store.connection import home_dir
@@ -311,14 +311,14 @@ class WarcWriter:
             "http-header-user-agent": s.get("USER_AGENT"),
         }
         files = WarcFiles(folder, crawl, max_size=max_size, info=info, stats=crawler.stats)
-        frontier = frontier_for(crawler)
+        store = store_for(crawler)
         writer = cls(
             files,
-            frontier.client,
-            frontier.crawl,
+            store.client,
+            store.crawl,
             keep_all=keep == "all",
             stats=crawler.stats,
-            run=frontier.retrying,
+            run=store.retrying,
         )
         crawler.signals.connect(writer.item_scraped, signal=signals.item_scraped)
         if writer.keep_all:

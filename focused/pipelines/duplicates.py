@@ -44,7 +44,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from focused.errors import FocusedError, exit_on_user_error
 from focused.relevance.preprocess import text_checksum
 from focused.schedulers.frontier import fingerprint
-from focused.schedulers.scheduler import frontier_for
+from focused.schedulers.scheduler import store_for
 from focused.store import keys, scripts
 from focused.store.connection import retrying
 
@@ -93,9 +93,9 @@ class DuplicatesPipeline:
     def from_crawler(cls, crawler: Crawler) -> DuplicatesPipeline:
         if not crawler.settings.getbool("FOCUSED_SKIP_DUPLICATES"):
             raise NotConfigured("FOCUSED_SKIP_DUPLICATES is False")
-        # The frontier's client, and its retries and lost-connection report (one per crawl).
-        frontier = frontier_for(crawler)
-        return cls(frontier.client, frontier.crawl, stats=crawler.stats, run=frontier.retrying)
+        # The crawl's client, and its retries and lost-connection report (one per crawl).
+        store = store_for(crawler)
+        return cls(store.client, store.crawl, stats=crawler.stats, run=store.retrying)
 
     def check(
         self, url: str, document: str, last_modified: str | None, revisit: bool = False

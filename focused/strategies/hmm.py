@@ -42,7 +42,7 @@ from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
 from focused.schedulers.frontier import Link, fingerprint
 from focused.store import keys
-from focused.store.connection import binary_client, retrying
+from focused.store.connection import retrying
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
@@ -218,10 +218,10 @@ class HMMStrategy(SoftFocus):
             examples = classified_examples(crawler, topic.strategy_options["paths"])
         return {
             **super().options(crawler, frontier),
-            "client": binary_client(frontier.client),
-            "crawl": frontier.crawl,
-            "call": frontier.retrying,
-            "retries": frontier.retries,
+            "client": frontier.store.binary,
+            "crawl": frontier.store.crawl,
+            "call": frontier.store.retrying,
+            "retries": frontier.store.retries,
             "model_params": {"n_clusters": s.getint("FOCUSED_HMM_CLUSTERS")},
             "warmup": s.getint("FOCUSED_HMM_WARMUP"),
             "refit": s.getint("FOCUSED_HMM_REFIT"),
