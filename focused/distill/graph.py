@@ -50,10 +50,10 @@ def read_graph(frontier: RedisFrontier) -> CrawlGraph:
 
     def read() -> list:  # a new pipeline per try: a failed execute empties it
         pipe = raw.pipeline(transaction=False)
-        for prefix, last in zip(shards.prefixes, fetched, strict=True):
+        for j, last in enumerate(fetched):
             for bucket in range(last // keys.URL_BUCKET + 1):
-                pipe.hgetall(f"{prefix}{keys.GRAPH}{bucket}")
-                pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
+                pipe.hgetall(store.key(keys.GRAPH, bucket, shard=j))
+                pipe.hgetall(store.key(keys.URLS, bucket, shard=j))
         return pipe.execute()
 
     replies = store.retrying(read)

@@ -89,8 +89,8 @@ class Distiller:
 
         def read() -> list:
             pipe = store.client.pipeline(transaction=False)
-            for prefix in store.shards.prefixes:  # each shard counts its own pages
-                pipe.hget(prefix + keys.STATS, "fetched")
+            for j in range(len(store.shards)):  # each shard counts its own pages
+                pipe.hget(store.key(keys.STATS, shard=j), "fetched")
             pipe.hmget(store.key(keys.DISTILL), "fetched", "time")
             return pipe.execute()
 

@@ -108,11 +108,14 @@ class Heartbeat:
         keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
         fields = [v for field, value in record.items() for v in (field, value)]
 
+        store = self.frontier.store
+
         def beat_everywhere() -> None:  # one script call per shard, on its own keys
-            for prefix in self.frontier.store.shards.prefixes:
-                args = [prefix + keys.PROC, self.id, int(keep * 1000), *fields]
-                self.script(keys=[prefix + keys.PROCS, prefix + keys.PROC + self.id], args=args)
+            for j in range(len(store.shards)):
+                args = [store.key(keys.PROC, shard=j), self.id, int(keep * 1000), *fields]
+                own = [store.key(keys.PROCS, shard=j), store.key(keys.PROC, self.id, shard=j)]
+                self.script(keys=own, args=args)
 
         # A lost Redis is reported by the frontier, which stops the crawl.
         with contextlib.suppress(FocusedError):
-            self.frontier.store.retrying(beat_everywhere)
+            store.retrying(beat_everywhere)

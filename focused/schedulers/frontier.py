@@ -617,7 +617,7 @@ class RedisFrontier:
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
         """(member, packed order, URL) of every URL queued for one host, best first."""
         store = self.store
-        key = store.shards.host_prefix(origin) + keys.HOST_QUEUE + origin
+        key = store.host_key(keys.HOST_QUEUE, origin)
         queue = store.retrying(lambda: store.client.zrange(key, 0, -1, withscores=True))
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 

@@ -36,8 +36,9 @@ class CrawlStore:
     - ``client`` returns strings, ``binary`` (made on first use, one pool) bytes; both reach the
       same server or cluster.
     - ``key(name, suffix)`` is the name of a crawl key (``name`` one of :mod:`focused.store.keys`,
-      ``suffix`` a bucket, a host or an id after it), under ``prefix``, the crawl's own prefix
-      (shard 0's on a cluster). ``shards`` says where the frontier's per-shard keys live.
+      ``suffix`` a bucket or an id after it), under ``prefix``, the crawl's own prefix (shard
+      0's on a cluster); ``key(name, suffix, shard=j)`` that of shard j, for the keys every
+      shard has, and ``host_key`` a host's, in its shard. ``shards`` says where keys live.
     - ``retrying(call)`` runs one Redis call (or pipeline) with ``retries`` retries; a
       connection that stays lost is reported once through ``on_lost`` (the crawl stops), and
       from then on calls fail fast with FocusedError. ``on_retry`` hears of each retry.
@@ -73,9 +74,14 @@ class CrawlStore:
         """A client of the same Redis that returns bytes (binary records and arrays)."""
         return binary_client(self.client)
 
-    def key(self, name: str, suffix: object = "") -> str:
-        """The crawl's key ``name`` (of :mod:`focused.store.keys`), then ``suffix``."""
-        return f"{self.prefix}{name}{suffix}"
+    def key(self, name: str, suffix: object = "", *, shard: int = 0) -> str:
+        """The crawl's key ``name`` (of :mod:`focused.store.keys`), then ``suffix``; of shard
+        ``shard`` for a key every shard has (:mod:`focused.store.shards`)."""
+        return f"{self.shards.prefixes[shard]}{name}{suffix}"
+
+    def host_key(self, name: str, origin: str) -> str:
+        """A host's key ``name`` (its queue ``q:``, its hash ``h:``), in the host's shard."""
+        return f"{self.shards.host_prefix(origin)}{name}{origin}"
 
     def retrying(self, call: Callable[[], T]) -> T:
         """Run a Redis call with retries; a connection that stays lost is reported, then raised."""

@@ -246,7 +246,6 @@ def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]
     shard: a host's queue is in its shard)."""
     hosts = sorted(frontier.queued_hosts())
     store = frontier.store
-    shards = store.shards
     population = []
     for start in range(0, len(hosts), HOST_BATCH):
         batch = hosts[start : start + HOST_BATCH]
@@ -254,8 +253,7 @@ def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]
         def read(batch: list[str] = batch) -> list[Any]:
             pipe = store.client.pipeline(transaction=False)
             for origin in batch:
-                queue = shards.host_prefix(origin) + keys.HOST_QUEUE + origin
-                pipe.zrange(queue, 0, -1, withscores=True)
+                pipe.zrange(store.host_key(keys.HOST_QUEUE, origin), 0, -1, withscores=True)
             return pipe.execute()
 
         for origin, queue in zip(batch, store.retrying(read), strict=True):
