@@ -116,6 +116,6 @@ class Heartbeat:
                 own = [store.key(keys.PROCS, shard=j), store.key(keys.PROC, self.id, shard=j)]
                 self.script(keys=own, args=args)
 
-        # A lost Redis is reported by the frontier, which stops the crawl.
+        # A lost Redis is reported by the crawl's store, which stops the crawl.
         with contextlib.suppress(FocusedError):
             store.retrying(beat_everywhere)

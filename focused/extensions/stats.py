@@ -11,7 +11,7 @@ the exporter read that hash.
 scrapy-redis's ``RedisStatsCollector`` makes a round trip (or three: HEXISTS, HSET, HINCRBY,
 racing other processes) per ``inc_value``; this one makes one every few seconds. Times
 (``start_time``, ``finish_time``) are stored as unix timestamps. If Redis is lost, the
-frontier reports it and stops the crawl; what was not written is kept for the next flush.
+crawl's store reports it and stops the crawl; what was not written is kept for the next flush.
 """
 
 from __future__ import annotations
