@@ -74,13 +74,13 @@ def build(client: redis.Redis, args: argparse.Namespace) -> tuple[RedisFrontier,
             )
             order = i + 1
             bucket = order // keys.URL_BUCKET
-            pipe.hset(f"{frontier.prefix}{keys.GRAPH}{bucket}", order, record)
+            pipe.hset(f"{frontier.store.prefix}{keys.GRAPH}{bucket}", order, record)
             page = f"{urls[i]}\t{relevance[i]}\tT"
-            pipe.hset(f"{frontier.prefix}{keys.URLS}{bucket}", order, page)
+            pipe.hset(f"{frontier.store.prefix}{keys.URLS}{bucket}", order, page)
             edges += [(i, int(t)) for t in targets]
         pipe.execute()
     graph_bytes = client.info("memory")["used_memory"] - before
-    client.hset(frontier.prefix + keys.STATS, "fetched", n)
+    client.hset(frontier.store.prefix + keys.STATS, "fetched", n)
     for start in range(n, nodes, 10_000):
         frontier.push_many(Link(urls[t], 0.1) for t in range(start, min(nodes, start + 10_000)))
     edge_list = np.array(edges)

@@ -45,6 +45,7 @@ from focused.extensions.warc import (
     warc_date,
 )
 from focused.items import PageItem
+from focused.store.crawl import CrawlStore
 
 WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
 SENT = {  # what Scrapy's default middlewares add to a request
@@ -122,9 +123,8 @@ def main() -> None:
                 folder.mkdir()
                 info = {"software": "benchmark"}
                 files = WarcFiles(folder, "bench", max_size=MAX_SIZE, info=info, stats=stats)
-                writer = WarcWriter(
-                    files, client, "bench", keep_all=False, stats=stats, run=lambda call: call()
-                )
+                store = CrawlStore(client, "bench", retries=0)
+                writer = WarcWriter(files, store, keep_all=False, stats=stats)
                 with (folder / "plain.warc").open("wb") as out:
                     plain = WARCWriter(out, gzip=False, warc_version=WARC_VERSION)
                     times[name].append(timed(handle, pages))

@@ -47,7 +47,7 @@ def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
     cluster, frontier, crawl_name, redis_cluster
 ):
     f = frontier()
-    shards = f.shards
+    shards = f.store.shards
     assert len(shards) == 3 and shards.prefixes[0] == keys.prefix(crawl_name)
     assert len(masters_of(cluster, shards.prefixes)) == 3
     # Every process of the crawl reads the same shards.
@@ -71,7 +71,7 @@ def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
 def test_pops_draw_from_every_shard_fairly(frontier):
     f = frontier()
     f.push_many([Link(f"{host}/p{i}", 0.5) for host in HOSTS for i in range(10)])
-    first = [f.shards.of_host(split_url(f.pop_ready(1).leased[0].url)[0]) for _ in range(9)]
+    first = [f.store.shards.of_host(split_url(f.pop_ready(1).leased[0].url)[0]) for _ in range(9)]
     assert Counter(first) == {0: 3, 1: 3, 2: 3}
 
 
@@ -84,7 +84,7 @@ def test_links_to_other_shards_reach_them_with_their_parent(frontier):
     order, new = f.complete(
         lease.lease, page, "page", 0.8, True, [Link(url, 0.7) for url in children], "birds"
     )
-    assert new == 20 and order % 3 == f.shards.of_host("http://h0.test")
+    assert new == 20 and order % 3 == f.store.shards.of_host("http://h0.test")
     leased = []
     while pop := f.pop_ready(20).leased:
         leased += pop
@@ -95,9 +95,9 @@ def test_links_to_other_shards_reach_them_with_their_parent(frontier):
     }
     assert {lease.parent_category for lease in leased} == {"birds"}
     # The outbox entry goes with the next call to the page's shard, or at the close.
-    home = f.shards.host_prefix("http://h0.test")
+    home = f.store.shards.host_prefix("http://h0.test")
     f.settle()
-    assert f.client.hlen(home + keys.OUTBOX) == 0
+    assert f.store.client.hlen(home + keys.OUTBOX) == 0
 
 
 def test_a_process_killed_before_its_links_reach_other_shards_loses_none(frontier, monkeypatch):
@@ -107,7 +107,7 @@ def test_a_process_killed_before_its_links_reach_other_shards_loses_none(frontie
     dying.push_many([Link(page, 0.9)])
     [lease] = dying.pop_ready(1).leased
     children = [f"{host}/child" for host in HOSTS]
-    foreign = [c for c in children if dying.shards.of_host(split_url(c)[0]) != 0]
+    foreign = [c for c in children if dying.store.shards.of_host(split_url(c)[0]) != 0]
 
     def killed(*args, **kwargs):
         raise SystemExit("killed")

@@ -130,19 +130,19 @@ def test_reboost_raises_the_top_hubs_queued_neighbours(frontier):
     rest = {item.url: item.score for item in frontier.pop_ready(10).leased}
     assert rest["http://w.test/old"] == pytest.approx(0.1, abs=1e-4)
     # A run records itself for the crawl's processes and `focused status`
-    record = frontier.client.hgetall(frontier.prefix + keys.DISTILL)
+    record = frontier.store.client.hgetall(frontier.store.prefix + keys.DISTILL)
     assert record["runs"] == "1" and record["reboosted"] == "1"
     assert record["fetched"] == str(len(WEB))
 
 
 def test_reboost_keeps_tries_and_never_lowers(frontier):
     crawl(frontier, WEB)
-    key = frontier.prefix + keys.HOST_QUEUE + "http://z.test"
-    ((member, packed),) = frontier.client.zrange(key, 0, -1, withscores=True)
+    key = frontier.store.prefix + keys.HOST_QUEUE + "http://z.test"
+    ((member, packed),) = frontier.store.client.zrange(key, 0, -1, withscores=True)
     tried = int(packed) + 2 * (1 << 48)  # as if tried twice
-    frontier.client.zadd(key, {member: tried})
+    frontier.store.client.zadd(key, {member: tried})
     assert frontier.raise_to(0.7, [("http://z.test", member, tried)]) == 1
-    tries, score = unpack_score(int(frontier.client.zscore(key, member)))
+    tries, score = unpack_score(int(frontier.store.client.zscore(key, member)))
     assert (tries, score) == (2, pytest.approx(0.7, abs=1e-4))
     assert frontier.raise_to(0.2, [("http://z.test", member, tried)]) == 0  # never lowered
     assert frontier.raise_to(0.9, [("http://z.test", "0 0 gone", tried)]) == 0  # not queued
@@ -150,29 +150,29 @@ def test_reboost_keeps_tries_and_never_lowers(frontier):
 
 def test_one_process_distils_at_a_time_and_a_dead_holder_lets_go(frontier):
     crawl(frontier, WEB)
-    frontier.client.set(frontier.prefix + keys.DISTILL_LOCK, "someone else", px=300)
+    frontier.store.client.set(frontier.store.prefix + keys.DISTILL_LOCK, "someone else", px=300)
     assert distill_locked(frontier, lock_s=5) is None
     time.sleep(0.4)  # the holder died: its lock expires
     result = distill_locked(frontier, lock_s=5)
     assert result is not None and result.pages == len(WEB)
-    assert not frontier.client.exists(frontier.prefix + keys.DISTILL_LOCK)  # released
+    assert not frontier.store.client.exists(frontier.store.prefix + keys.DISTILL_LOCK)  # released
 
 
 def test_hubs_command_prints_and_writes_nothing(frontier, redis_home, capsys):
     crawl(frontier, WEB)
-    before = frontier.client.hgetall(frontier.prefix + keys.STATS)
-    assert main(["hubs", frontier.crawl, "--home", str(redis_home), "--json"]) == 0
+    before = frontier.store.client.hgetall(frontier.store.prefix + keys.STATS)
+    assert main(["hubs", frontier.store.crawl, "--home", str(redis_home), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["hubs"][0]["url"] == "http://hub.test/a"
     assert out["authorities"][0]["url"] == "http://x.test/1"
-    assert frontier.client.hgetall(frontier.prefix + keys.STATS) == before
-    assert main(["hubs", frontier.crawl, "--home", str(redis_home)]) == 0
+    assert frontier.store.client.hgetall(frontier.store.prefix + keys.STATS) == before
+    assert main(["hubs", frontier.store.crawl, "--home", str(redis_home)]) == 0
     assert "http://hub.test/a" in capsys.readouterr().out
 
 
 def test_distill_command_reboosts(frontier, redis_home, capsys):
     crawl(frontier, WEB)
-    assert main(["distill", frontier.crawl, "--home", str(redis_home), "--hubs", "1"]) == 0
+    assert main(["distill", frontier.store.crawl, "--home", str(redis_home), "--hubs", "1"]) == 0
     assert "re-boosted 1" in capsys.readouterr().out
     assert main(["hubs", "no-such-crawl", "--home", str(redis_home)]) == 2
     assert "no crawl named 'no-such-crawl'" in capsys.readouterr().err

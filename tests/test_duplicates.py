@@ -17,6 +17,7 @@ from focused.monitor.snapshot import crawl_status
 from focused.pipelines.duplicates import DuplicatesPipeline, last_modified_value
 from focused.schedulers.frontier import fingerprint
 from focused.store import keys
+from focused.store.crawl import CrawlStore
 from tests.conftest import Crawl, wait_for
 
 MONDAY = "Mon, 06 Jan 2025 10:00:00 GMT"
@@ -36,7 +37,7 @@ def stats():
 
 @pytest.fixture
 def pipeline(redis_client, crawl_name, stats) -> DuplicatesPipeline:
-    return DuplicatesPipeline(redis_client, crawl_name, stats=stats)
+    return DuplicatesPipeline(CrawlStore(redis_client, crawl_name, retries=0), stats=stats)
 
 
 def test_a_copy_of_another_pages_text_is_a_duplicate(pipeline, stats):
@@ -122,8 +123,8 @@ def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
 
 
 def test_different_crawls_do_not_share(redis_client, crawl_name, stats):
-    one = DuplicatesPipeline(redis_client, crawl_name, stats=stats)
-    two = DuplicatesPipeline(redis_client, crawl_name + "-two", stats=stats)
+    one = DuplicatesPipeline(CrawlStore(redis_client, crawl_name), stats=stats)
+    two = DuplicatesPipeline(CrawlStore(redis_client, crawl_name + "-two"), stats=stats)
     assert one.process_item(page("http://a.test/x", "Text.", MONDAY))["bad"] is None
     assert two.process_item(page("http://b.test/y", "Text."))["bad"] is None
     assert two.process_item(page("http://a.test/x", "Other.", MONDAY))["bad"] is None
@@ -146,7 +147,8 @@ def test_bad_pages_pass_through_unrecorded(pipeline, redis_client, crawl_name):
 def test_lost_redis_drops_the_page_unacknowledged(crawl_name, stats):
     dead = redis.Redis(port=1, socket_connect_timeout=1, decode_responses=True)
     with pytest.raises(DropItem, match="not checked for duplicates"):
-        DuplicatesPipeline(dead, crawl_name, stats=stats).process_item(page("http://a.test/", "x"))
+        lost = DuplicatesPipeline(CrawlStore(dead, crawl_name, retries=0), stats=stats)
+        lost.process_item(page("http://a.test/", "x"))
     assert stats.get_value("focused/pages/duplicate") is None
 
 

@@ -249,7 +249,7 @@ def test_a_process_sends_a_link_once_and_others_still_dedup(frontier, redis_clie
     )
     assert new == 1 and one.counts()["seen"] == 7
     # the page's fingerprint and its one link to another server
-    assert redis_client.hstrlen(f"{one.prefix}graph:{order // 512}", order) == 8 + 12
+    assert redis_client.hstrlen(f"{one.store.prefix}graph:{order // 512}", order) == 8 + 12
 
 
 def test_the_cache_forgets_links_a_failed_call_did_not_store(frontier, crawl_name):

@@ -34,7 +34,6 @@ PACKAGE = ROOT / "focused"
 REDIS_TODAY = frozenset(
     {
         "focused.cli.export",
-        "focused.distill.graph",
         "focused.distill.job",
         "focused.distill.lists",
         "focused.monitor.dashboard",
@@ -46,10 +45,7 @@ REDIS_TODAY = frozenset(
 # These import redis-py only under TYPE_CHECKING, to annotate the client they are handed.
 REDIS_FOR_TYPES = frozenset(
     {
-        "focused.extensions.warc",
-        "focused.pipelines.duplicates",
         "focused.schedulers.revisits",
-        "focused.strategies.hmm",
     }
 )
 
@@ -189,7 +185,7 @@ def test_the_graph_is_read_from_the_source():
     and ``from package import module`` names the module."""
     found = set(imports())
     assert Import("focused.cli.main", "focused.monitor.snapshot", False) in found  # in a function
-    assert Import("focused.strategies.hmm", "redis", True) in found
+    assert Import("focused.schedulers.revisits", "redis", True) in found
     assert Import("focused.schedulers", "focused.schedulers.scheduler", False) in found
     assert Import("focused.strategies.hmm", "focused.store.keys", False) in found
     graph = module_graph()

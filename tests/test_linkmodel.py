@@ -49,10 +49,7 @@ def test_it_learns_which_links_lead_to_relevant_pages():
 
 def test_processes_share_one_model_through_the_training_log(redis_client, crawl_name):
     frontier = RedisFrontier(redis_client, crawl_name)
-    shared = [
-        SharedLinkModel(redis_client, crawl_name, OnlineLinkModel(), call=frontier.retrying)
-        for _ in range(2)
-    ]
+    shared = [SharedLinkModel(frontier.store, OnlineLinkModel()) for _ in range(2)]
     links, labels = examples(30)
     for i, (one, label) in enumerate(zip(links, labels, strict=True)):
         shared[i % 2].observe(one, bool(label))  # each process sees half the pages
@@ -60,7 +57,7 @@ def test_processes_share_one_model_through_the_training_log(redis_client, crawl_
         model.sync()
     assert redis_client.llen(keys.prefix(crawl_name) + keys.LINK_LOG) == 60
     # A process that starts late replays the log and has the same model.
-    late = SharedLinkModel(redis_client, crawl_name, OnlineLinkModel(), call=frontier.retrying)
+    late = SharedLinkModel(frontier.store, OnlineLinkModel())
     assert late.sync() == 60
     shared[0].sync(), shared[1].sync()
     coefs = [m.model.classifier_.coef_ for m in (*shared, late)]

@@ -13,6 +13,7 @@ from focused.pipelines.duplicates import DuplicatesPipeline
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.schedulers.revisits import revisit_round
 from focused.store import keys
+from focused.store.crawl import CrawlStore
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_hubs_are_revisited_from_the_distillers_last_run(frontier):
     assert revisit_round(frontier, "hub", 1) == 1
     (item,) = frontier.pop_ready(10).leased
     assert item.revisit and item.url == result.hubs[0][0]
-    assert frontier.client.zcard(frontier.prefix + keys.HUBS) == len(result.hubs) - 1
+    assert frontier.store.client.zcard(frontier.store.prefix + keys.HUBS) == len(result.hubs) - 1
 
 
 def page(url: str, text: str, revisit: bool) -> PageItem:
@@ -77,7 +78,7 @@ def page(url: str, text: str, revisit: bool) -> PageItem:
 
 def test_a_revisit_that_changed_is_classified_again(redis_client, crawl_name):
     stats = get_crawler().stats
-    pipeline = DuplicatesPipeline(redis_client, crawl_name, stats=stats)
+    pipeline = DuplicatesPipeline(CrawlStore(redis_client, crawl_name, retries=0), stats=stats)
     assert pipeline.process_item(page("http://a.test/1", "Swans nest.", False))["bad"] is None
     assert pipeline.process_item(page("http://a.test/1", "Swans nest.", True))["bad"] == "unchanged"
     assert pipeline.process_item(page("http://a.test/1", "Swans fly.", True))["bad"] is None

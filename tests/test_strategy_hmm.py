@@ -14,7 +14,7 @@ from sklearn.base import clone
 from focused.errors import TopicError
 from focused.relevance.hmm import PathHMM, read_paths, term_counts
 from focused.store import keys
-from focused.store.connection import retrying
+from focused.store.crawl import CrawlStore
 from focused.strategies.hmm import HMMStrategy, decode_pages, dump_model, encode_page, load_model
 from focused.topic.files import load_topic_text
 from focused.topic.plan import CrawlPlan
@@ -133,12 +133,8 @@ def test_a_stored_model_is_the_same_model():
 
 
 def strategy(redis_client, crawl: str, **options) -> HMMStrategy:
-    from focused.store.connection import binary_client
-
     return HMMStrategy(
-        client=binary_client(redis_client),
-        crawl=crawl,
-        call=lambda call: retrying(call, retries=0),
+        store=CrawlStore(redis_client, crawl, retries=0),
         model_params={"n_clusters": 2},
         stats=MemoryStatsCollector(get_crawler()),
         background=False,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import redis
 
 from focused.schedulers.frontier import (
     PAGE_RECORD,
@@ -20,7 +19,6 @@ from focused.schedulers.frontier import (
     url_record,
 )
 from focused.store import keys
-from focused.store.connection import binary_client
 from focused.store.shards import fetched_per_shard
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
@@ -43,25 +41,22 @@ class CrawlGraph:
         return len(self.urls)
 
 
-def read_graph(frontier: RedisFrontier, client: redis.Redis | None = None) -> CrawlGraph:
-    """The crawl graph of ``frontier``'s crawl as it is now (every shard's pages).
-
-    ``client`` is a bytes-returning client of the same server
-    (:func:`focused.store.connection.binary_client`); made on each call when not given.
-    """
-    raw = client or binary_client(frontier.client)
-    shards = frontier.shards
-    fetched = frontier.retrying(lambda: fetched_per_shard(frontier.client, shards))
+def read_graph(frontier: RedisFrontier) -> CrawlGraph:
+    """The crawl graph of ``frontier``'s crawl as it is now (every shard's pages), read with
+    its store's bytes-returning client (the records are binary)."""
+    store = frontier.store
+    raw, shards = store.binary, store.shards
+    fetched = store.retrying(lambda: fetched_per_shard(store.client, shards))
 
     def read() -> list:  # a new pipeline per try: a failed execute empties it
         pipe = raw.pipeline(transaction=False)
-        for prefix, last in zip(shards.prefixes, fetched, strict=True):
+        for j, last in enumerate(fetched):
             for bucket in range(last // keys.URL_BUCKET + 1):
-                pipe.hgetall(f"{prefix}{keys.GRAPH}{bucket}")
-                pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
+                pipe.hgetall(store.key(keys.GRAPH, bucket, shard=j))
+                pipe.hgetall(store.key(keys.URLS, bucket, shard=j))
         return pipe.execute()
 
-    replies = frontier.retrying(read)
+    replies = store.retrying(read)
     urls, orders, relevance, fps, chunks, counts = [], [], [], [], [], []
     for records, pages in zip(replies[::2], replies[1::2], strict=True):
         for order, record in records.items():

@@ -112,7 +112,6 @@ def distill(
     top_hubs: int = 10,
     boost: float | None = 1.0,
     top: int = 10,
-    client: redis.Redis | None = None,
 ) -> Distillation:
     """Score the crawl graph; with ``boost``, raise the ``top_hubs`` best hubs' queued
     neighbours to it (none when ``top_hubs`` is 0).
@@ -121,7 +120,7 @@ def distill(
     unless ``boost`` is None (``focused hubs`` only reads).
     """
     started = time.perf_counter()
-    graph = read_graph(frontier, client)
+    graph = read_graph(frontier)
     scores, result = score(graph, authority_share, top)
     if boost is not None:
         queued = neglected_neighbours(frontier, graph, scores.hub, top_hubs)
@@ -141,20 +140,21 @@ def distill(
             "top_hubs": json.dumps([[url, round(s, 6)] for url, s in result.hubs]),
             "top_authorities": json.dumps([[u, round(s, 6)] for u, s in result.top_authorities]),
         }
-        key = frontier.prefix + keys.DISTILL
+        store = frontier.store
+        key, hubs_key = store.key(keys.DISTILL), store.key(keys.HUBS)
         ranked = np.argsort(-scores.hub, kind="stable")[:KEEP_HUBS]
         hubs = {int(graph.orders[i]): float(scores.hub[i]) for i in ranked if scores.hub[i] > 0}
 
         def write() -> None:
-            pipe = frontier.client.pipeline()
+            pipe = store.client.pipeline()
             pipe.hset(key, mapping=record)
             pipe.hincrby(key, "runs", 1)
-            pipe.delete(frontier.prefix + keys.HUBS)
+            pipe.delete(hubs_key)
             if hubs:
-                pipe.zadd(frontier.prefix + keys.HUBS, hubs)
+                pipe.zadd(hubs_key, hubs)
             pipe.execute()
 
-        frontier.retrying(write)
+        store.retrying(write)
     return result
 
 
@@ -163,14 +163,8 @@ def distill_job(
 ) -> PeriodicJob[Distillation]:
     """:func:`distill` as the crawl's job, one process at a time under ``distill:lock``;
     ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
-    return PeriodicJob(
-        "Distiller run",
-        distill,
-        client=frontier.client,
-        lock=frontier.prefix + keys.DISTILL_LOCK,
-        lock_s=lock_s,
-        call=frontier.retrying,
-        **periodic,
+    return frontier.store.periodic(
+        "Distiller run", distill, lock=keys.DISTILL_LOCK, lock_s=lock_s, **periodic
     )
 
 

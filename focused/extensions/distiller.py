@@ -12,7 +12,6 @@ takes at most about a tenth of the time on large graphs. Stats: ``focused/distil
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ from focused.distill.job import Distillation, distill_job
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
-from focused.store.connection import binary_client
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,9 +66,7 @@ class Distiller:
         self.opened = time.time()
         # The thread gets its own frontier object without the crawl's callbacks: those call
         # into the reactor, which only its own thread may do. It reports by raising.
-        self.frontier = copy.copy(frontier_for(self.crawler))
-        self.frontier.on_retry = self.frontier.on_lost = None
-        self.options["client"] = binary_client(self.frontier.client)  # one pool for all runs
+        self.frontier = frontier_for(self.crawler).for_thread()
         self.job = distill_job(
             self.frontier,
             self.lock_s,
@@ -89,16 +85,16 @@ class Distiller:
 
     def counts(self) -> tuple[int, int, float]:
         """(pages fetched crawl-wide, at the last run, time of the last run)."""
-        frontier = self.frontier
+        store = self.frontier.store
 
         def read() -> list:
-            pipe = frontier.client.pipeline(transaction=False)
-            for prefix in frontier.shards.prefixes:  # each shard counts its own pages
-                pipe.hget(prefix + keys.STATS, "fetched")
-            pipe.hmget(frontier.prefix + keys.DISTILL, "fetched", "time")
+            pipe = store.client.pipeline(transaction=False)
+            for j in range(len(store.shards)):  # each shard counts its own pages
+                pipe.hget(store.key(keys.STATS, shard=j), "fetched")
+            pipe.hmget(store.key(keys.DISTILL), "fetched", "time")
             return pipe.execute()
 
-        *fetched, (last_fetched, last_time) = frontier.retrying(read)
+        *fetched, (last_fetched, last_time) = store.retrying(read)
         return sum(int(n or 0) for n in fetched), int(last_fetched or 0), float(last_time or 0)
 
     def check(self) -> None:

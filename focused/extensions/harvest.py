@@ -112,8 +112,8 @@ class HarvestMonitor:
     def spider_opened(self) -> None:
         frontier = frontier_for(self.crawler)
         topic = self.crawler.spider.topic
-        frontier.client.hset(
-            frontier.prefix + keys.META,
+        frontier.store.client.hset(
+            frontier.store.key(keys.META),
             mapping={
                 "focus": self.focus,
                 "topic": str(topic.path.resolve()),

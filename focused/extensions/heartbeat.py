@@ -32,7 +32,7 @@ from twisted.internet import task
 
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
-from focused.store import keys, scripts
+from focused.store import keys
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -71,7 +71,7 @@ class Heartbeat:
 
     def spider_opened(self) -> None:
         self.frontier = frontier_for(self.crawler)
-        self.script = self.frontier.client.register_script(scripts.source("heartbeat"))
+        self.script = self.frontier.store.script("heartbeat")
         self.task = task.LoopingCall(self.beat)
         self.task.start(self.interval, now=True)
         # Leases now carry this id: once this record expires (a killed process), a live
@@ -108,11 +108,14 @@ class Heartbeat:
         keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
         fields = [v for field, value in record.items() for v in (field, value)]
 
-        def beat_everywhere() -> None:  # one script call per shard, on its own keys
-            for prefix in self.frontier.shards.prefixes:
-                args = [prefix + keys.PROC, self.id, int(keep * 1000), *fields]
-                self.script(keys=[prefix + keys.PROCS, prefix + keys.PROC + self.id], args=args)
+        store = self.frontier.store
 
-        # A lost Redis is reported by the frontier, which stops the crawl.
+        def beat_everywhere() -> None:  # one script call per shard, on its own keys
+            for j in range(len(store.shards)):
+                args = [store.key(keys.PROC, shard=j), self.id, int(keep * 1000), *fields]
+                own = [store.key(keys.PROCS, shard=j), store.key(keys.PROC, self.id, shard=j)]
+                self.script(keys=own, args=args)
+
+        # A lost Redis is reported by the crawl's store, which stops the crawl.
         with contextlib.suppress(FocusedError):
-            self.frontier.retrying(beat_everywhere)
+            store.retrying(beat_everywhere)

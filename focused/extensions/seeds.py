@@ -26,7 +26,6 @@ from focused.errors import FocusedError
 from focused.schedulers.frontier import Link
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
-from focused.store.connection import held_lock
 from focused.topic.files import is_seed_url
 
 if TYPE_CHECKING:
@@ -57,8 +56,8 @@ class SeedFeeder:
 
     def spider_opened(self) -> None:
         self.frontier = frontier_for(self.crawler)
-        self.key = self.frontier.prefix + keys.START_URLS
-        self.lock = self.key + ":lock"
+        self.store = self.frontier.store
+        self.key = self.store.key(keys.START_URLS)
         self.task = task.LoopingCall(self.move)
         self.task.start(self.interval, now=True)
 
@@ -73,17 +72,17 @@ class SeedFeeder:
 
     def move(self) -> int:
         """Move pushed seeds into the frontier; returns how many were new to the crawl."""
-        frontier, client = self.frontier, self.frontier.client
+        store, client = self.store, self.store.client
         try:
-            if not frontier.retrying(lambda: client.llen(self.key)):
+            if not store.retrying(lambda: client.llen(self.key)):
                 return 0
-            with held_lock(client, self.lock, LOCK_S, frontier.retrying) as held:
+            with store.held_lock(keys.START_URLS_LOCK, LOCK_S) as held:
                 if not held:
                     return 0  # another process is moving them
-                urls = frontier.retrying(lambda: client.lrange(self.key, 0, BATCH - 1))
+                urls = store.retrying(lambda: client.lrange(self.key, 0, BATCH - 1))
                 good = [url.strip() for url in urls if is_seed_url(url.strip())]
-                new = frontier.push_many([Link(url, 1.0, 0) for url in good])
-                frontier.retrying(lambda: client.ltrim(self.key, len(urls), -1))
+                new = self.frontier.push_many([Link(url, 1.0, 0) for url in good])
+                store.retrying(lambda: client.ltrim(self.key, len(urls), -1))
         except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
             return 0
         self.stats.inc_value("focused/seeds/read", len(urls))

@@ -11,7 +11,7 @@ the exporter read that hash.
 scrapy-redis's ``RedisStatsCollector`` makes a round trip (or three: HEXISTS, HSET, HINCRBY,
 racing other processes) per ``inc_value``; this one makes one every few seconds. Times
 (``start_time``, ``finish_time``) are stored as unix timestamps. If Redis is lost, the
-frontier reports it and stops the crawl; what was not written is kept for the next flush.
+crawl's store reports it and stops the crawl; what was not written is kept for the next flush.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.schedulers.scheduler import frontier_for
-from focused.store import keys, scripts
+from focused.schedulers.scheduler import store_for
+from focused.store import keys
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.store.crawl import CrawlStore
 
 
 def _redis_value(value: Any) -> str | int | float:
@@ -43,8 +43,8 @@ def _redis_value(value: Any) -> str | int | float:
 class RedisStatsCollector(MemoryStatsCollector):
     """Scrapy's memory stats, flushed in batches to the crawl's ``scrapy`` hash (module doc).
 
-    Built by Scrapy as ``STATS_CLASS(crawler)``; it reaches Redis through the crawl's frontier
-    (:func:`~focused.schedulers.scheduler.frontier_for`) once the spider opens.
+    Built by Scrapy as ``STATS_CLASS(crawler)``; it reaches Redis through the crawl's store
+    (:func:`~focused.schedulers.scheduler.store_for`) once the spider opens.
     """
 
     def __init__(self, crawler: Crawler):
@@ -54,7 +54,7 @@ class RedisStatsCollector(MemoryStatsCollector):
         self.incs: dict[str, float] = {}
         self.maxes: dict[str, Any] = {}
         self.mins: dict[str, Any] = {}
-        self.frontier: RedisFrontier | None = None
+        self.store: CrawlStore | None = None
         self.task: task.LoopingCall | None = None
 
     def set_value(self, key: str, value: Any, spider: Any = None) -> None:
@@ -81,8 +81,8 @@ class RedisStatsCollector(MemoryStatsCollector):
 
     def open_spider(self, spider: Any = None) -> None:
         super().open_spider()
-        self.frontier = frontier_for(self._crawler)
-        self.script = self.frontier.client.register_script(scripts.source("stats_flush"))
+        self.store = store_for(self._crawler)
+        self.script = self.store.script("stats_flush")
         if self.interval > 0:
             self.task = task.LoopingCall(self.flush)
             self.task.start(self.interval, now=False)
@@ -95,16 +95,16 @@ class RedisStatsCollector(MemoryStatsCollector):
 
     def flush(self) -> None:
         """Write what changed since the last flush to Redis, in one script call."""
-        if self.frontier is None or not (self.sets or self.incs or self.maxes or self.mins):
+        if self.store is None or not (self.sets or self.incs or self.maxes or self.mins):
             return
         args: list[Any] = [len(self.sets), len(self.incs), len(self.maxes)]
         for changes in (self.sets, self.incs, self.maxes, self.mins):
             for name, value in changes.items():
                 args += (name, _redis_value(value))
-        key = self.frontier.prefix + keys.SCRAPY_STATS
+        key = self.store.key(keys.SCRAPY_STATS)
         try:
-            self.frontier.retrying(lambda: self.script(keys=[key], args=args))
-        except FocusedError:  # reported by the frontier, which stops the crawl; kept for later
+            self.store.retrying(lambda: self.script(keys=[key], args=args))
+        except FocusedError:  # reported by the store, which stops the crawl; kept for later
             return
         for changes in (self.sets, self.incs, self.maxes, self.mins):
             changes.clear()

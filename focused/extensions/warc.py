@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlsplit
 
 import scrapy
@@ -59,21 +59,19 @@ import focused
 from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import UNCHANGED
 from focused.schedulers.frontier import fingerprint
-from focused.schedulers.scheduler import crawl_name, frontier_for
+from focused.schedulers.scheduler import crawl_name, store_for
 from focused.settingcheck import choice
 from focused.store import keys
 from focused.store.connection import home_dir
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    import redis
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
     from twisted.python.failure import Failure
     from warcio.recordloader import ArcWarcRecord
 
     from focused.items import PageItem
+    from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
 
@@ -259,27 +257,23 @@ class WarcWriter:
     """Writes the pages FOCUSED_WARC keeps (see the module doc) when their items are scraped,
     after every pipeline, so the relevant flag is known.
 
-    ``run`` runs each Redis call of the ``warc`` hash (``client``): in a crawl the frontier's
-    retrying. With Redis lost the page is still written, as a response record.
+    Its calls on the crawl's ``warc`` hash go through the crawl's store (``store.retrying``).
+    With Redis lost the page is still written, as a response record.
     """
 
     def __init__(
         self,
         files: WarcFiles,
-        client: redis.Redis,
-        crawl: str,
+        store: CrawlStore,
         *,
         keep_all: bool,
         stats: StatsCollector,
-        run: Callable[[Callable[[], Any]], Any],
     ):
         self.files = files
-        self.client = client
-        self.crawl = crawl
+        self.store = store
         self.keep_all = keep_all
         self.stats = stats
-        self.run = run
-        self.key = keys.prefix(crawl) + keys.WARC
+        self.key = store.key(keys.WARC)
 
     @classmethod
     @exit_on_user_error
@@ -311,15 +305,7 @@ class WarcWriter:
             "http-header-user-agent": s.get("USER_AGENT"),
         }
         files = WarcFiles(folder, crawl, max_size=max_size, info=info, stats=crawler.stats)
-        frontier = frontier_for(crawler)
-        writer = cls(
-            files,
-            frontier.client,
-            frontier.crawl,
-            keep_all=keep == "all",
-            stats=crawler.stats,
-            run=frontier.retrying,
-        )
+        writer = cls(files, store_for(crawler), keep_all=keep == "all", stats=crawler.stats)
         crawler.signals.connect(writer.item_scraped, signal=signals.item_scraped)
         if writer.keep_all:
             crawler.signals.connect(writer.response_downloaded, signal=signals.response_downloaded)
@@ -354,8 +340,10 @@ class WarcWriter:
     def original(self, url: str) -> Original | None:
         """The response record this crawl wrote for ``url``, if any."""
         try:
-            value = self.run(lambda: self.client.hget(self.key, str(fingerprint(url))))
-        except FocusedError:  # Redis is lost: reported by the frontier
+            value = self.store.retrying(
+                lambda: self.store.client.hget(self.key, str(fingerprint(url)))
+            )
+        except FocusedError:  # Redis is lost: reported by the store
             return None
         return Original.parse(value) if value else None
 
@@ -368,8 +356,8 @@ class WarcWriter:
             headers.get_header("WARC-Payload-Digest"),
         )
         fp = str(fingerprint(url))
-        with contextlib.suppress(FocusedError):  # Redis is lost: reported by the frontier
-            self.run(lambda: self.client.hset(self.key, fp, str(written)))
+        with contextlib.suppress(FocusedError):  # Redis is lost: reported by the store
+            self.store.retrying(lambda: self.store.client.hset(self.key, fp, str(written)))
 
     def spider_closed(self) -> None:
         self.files.close()

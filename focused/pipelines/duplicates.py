@@ -35,7 +35,6 @@ processes. ``FOCUSED_SKIP_DUPLICATES = False`` disables the pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from email.utils import mktime_tz, parsedate_tz
 from typing import TYPE_CHECKING, Any
 
@@ -44,14 +43,14 @@ from scrapy.exceptions import DropItem, NotConfigured
 from focused.errors import FocusedError, exit_on_user_error
 from focused.relevance.preprocess import text_checksum
 from focused.schedulers.frontier import fingerprint
-from focused.schedulers.scheduler import frontier_for
-from focused.store import keys, scripts
-from focused.store.connection import retrying
+from focused.schedulers.scheduler import store_for
+from focused.store import keys
 
 if TYPE_CHECKING:
-    import redis
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from focused.store.crawl import CrawlStore
 
 DUPLICATE = "duplicate"  # the item's ``bad`` reason, and the frontier's kind
 UNCHANGED = "unchanged"  # the same for a revisit that found the page as it was
@@ -67,35 +66,24 @@ def last_modified_value(header: str) -> str:
 class DuplicatesPipeline:
     """Marks exact duplicates (see the module doc) ``bad = "duplicate"``; one round trip a page.
 
-    ``run`` runs each Redis call: in a crawl the frontier's retrying, so a lost connection is
+    Each Redis call goes through the crawl's store (``store.retrying``), so a lost connection is
     retried with backoff, then reported once and the crawl stops (``focused_redis_lost``). A page
     that could not be checked is dropped (DropItem) unacknowledged: its lease brings it back.
     """
 
-    def __init__(
-        self,
-        client: redis.Redis,
-        crawl: str,
-        *,
-        stats: StatsCollector,
-        run: Callable[[Callable[[], Any]], Any] | None = None,
-    ):
-        self.client = client
-        self.crawl = crawl
+    def __init__(self, store: CrawlStore, *, stats: StatsCollector):
+        self.store = store
         self.stats = stats
-        self.run = run or (lambda call: retrying(call, retries=0))
-        prefix = keys.prefix(crawl)
-        self.keys = [prefix + keys.CHECKSUMS, prefix + keys.MODIFIED, prefix + keys.KNOWN]
-        self._check = client.register_script(scripts.source("duplicates"))
+        self.keys = [store.key(keys.CHECKSUMS), store.key(keys.MODIFIED), store.key(keys.KNOWN)]
+        self._check = store.script("duplicates")
 
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> DuplicatesPipeline:
         if not crawler.settings.getbool("FOCUSED_SKIP_DUPLICATES"):
             raise NotConfigured("FOCUSED_SKIP_DUPLICATES is False")
-        # The frontier's client, and its retries and lost-connection report (one per crawl).
-        frontier = frontier_for(crawler)
-        return cls(frontier.client, frontier.crawl, stats=crawler.stats, run=frontier.retrying)
+        # The crawl's store: its retries and lost-connection report are one per crawl.
+        return cls(store_for(crawler), stats=crawler.stats)
 
     def check(
         self, url: str, document: str, last_modified: str | None, revisit: bool = False
@@ -108,7 +96,7 @@ class DuplicatesPipeline:
             last_modified_value(last_modified) if last_modified else "",
             "1" if revisit else "",
         ]
-        return self.run(lambda: self._check(keys=self.keys, args=args))
+        return self.store.retrying(lambda: self._check(keys=self.keys, args=args))
 
     def process_item(self, item: Any) -> Any:
         if item["bad"]:

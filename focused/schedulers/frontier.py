@@ -58,6 +58,7 @@ one set size. ``drop_worst`` is one round trip whose work grows with the URLs qu
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import struct
@@ -70,8 +71,8 @@ import redis
 from w3lib.url import canonicalize_url
 
 from focused.errors import FocusedError
-from focused.store import keys, scripts
-from focused.store.connection import retrying
+from focused.store import keys
+from focused.store.crawl import CrawlStore
 from focused.store.shards import add_up, crawl_shards, host_hash
 from focused.urls import CANONICAL, BadURL, clean_url
 from focused.urls import origin as url_origin
@@ -230,7 +231,9 @@ class RedisFrontier:
     """The frontier of one crawl in Redis (see the module docstring for order and layout).
 
     Built by :class:`~focused.schedulers.scheduler.FrontierScheduler` and the frontier
-    pipeline from settings; constructed directly in tests and benchmarks.
+    pipeline from settings; constructed directly in tests and benchmarks. It makes the
+    crawl's :class:`~focused.store.crawl.CrawlStore` (``store``), whose retries and
+    lost-connection report (``retries``, ``on_retry``, ``on_lost``) its calls go through.
     """
 
     def __init__(
@@ -256,16 +259,15 @@ class RedisFrontier:
             raise ValueError(f"max_tries must be 1..{MAX_TRIES_PACKABLE}, got {max_tries}")
         if host_concurrency < 1:
             raise ValueError(f"host_concurrency must be >= 1, got {host_concurrency}")
-        self.client = client
-        self.crawl = crawl
-        self.prefix = keys.prefix(crawl)  # the crawl's own keys (shard 0's on a cluster)
-        self.shards = crawl_shards(client, crawl, create=True)
+        # The crawl's Redis, shared with every component of this process (``store_for``).
+        self.store = CrawlStore(
+            client, crawl, retries=retries, create=True, on_retry=on_retry, on_lost=on_lost
+        )
         self.host_delay = host_delay
         self.host_concurrency = host_concurrency
         self.lease_s = lease_s
         self.max_tries = max_tries
         self.seen_buckets = seen_buckets
-        self.retries = retries
         self.graph = graph  # store each classified page's cross-server links (the crawl graph)
         self.revisits = revisits  # keep relevant pages in ``revisit`` (maintenance mode)
         self.max_url_length = max_url_length  # longer URLs are not queued (0: no limit)
@@ -277,9 +279,6 @@ class RedisFrontier:
         # This process's id in the crawl's heartbeat records (``proc:<id>``), "-" for none: with
         # one, its leases go back untouched soon after its record expires (a killed process).
         self.owner = "-"
-        self.on_retry = on_retry
-        self.on_lost = on_lost
-        self.lost = False  # the connection stayed lost through all retries
         self.changes = 0  # writes by this object that may have made a host ready
         # Leases this object popped and has not acknowledged or released -> the local time
         # they run out (the scheduler of a best-N-first crawl waits for a whole batch).
@@ -291,7 +290,7 @@ class RedisFrontier:
         self._redeliver_at = 0.0  # when the pop next looks for outbox entries of gone processes
 
         def script(name: str) -> Any:
-            return client.register_script(scripts.source(name, **PACKING))
+            return self.store.script(name, **PACKING)
 
         self._push = script("push")
         self._pop = script("pop")
@@ -302,24 +301,21 @@ class RedisFrontier:
         self._drop_worst = script("drop_worst")
         self._back_off = script("back_off")
 
+    def for_thread(self) -> RedisFrontier:
+        """A copy for a worker thread (the distiller's, a genetic generation's): it shares this
+        object's state but reports a lost connection by raising only
+        (:meth:`CrawlStore.for_thread`)."""
+        worker = copy.copy(self)
+        worker.store = self.store.for_thread()
+        return worker
+
     def _call(self, script: Any, args: list[Any], shard: int = 0) -> Any:
         """Run one of the scripts on one shard (its keys' prefix in KEYS routes it there)."""
         if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
-        fixed = [f"{shard} {len(self.shards)}", self.host_concurrency, self.host_delay]
-        prefix = [self.shards.prefixes[shard]]
-        return self.retrying(lambda: script(keys=prefix, args=[*fixed, *args]))
-
-    def retrying(self, call: Callable[[], Any]) -> Any:
-        """Run a Redis call with retries; a connection that stays lost is reported, then raised."""
-        retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
-        try:
-            return retrying(call, retries=retries, on_retry=self.on_retry)
-        except FocusedError as exc:
-            if not self.lost and self.on_lost is not None:
-                self.on_lost(exc)
-            self.lost = True
-            raise
+        fixed = [f"{shard} {len(self.store.shards)}", self.host_concurrency, self.host_delay]
+        prefix = [self.store.shards.prefixes[shard]]
+        return self.store.retrying(lambda: script(keys=prefix, args=[*fixed, *args]))
 
     def _link_args(
         self, links: Iterable[Link], edges: bytearray | None = None, page_origin: str = ""
@@ -354,7 +350,7 @@ class RedisFrontier:
             if link.anchor:
                 rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
             depth = f"{link.depth}+{link.redirects}" if link.redirects else link.depth
-            args = by_shard.setdefault(self.shards.of_host(link_origin), [])
+            args = by_shard.setdefault(self.store.shards.of_host(link_origin), [])
             args += (link_origin, depth, rest, pack(link.score, 0, fp), bucket, member)
         return by_shard, sent
 
@@ -385,7 +381,7 @@ class RedisFrontier:
         shard is the frontier's; across shards it is fair, not global. Queued and in-flight
         counts are those of the shards it drew from (all of them when it leases fewer than n).
         """
-        shards = len(self.shards)
+        shards = len(self.store.shards)
         if shards > 1 and time.monotonic() >= self._redeliver_at:
             self.redeliver()
         popped: list[tuple[int, str, str]] = []  # (shard, lease, parent's url: record)
@@ -438,18 +434,18 @@ class RedisFrontier:
             (i, parent)
             for i, (shard, lease, _) in enumerate(popped)
             if (parent := int(split_member(lease.split(" ", 3)[3])[1]))
-            and self.shards.of_order(parent) != shard
+            and self.store.shards.of_order(parent) != shard
         ]
         records = [record for _, _, record in popped]
         if other:
 
             def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-                pipe = self.client.pipeline(transaction=False)
+                pipe = self.store.client.pipeline(transaction=False)
                 for _, parent in other:
-                    pipe.hget(self.shards.record_key(keys.URLS, parent), parent)
+                    pipe.hget(self.store.shards.record_key(keys.URLS, parent), parent)
                 return pipe.execute()
 
-            for (i, _), record in zip(other, self.retrying(read), strict=True):
+            for (i, _), record in zip(other, self.store.retrying(read), strict=True):
                 records[i] = record or ""
         return [(lease, record) for (_, lease, _), record in zip(popped, records, strict=True)]
 
@@ -484,7 +480,7 @@ class RedisFrontier:
         if kind == "page" and self.graph:
             edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
         by_shard, sent = self._link_args(links, edges, url_origin(url))
-        home = self.shards.of_host(lease.split(" ", 1)[0])
+        home = self.store.shards.of_host(lease.split(" ", 1)[0])
         own = by_shard.pop(home, [])
         args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
         hub = "" if hub_score is None else repr(float(hub_score))
@@ -509,14 +505,15 @@ class RedisFrontier:
         too. The pop runs it every ``REDELIVER_S`` seconds on a cluster.
         """
         self._redeliver_at = time.monotonic() + REDELIVER_S
+        store, client = self.store, self.store.client
         delivered = 0
-        for shard, prefix in enumerate(self.shards.prefixes):
-            entries = self.retrying(lambda p=prefix: self.client.hgetall(p + keys.OUTBOX))
+        for shard, prefix in enumerate(store.shards.prefixes):
+            entries = store.retrying(lambda p=prefix: client.hgetall(p + keys.OUTBOX))
             if not entries:
                 continue
-            seconds, micros = self.retrying(self.client.time)
+            seconds, micros = store.retrying(client.time)
             owners = sorted({entry.split(" ", 1)[0] for entry in entries.values()} - {"-"})
-            alive = self.retrying(lambda p=prefix, o=owners: self._alive(p, o))
+            alive = store.retrying(lambda p=prefix, o=owners: self._alive(p, o))
             for order, entry in entries.items():
                 owner, at, payload = entry.split(" ", 2)
                 if owner == "-":
@@ -527,29 +524,30 @@ class RedisFrontier:
                     continue
                 by_shard = {int(j): args for j, args in json.loads(payload).items()}
                 self._push_shards(by_shard, int(order))
-                self.retrying(lambda p=prefix, o=order: self.client.hdel(p + keys.OUTBOX, o))
+                store.retrying(lambda p=prefix, o=order: client.hdel(p + keys.OUTBOX, o))
                 delivered += 1
         return delivered
 
     def _alive(self, prefix: str, ids: list[str]) -> dict[str, bool]:
         """Process id -> whether its heartbeat record on a shard is still there."""
-        pipe = self.client.pipeline(transaction=False)
+        pipe = self.store.client.pipeline(transaction=False)
         for process_id in ids:
             pipe.exists(prefix + keys.PROC + process_id)
         return dict(zip(ids, map(bool, pipe.execute()), strict=True)) if ids else {}
 
     def settle(self) -> None:
         """Delete the outbox entries this process has delivered (at its close)."""
+        store = self.store
         for shard, done in list(self._delivered.items()):
-            prefix = self.shards.prefixes[shard]
-            self.retrying(lambda p=prefix, d=done: self.client.hdel(p + keys.OUTBOX, *d))
+            prefix = store.shards.prefixes[shard]
+            store.retrying(lambda p=prefix, d=done: store.client.hdel(p + keys.OUTBOX, *d))
             del self._delivered[shard]
 
     def _by_shard(self, leases: Iterable[str]) -> dict[int, list[str]]:
         """Leases (or anything starting with an origin and a space) grouped by shard."""
         grouped: dict[int, list[str]] = {}
         for lease in leases:
-            grouped.setdefault(self.shards.of_host(lease.split(" ", 1)[0]), []).append(lease)
+            grouped.setdefault(self.store.shards.of_host(lease.split(" ", 1)[0]), []).append(lease)
         return grouped
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
@@ -570,7 +568,7 @@ class RedisFrontier:
         """Leave the host of ``url`` alone for ``seconds`` from now, in every process of the
         crawl (a server's Retry-After); a later time already set is kept."""
         origin = split_url(url)[0]
-        self._call(self._back_off, [origin, max(0.0, seconds)], self.shards.of_host(origin))
+        self._call(self._back_off, [origin, max(0.0, seconds)], self.store.shards.of_host(origin))
 
     def holding(self) -> int:
         """Leases this object popped that are neither acknowledged, released nor run out.
@@ -587,7 +585,9 @@ class RedisFrontier:
         """Run a script of (origin, member, packed) triples on each shard with its hosts'."""
         grouped: dict[int, list[Any]] = {}
         for origin, member, packed in triples:
-            grouped.setdefault(self.shards.of_host(origin), []).extend((origin, member, packed))
+            grouped.setdefault(self.store.shards.of_host(origin), []).extend(
+                (origin, member, packed)
+            )
         return sum(int(self._call(script, args, shard)) for shard, args in grouped.items())
 
     def requeue(self, urls: Iterable[str], score: float = 1.0) -> int:
@@ -604,20 +604,21 @@ class RedisFrontier:
 
     def queued_hosts(self) -> list[str]:
         """Origins with URLs queued (a SCAN over the host queues: for periodic jobs only)."""
-        hosts = []
-        for prefix in self.shards.prefixes:
+        store, hosts = self.store, []
+        for prefix in store.shards.prefixes:
             start, pattern = len(prefix + keys.HOST_QUEUE), keys.pattern(prefix, keys.HOST_QUEUE)
-            hosts += self.retrying(
+            hosts += store.retrying(
                 lambda p=pattern, s=start: [
-                    key[s:] for key in self.client.scan_iter(match=p, count=1000)
+                    key[s:] for key in store.client.scan_iter(match=p, count=1000)
                 ]
             )
         return hosts
 
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
         """(member, packed order, URL) of every URL queued for one host, best first."""
-        key = self.shards.host_prefix(origin) + keys.HOST_QUEUE + origin
-        queue = self.retrying(lambda: self.client.zrange(key, 0, -1, withscores=True))
+        store = self.store
+        key = store.host_key(keys.HOST_QUEUE, origin)
+        queue = store.retrying(lambda: store.client.zrange(key, 0, -1, withscores=True))
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
     def raise_to(self, score: float, queued: Iterable[tuple[str, str, int]]) -> int:
@@ -642,7 +643,7 @@ class RedisFrontier:
         the queue is capped, not on an unbounded one. On several shards each keeps its share
         of ``max_queued`` (its worst beyond that go).
         """
-        shards = len(self.shards)
+        shards = len(self.store.shards)
         return sum(
             int(self._call(self._drop_worst, [max_queued // shards + (j < max_queued % shards)], j))
             for j in range(shards)
@@ -653,13 +654,13 @@ class RedisFrontier:
         added up over its shards."""
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-            pipe = self.client.pipeline(transaction=False)
-            for prefix in self.shards.prefixes:
+            pipe = self.store.client.pipeline(transaction=False)
+            for prefix in self.store.shards.prefixes:
                 pipe.hgetall(prefix + keys.STATS)
                 pipe.zcard(prefix + keys.LEASES)
             return pipe.execute()
 
-        replies = self.retrying(read)
+        replies = self.store.retrying(read)
         counts = add_up(replies[::2])
         counts["in_flight"] = sum(replies[1::2])
         return counts

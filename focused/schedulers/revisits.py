@@ -45,28 +45,29 @@ def _next_relevant(client: redis.Redis, shard: str, count: int) -> list[str]:
 
 def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
     """Queue up to ``count`` known pages again, best first by ``order``; returns how many."""
-    prefix, client = frontier.prefix, frontier.client
+    store, client = frontier.store, frontier.store.client
     if order == "relevance":
-        shards = frontier.shards.prefixes
+        shards = store.shards.prefixes
         urls = []
         for j, shard in enumerate(shards):  # each shard its share, one script call each
             share = -(-(count - len(urls)) // (len(shards) - j))  # of what the others left
             if share:
-                urls += frontier.retrying(partial(_next_relevant, client, shard, share))
+                urls += store.retrying(partial(_next_relevant, client, shard, share))
     else:
-        popped = frontier.retrying(lambda: client.zpopmax(prefix + keys.HUBS, count))
+        popped = store.retrying(lambda: client.zpopmax(store.key(keys.HUBS), count))
         orders = [member for member, _ in popped]
-        urls = frontier.retrying(lambda: page_urls(client, frontier.crawl, orders))
+        urls = store.retrying(lambda: page_urls(client, store.crawl, orders))
     return frontier.requeue(urls)
 
 
 def claim_round(frontier: RedisFrontier, every: int) -> bool:
     """Whether this process claimed the next round: ``every`` pages were fetched (crawl-wide)
     since the last round of any process."""
-    client, key = frontier.client, frontier.prefix + keys.MAINTAIN
+    store = frontier.store
+    client, key = store.client, store.key(keys.MAINTAIN)
 
     def claim() -> int:
-        fetched = sum(fetched_per_shard(client, frontier.shards))
+        fetched = sum(fetched_per_shard(client, store.shards))
         return client.eval(scripts.source("revisit_claim"), 1, key, fetched, every)
 
-    return bool(frontier.retrying(claim))
+    return bool(store.retrying(claim))

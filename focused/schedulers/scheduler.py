@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
 
+    from focused.store.crawl import CrawlStore
+
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
@@ -118,6 +120,11 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
     return _frontiers[crawler]
 
 
+def store_for(crawler: Crawler) -> CrawlStore:
+    """The crawl's Redis as the crawler's components share it: its frontier's store."""
+    return frontier_for(crawler).store
+
+
 def claim_crawl(frontier: RedisFrontier, topic_file: str, resume_anyway: bool) -> None:
     """Record which topic file a crawl belongs to, and refuse to resume it from another one.
 
@@ -125,22 +132,23 @@ def claim_crawl(frontier: RedisFrontier, topic_file: str, resume_anyway: bool) -
     same name with a different file would merge two crawls into one frontier, so it is refused
     with a FocusedError (one line) unless ``resume_anyway`` (FOCUSED_RESUME_ANYWAY).
     """
-    key = frontier.prefix + keys.META
-    if frontier.retrying(lambda: frontier.client.hsetnx(key, "topic", topic_file)):
+    store = frontier.store
+    key, client, crawl = store.key(keys.META), store.client, store.crawl
+    if store.retrying(lambda: client.hsetnx(key, "topic", topic_file)):
         return
-    started = frontier.retrying(lambda: frontier.client.hget(key, "topic"))
+    started = store.retrying(lambda: client.hget(key, "topic"))
     if started == topic_file:
         return
     if resume_anyway:
-        frontier.retrying(lambda: frontier.client.hset(key, "topic", topic_file))
+        store.retrying(lambda: client.hset(key, "topic", topic_file))
         logger.warning(
             "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s",
-            {"crawl": frontier.crawl, "started": started, "topic": topic_file},
+            {"crawl": crawl, "started": started, "topic": topic_file},
         )
         return
     raise FocusedError(
-        f"crawl {frontier.crawl!r} in this Redis was started from {started}, not {topic_file}: "
-        f"`focused reset {frontier.crawl}` starts it afresh, another `name` (or FOCUSED_CRAWL) "
+        f"crawl {crawl!r} in this Redis was started from {started}, not {topic_file}: "
+        f"`focused reset {crawl}` starts it afresh, another `name` (or FOCUSED_CRAWL) "
         "starts another crawl, -s FOCUSED_RESUME_ANYWAY=True resumes it with this topic"
     )
 

@@ -72,6 +72,7 @@ key (after prefix)     type    what it holds
                                (``extensions/warc.py``; kept by ``focused reset --keep-known``)
 ``start_urls``         list    seed URLs pushed into the crawl (``focused seed``; scrapy-redis's
                                ``redis_key``), moved into the frontier by a running process
+``start_urls:lock``    string  held by the one process moving pushed seeds (expires)
 ``procs``              zset    process id -> unix time of its last heartbeat
 ``proc:<id>``          hash    one process: host, pid, started, state and its figures (expires)
 ``scrapy``             hash    crawl-wide Scrapy stats: every process's counters added up
@@ -133,6 +134,7 @@ MODIFIED = "modified"
 KNOWN = "known"
 WARC = "warc"
 START_URLS = "start_urls"
+START_URLS_LOCK = "start_urls:lock"
 PROCS = "procs"
 PROC = "proc:"
 SCRAPY_STATS = "scrapy"

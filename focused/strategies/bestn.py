@@ -97,5 +97,5 @@ class BestNFirst(SoftFocus):
 
     def close(self) -> None:
         """Trim once more, so the crawl ends within the cap (unless Redis is gone)."""
-        if self.handed and not self.frontier.lost:
+        if self.handed and not self.frontier.store.lost:
             self.trim()

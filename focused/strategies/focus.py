@@ -87,10 +87,8 @@ class SoftFocus(Strategy):
         learner = None
         if cls.scores_links and s.getbool("FOCUSED_LINK_MODEL"):
             learner = SharedLinkModel(
-                frontier.client,
-                frontier.crawl,
+                frontier.store,
                 OnlineLinkModel(warmup=s.getint("FOCUSED_LINK_MODEL_WARMUP")),
-                call=frontier.retrying,
                 sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
             )
         return {

@@ -36,7 +36,6 @@ process reads only the records appended since its last generation.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import struct
@@ -57,8 +56,7 @@ from focused.schedulers.frontier import (
     split_url,
     unpack_score,
 )
-from focused.store import keys, scripts
-from focused.store.connection import binary_client
+from focused.store import keys
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
@@ -142,7 +140,6 @@ class EdgeLog:
 
     def __init__(self, frontier: RedisFrontier):
         self.frontier = frontier
-        self.client: Any = None  # bytes-returning (the records are binary); made on first read
         self.bucket = 0  # the first bucket not read to its end
         self.offset = 0  # bytes of it read
         self.in_bucket = 0  # records of it read
@@ -155,22 +152,20 @@ class EdgeLog:
 
     def read(self) -> int:
         """Read the records appended since the last read; returns how many."""
-        if self.client is None:
-            self.client = binary_client(self.frontier.client)
-        raw = self.client
-        prefix = self.frontier.prefix
-        logged = int(self.frontier.retrying(lambda: raw.hget(prefix + keys.GENETIC, "pages")) or 0)
+        store = self.frontier.store
+        raw = store.binary  # the records are binary
+        logged = int(store.retrying(lambda: raw.hget(store.key(keys.GENETIC), "pages")) or 0)
         last_bucket = max(logged - 1, 0) // keys.URL_BUCKET
 
         def read() -> list[bytes]:
             pipe = raw.pipeline(transaction=False)
             for bucket in range(self.bucket, last_bucket + 1):
                 start = self.offset if bucket == self.bucket else 0
-                pipe.getrange(f"{prefix}{keys.GENETIC_EDGES}{bucket}", start, -1)
+                pipe.getrange(store.key(keys.GENETIC_EDGES, bucket), start, -1)
             return pipe.execute()
 
         before = self.pages
-        for data in self.frontier.retrying(read):
+        for data in store.retrying(read):
             self._parse(data)
             self.offset += len(data)
             if self.in_bucket < keys.URL_BUCKET:
@@ -250,19 +245,18 @@ def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]
     """(origin, member, packed order, URL) of every queued URL, hosts in name order (of every
     shard: a host's queue is in its shard)."""
     hosts = sorted(frontier.queued_hosts())
-    shards = frontier.shards
+    store = frontier.store
     population = []
     for start in range(0, len(hosts), HOST_BATCH):
         batch = hosts[start : start + HOST_BATCH]
 
         def read(batch: list[str] = batch) -> list[Any]:
-            pipe = frontier.client.pipeline(transaction=False)
+            pipe = store.client.pipeline(transaction=False)
             for origin in batch:
-                queue = shards.host_prefix(origin) + keys.HOST_QUEUE + origin
-                pipe.zrange(queue, 0, -1, withscores=True)
+                pipe.zrange(store.host_key(keys.HOST_QUEUE, origin), 0, -1, withscores=True)
             return pipe.execute()
 
-        for origin, queue in zip(batch, frontier.retrying(read), strict=True):
+        for origin, queue in zip(batch, store.retrying(read), strict=True):
             population += [
                 (origin, member, int(packed), origin + split_member(member)[2])
                 for member, packed in queue
@@ -333,9 +327,9 @@ def evolve_due(
     """:func:`evolve` when ``size`` pages were logged since the last generation of any
     process (read again under the lock), recorded in the ``genetic`` hash; None when not
     due."""
-    key = frontier.prefix + keys.GENETIC
-    client = frontier.client
-    pages, last, done = frontier.retrying(lambda: client.hmget(key, "pages", "last", "generations"))
+    store = frontier.store
+    key, client = store.key(keys.GENETIC), store.client
+    pages, last, done = store.retrying(lambda: client.hmget(key, "pages", "last", "generations"))
     if int(pages or 0) - int(last or 0) < size:
         return None
     result = evolve(frontier, log, number=int(done or 0) + 1, size=size, **options)
@@ -349,21 +343,15 @@ def evolve_due(
         "raised": result.raised,
         "seconds": round(result.seconds, 3),
     }
-    frontier.retrying(lambda: client.hset(key, mapping=record))
+    store.retrying(lambda: client.hset(key, mapping=record))
     return result
 
 
 def generation_job(frontier: RedisFrontier, **periodic: Any) -> PeriodicJob[Generation]:
     """:func:`evolve_due` as the crawl's job, one process at a time under the generation lock;
     ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
-    return PeriodicJob(
-        "Genetic generation",
-        evolve_due,
-        client=frontier.client,
-        lock=frontier.prefix + keys.GENETIC_LOCK,
-        lock_s=LOCK_S,
-        call=frontier.retrying,
-        **periodic,
+    return frontier.store.periodic(
+        "Genetic generation", evolve_due, lock=keys.GENETIC_LOCK, lock_s=LOCK_S, **periodic
     )
 
 
@@ -430,15 +418,14 @@ class GeneticStrategy(SoftFocus):
             failures="focused/genetic/failed",
             log=logger,
         )
-        self._log = frontier.client.register_script(scripts.source("genetic_log"))
+        self._log = frontier.store.script("genetic_log")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> Self:
         s = crawler.settings
         # The generation thread gets its own frontier object without the crawl's callbacks,
         # which call into the reactor (as the distiller's): it reports by raising.
-        worker = copy.copy(frontier)
-        worker.on_retry = worker.on_lost = None
+        worker = frontier.for_thread()
         return cls(
             frontier,
             crawler.stats,
@@ -501,10 +488,9 @@ class GeneticStrategy(SoftFocus):
         )
         head = PAGE_HEAD.pack(node(page["url"]), level(page["relevance"]), len(edges))
         record = head + edges.tobytes()
-        keys_ = [self.frontier.prefix + keys.GENETIC, self.frontier.prefix + keys.GENETIC_EDGES]
-        logged, last = self.frontier.retrying(
-            lambda: self._log(keys=keys_, args=[keys.URL_BUCKET, record])
-        )
+        store = self.frontier.store
+        keys_ = [store.key(keys.GENETIC), store.key(keys.GENETIC_EDGES)]
+        logged, last = store.retrying(lambda: self._log(keys=keys_, args=[keys.URL_BUCKET, record]))
         # In a thread when due: a generation reads every host queue, too long for the reactor.
         self.generations.offer(
             logged,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -42,16 +42,16 @@ from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
 from focused.schedulers.frontier import Link, fingerprint
 from focused.store import keys
-from focused.store.connection import binary_client, retrying
+from focused.store.connection import retrying
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
-    import redis
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
     from focused.schedulers.frontier import RedisFrontier
+    from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
 
@@ -160,10 +160,7 @@ class HMMStrategy(SoftFocus):
     def __init__(
         self,
         *,
-        client: redis.Redis,
-        crawl: str,
-        call: Callable[[Callable[[], Any]], Any],
-        retries: int = 8,
+        store: CrawlStore,
         model_params: Mapping[str, Any],
         warmup: int = 500,
         refit: int = 2000,
@@ -179,9 +176,9 @@ class HMMStrategy(SoftFocus):
         super().__init__(**options)
         if warmup < 1 and examples is None:
             raise ValueError("FOCUSED_HMM_WARMUP must be at least 1 without example paths")
-        self.client = client  # returns bytes: records and arrays are binary
-        self.prefix = keys.prefix(crawl)
-        self.call = call  # a Redis call with the crawl's retries (the frontier's)
+        self.store = store
+        self.client = store.binary  # records and arrays are binary
+        self.call = store.retrying
         self.model_params = dict(model_params)
         self.warmup, self.refit, self.max_pages = warmup, refit, max_pages
         self.centroid = centroid
@@ -195,10 +192,10 @@ class HMMStrategy(SoftFocus):
         self.fitter = PeriodicJob(
             "HMM fit",
             self.fit_and_store,
-            client=client,
-            lock=self.prefix + keys.HMM_LOCK,
+            client=self.client,
+            lock=store.key(keys.HMM_LOCK),
             lock_s=lock_s,
-            call=partial(retrying, retries=retries),
+            call=partial(retrying, retries=store.retries),
             every=refit,
             done=self.fitted,
             stats=stats,
@@ -218,10 +215,7 @@ class HMMStrategy(SoftFocus):
             examples = classified_examples(crawler, topic.strategy_options["paths"])
         return {
             **super().options(crawler, frontier),
-            "client": binary_client(frontier.client),
-            "crawl": frontier.crawl,
-            "call": frontier.retrying,
-            "retries": frontier.retries,
+            "store": frontier.store,
             "model_params": {"n_clusters": s.getint("FOCUSED_HMM_CLUSTERS")},
             "warmup": s.getint("FOCUSED_HMM_WARMUP"),
             "refit": s.getint("FOCUSED_HMM_REFIT"),
@@ -286,7 +280,7 @@ class HMMStrategy(SoftFocus):
 
     def parent_alpha(self, parent: int) -> np.ndarray | None:
         """The α stored for the page of fingerprint ``parent``, or None."""
-        key = f"{self.prefix}{keys.HMM_ALPHA}{parent % keys.HMM_ALPHA_BUCKETS}"
+        key = self.store.key(keys.HMM_ALPHA, parent % keys.HMM_ALPHA_BUCKETS)
         raw = self.call(lambda: self.client.hget(key, parent.to_bytes(8, "big")))
         if raw is None or len(raw) != ALPHA.itemsize * self.model.n_states:
             return None
@@ -295,23 +289,23 @@ class HMMStrategy(SoftFocus):
     def sync(self, record: bytes | None, fp: int, alpha: np.ndarray | None) -> None:
         """One round trip: log the page, store its α, read the model's version and counts;
         then load a newer model, or start a fit when one is due."""
-        model_key = self.prefix + keys.HMM
+        model_key = self.store.key(keys.HMM)
 
         def write_and_read() -> list[Any]:
             pipe = self.client.pipeline(transaction=False)
             if record is not None:
-                pipe.rpush(self.prefix + keys.HMM_LOG, record)
-                pipe.ltrim(self.prefix + keys.HMM_LOG, -self.max_pages, -1)
+                pipe.rpush(self.store.key(keys.HMM_LOG), record)
+                pipe.ltrim(self.store.key(keys.HMM_LOG), -self.max_pages, -1)
                 pipe.hincrby(model_key, "logged", 1)
             if alpha is not None:
-                bucket = f"{self.prefix}{keys.HMM_ALPHA}{fp % keys.HMM_ALPHA_BUCKETS}"
+                bucket = self.store.key(keys.HMM_ALPHA, fp % keys.HMM_ALPHA_BUCKETS)
                 pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.astype(ALPHA).tobytes())
             pipe.hmget(model_key, "version", "fitted", "logged")
             return pipe.execute()
 
         try:
             *_, (version, fitted, logged) = self.call(write_and_read)
-        except FocusedError:  # reported by the frontier; the crawl stops
+        except FocusedError:  # reported by the store; the crawl stops
             return
         if record is not None:
             self._inc("logged")
@@ -330,7 +324,7 @@ class HMMStrategy(SoftFocus):
 
     def load(self) -> None:
         """Load the stored model (another process fitted it)."""
-        fields = self.call(lambda: self.client.hgetall(self.prefix + keys.HMM))
+        fields = self.call(lambda: self.client.hgetall(self.store.key(keys.HMM)))
         if b"meta" not in fields:
             return
         self.model, self.version = load_model(fields), int(fields[b"version"])
@@ -348,8 +342,8 @@ class HMMStrategy(SoftFocus):
 
         def read() -> list[Any]:
             pipe = self.client.pipeline(transaction=True)
-            pipe.lrange(self.prefix + keys.HMM_LOG, 0, -1)
-            pipe.hmget(self.prefix + keys.HMM, "logged", "version")
+            pipe.lrange(self.store.key(keys.HMM_LOG), 0, -1)
+            pipe.hmget(self.store.key(keys.HMM), "logged", "version")
             return pipe.execute()
 
         records, (logged, version) = call(read)
@@ -376,14 +370,14 @@ class HMMStrategy(SoftFocus):
         pipe = self.client.pipeline(transaction=False)
         for fp, alpha in zip(heads["fp"], alphas, strict=True):
             fp = int(fp)
-            bucket = f"{self.prefix}{keys.HMM_ALPHA}{fp % keys.HMM_ALPHA_BUCKETS}"
+            bucket = self.store.key(keys.HMM_ALPHA, fp % keys.HMM_ALPHA_BUCKETS)
             pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.tobytes())
         call(pipe.execute)
 
         def store() -> list[Any]:
             pipe = self.client.pipeline(transaction=True)
-            pipe.hset(self.prefix + keys.HMM, mapping={**dump_model(model), "fitted": logged})
-            pipe.hincrby(self.prefix + keys.HMM, "version", 1)
+            pipe.hset(self.store.key(keys.HMM), mapping={**dump_model(model), "fitted": logged})
+            pipe.hincrby(self.store.key(keys.HMM), "version", 1)
             return pipe.execute()
 
         version = int(call(store)[-1])

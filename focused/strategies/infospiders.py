@@ -60,7 +60,7 @@ import numpy as np
 
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import Link, fingerprint
-from focused.store import keys, scripts
+from focused.store import keys
 from focused.store.shards import is_cluster
 from focused.strategies.focus import SoftFocus
 
@@ -186,10 +186,10 @@ class InfoSpiders(SoftFocus):
         self.sync_every = sync_every
         self.seed = seed
         self.buckets = frontier.seen_buckets * BUCKETS_PER_SEEN
-        client = frontier.client
-        self._init = client.register_script(scripts.source("infospiders_init"))
-        self._fetched = client.register_script(scripts.source("infospiders_fetched"))
-        self._add = client.register_script(scripts.source("infospiders_add"))
+        self.store = frontier.store
+        self._init = self.store.script("infospiders_init")
+        self._fetched = self.store.script("infospiders_fetched")
+        self._add = self.store.script("infospiders_add")
         self.weights: dict[str, np.ndarray] = {}  # live agents as last synced, plus changes
         self.changes: dict[str, np.ndarray] = {}  # this process's changes since its last sync
         self.pages = 0
@@ -221,8 +221,8 @@ class InfoSpiders(SoftFocus):
         )
 
     def _run(self, script: Any, args: list[Any]) -> Any:
-        prefix = [self.frontier.prefix]
-        return self.frontier.retrying(lambda: script(keys=prefix, args=args))
+        prefix = [self.store.prefix]
+        return self.store.retrying(lambda: script(keys=prefix, args=args))
 
     def populate(self) -> int:
         """Create the first ``agents`` agents unless some live; returns how many were made."""
@@ -235,7 +235,8 @@ class InfoSpiders(SoftFocus):
 
     def sync(self) -> None:
         """Add this process's weight changes to Redis, then reload every live agent."""
-        client, prefix = self.frontier.client, self.frontier.prefix
+        store = self.store
+        client, prefix = store.client, store.prefix
 
         def push() -> None:
             pipe = client.pipeline(transaction=False)
@@ -251,12 +252,12 @@ class InfoSpiders(SoftFocus):
             pipe.execute()
 
         if self.changes:
-            self.frontier.retrying(push)
+            store.retrying(push)
         self.changes = {}
-        energies = self.frontier.retrying(lambda: client.hgetall(prefix + keys.AGENT_ENERGY))
+        energies = store.retrying(lambda: client.hgetall(store.key(keys.AGENT_ENERGY)))
         ids = sorted(energies, key=int)
-        stored = self.frontier.retrying(
-            lambda: client.mget([prefix + keys.AGENT_WEIGHTS + i for i in ids]) if ids else []
+        stored = store.retrying(
+            lambda: client.mget([store.key(keys.AGENT_WEIGHTS, i) for i in ids]) if ids else []
         )
         self.weights = {i: np.array(json.loads(w)) for i, w in zip(ids, stored, strict=True) if w}
         self.stats.set_value(STAT + "agents", len(energies))
@@ -267,8 +268,8 @@ class InfoSpiders(SoftFocus):
     def agent_weights(self, agent: str) -> np.ndarray | None:
         """An agent's weights here, loaded if it was born since the last sync; None if dead."""
         if agent not in self.weights:
-            key = self.frontier.prefix + keys.AGENT_WEIGHTS + agent
-            stored = self.frontier.retrying(lambda: self.frontier.client.get(key))
+            key = self.store.key(keys.AGENT_WEIGHTS, agent)
+            stored = self.store.retrying(lambda: self.store.client.get(key))
             if stored is None:
                 return None
             self.weights[agent] = np.array(json.loads(stored))
@@ -361,17 +362,17 @@ class InfoSpiders(SoftFocus):
         if not chosen or w is None:
             return chosen
         by_url = {url: r for (url, _, _), r in zip(page["links"], records, strict=True)}
-        client = self.frontier.client
+        client = self.store.client
 
         def record() -> None:
             pipe = client.pipeline(transaction=False)
             for link in chosen:
                 bucket, field = self._record_at(link.url)
                 value = f"{owner} {base64.b64encode(by_url[link.url]).decode()}"
-                pipe.hsetnx(f"{self.frontier.prefix}{keys.QUEUED_BY}{bucket}", field, value)
+                pipe.hsetnx(self.store.key(keys.QUEUED_BY, bucket), field, value)
             pipe.execute()
 
-        self.frontier.retrying(record)
+        self.store.retrying(record)
         return chosen
 
     def close(self) -> None:

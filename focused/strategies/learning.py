@@ -13,12 +13,14 @@ from the start and catches up. Appending and reading new entries is one round tr
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.store import keys
+
+if TYPE_CHECKING:
+    from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
 
@@ -53,23 +55,20 @@ def decode(entry: str) -> tuple[LinkContext, int]:
 class SharedLinkModel:
     """An OnlineLinkModel kept in step with the crawl's training log in Redis.
 
-    ``call`` runs a Redis call with the crawl's retries (the frontier's). When Redis stays
+    Its Redis calls go through the crawl's store, with its retries. When Redis stays
     lost, examples wait in ``pending`` and the model keeps its last state.
     """
 
     def __init__(
         self,
-        client: Any,
-        crawl: str,
+        store: CrawlStore,
         model: OnlineLinkModel,
         *,
-        call: Callable[[Callable[[], Any]], Any],
         sync_every: int = 10,
     ):
-        self.client = client
-        self.key = keys.prefix(crawl) + keys.LINK_LOG
+        self.store = store
+        self.key = store.key(keys.LINK_LOG)
         self.model = model
-        self.call = call
         self.sync_every = sync_every
         self.pending: list[str] = []
         self.consumed = 0  # log entries learned from
@@ -86,15 +85,15 @@ class SharedLinkModel:
         pending = self.pending
 
         def append_and_read() -> list[Any]:
-            pipe = self.client.pipeline(transaction=True)
+            pipe = self.store.client.pipeline(transaction=True)
             if pending:
                 pipe.rpush(self.key, *pending)
             pipe.lrange(self.key, self.consumed, -1)
             return pipe.execute()
 
         try:
-            *_, entries = self.call(append_and_read)
-        except FocusedError:  # reported by the frontier; try again at the next sync
+            *_, entries = self.store.retrying(append_and_read)
+        except FocusedError:  # reported by the store; try again at the next sync
             return 0
         self.pending = self.pending[len(pending) :]
         learned = len(entries) - len(entries) % BLOCK  # the rest waits for its block to fill

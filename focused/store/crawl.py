@@ -1,0 +1,127 @@
+"""CrawlStore: one crawl's Redis, as every component of a crawler process reaches it.
+
+The frontier, the extensions, the pipelines and the strategies each keep keys of their own in
+the crawl's Redis (stats, heartbeats, the harvest's meta, seeds, WARC index, the distiller's
+results, the strategies' logs). They share one :class:`CrawlStore` per crawl per process (the
+frontier's, ``frontier.store``), so they share its connection pool, its retry policy and its
+one report of a lost connection, and none of them builds a key name by hand.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from focused.errors import FocusedError
+from focused.store import keys, scripts
+from focused.store.connection import binary_client, held_lock, retrying
+from focused.store.periodic import PeriodicJob
+from focused.store.shards import crawl_shards
+
+if TYPE_CHECKING:
+    import redis
+    from redis.commands.core import Script
+
+T = TypeVar("T")
+
+
+class CrawlStore:
+    """The Redis of crawl ``crawl``: what a component needs to read and write its keys.
+
+    Contract:
+
+    - ``client`` returns strings, ``binary`` (made on first use, one pool) bytes; both reach the
+      same server or cluster.
+    - ``key(name, suffix)`` is the name of a crawl key (``name`` one of :mod:`focused.store.keys`,
+      ``suffix`` a bucket or an id after it), under ``prefix``, the crawl's own prefix (shard
+      0's on a cluster); ``key(name, suffix, shard=j)`` that of shard j, for the keys every
+      shard has, and ``host_key`` a host's, in its shard. ``shards`` says where keys live.
+    - ``retrying(call)`` runs one Redis call (or pipeline) with ``retries`` retries; a
+      connection that stays lost is reported once through ``on_lost`` (the crawl stops), and
+      from then on calls fail fast with FocusedError. ``on_retry`` hears of each retry.
+    - ``script(name)`` registers one of the project's Lua scripts (:mod:`focused.store.scripts`).
+    - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time).
+    - ``for_thread()`` is a copy for a worker thread: the callbacks belong to the reactor's
+      thread, so the copy reports by raising only.
+
+    ``create`` (a crawler process) makes the crawl's shard list on a cluster if it has none.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        crawl: str,
+        *,
+        retries: int = 8,
+        create: bool = False,
+        on_retry: Callable[[int, Exception], None] | None = None,
+        on_lost: Callable[[FocusedError], None] | None = None,
+    ):
+        self.client = client
+        self.crawl = crawl
+        self.prefix = keys.prefix(crawl)
+        self.shards = crawl_shards(client, crawl, create=create)
+        self.retries = retries
+        self.on_retry = on_retry
+        self.on_lost = on_lost
+        self.lost = False  # the connection stayed lost through all retries
+
+    @cached_property
+    def binary(self) -> redis.Redis:
+        """A client of the same Redis that returns bytes (binary records and arrays)."""
+        return binary_client(self.client)
+
+    def key(self, name: str, suffix: object = "", *, shard: int = 0) -> str:
+        """The crawl's key ``name`` (of :mod:`focused.store.keys`), then ``suffix``; of shard
+        ``shard`` for a key every shard has (:mod:`focused.store.shards`)."""
+        return f"{self.shards.prefixes[shard]}{name}{suffix}"
+
+    def host_key(self, name: str, origin: str) -> str:
+        """A host's key ``name`` (its queue ``q:``, its hash ``h:``), in the host's shard."""
+        return f"{self.shards.host_prefix(origin)}{name}{origin}"
+
+    def retrying(self, call: Callable[[], T]) -> T:
+        """Run a Redis call with retries; a connection that stays lost is reported, then raised."""
+        retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
+        try:
+            return retrying(call, retries=retries, on_retry=self.on_retry)
+        except FocusedError as exc:
+            if not self.lost and self.on_lost is not None:
+                self.on_lost(exc)
+            self.lost = True
+            raise
+
+    def script(self, name: str, **values: str | int) -> Script:
+        """One of the project's Lua scripts, registered with ``client``."""
+        return self.client.register_script(scripts.source(name, **values))
+
+    @contextmanager
+    def held_lock(self, name: str, seconds: float) -> Iterator[bool]:
+        """Try to take the crawl's lock ``key(name)`` for the block (expiring after
+        ``seconds``); yields whether this process holds it."""
+        with held_lock(self.client, self.key(name), seconds, self.retrying) as held:
+            yield held
+
+    def periodic(
+        self, name: str, job: Callable[..., T | None], *, lock: str, lock_s: float, **periodic: Any
+    ) -> PeriodicJob[T]:
+        """``job`` as a crawl-wide periodic job under the crawl's lock ``key(lock)``
+        (:class:`PeriodicJob`, whose other options ``periodic`` gives)."""
+        return PeriodicJob(
+            name,
+            job,
+            client=self.client,
+            lock=self.key(lock),
+            lock_s=lock_s,
+            call=self.retrying,
+            **periodic,
+        )
+
+    def for_thread(self) -> CrawlStore:
+        """A copy for a worker thread, without the callbacks (they call into the reactor)."""
+        store = copy.copy(self)
+        store.on_retry = store.on_lost = None
+        return store
