@@ -33,8 +33,6 @@ PACKAGE = ROOT / "focused"
 # until it is taken off), as the crawl store takes their Redis code over.
 REDIS_TODAY = frozenset(
     {
-        "focused.monitor.dashboard",
-        "focused.monitor.metrics",
         "focused.schedulers.frontier",
     }
 )
@@ -44,6 +42,8 @@ REDIS_FOR_TYPES = frozenset(
         "focused.cli.export",
         "focused.distill.job",
         "focused.distill.lists",
+        "focused.monitor.dashboard",
+        "focused.monitor.metrics",
         "focused.monitor.snapshot",
         "focused.schedulers.revisits",
     }
