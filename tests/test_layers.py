@@ -33,18 +33,18 @@ PACKAGE = ROOT / "focused"
 # until it is taken off), as the crawl store takes their Redis code over.
 REDIS_TODAY = frozenset(
     {
-        "focused.cli.export",
-        "focused.distill.job",
-        "focused.distill.lists",
-        "focused.monitor.dashboard",
-        "focused.monitor.metrics",
-        "focused.monitor.snapshot",
         "focused.schedulers.frontier",
     }
 )
 # These import redis-py only under TYPE_CHECKING, to annotate the client they are handed.
 REDIS_FOR_TYPES = frozenset(
     {
+        "focused.cli.export",
+        "focused.distill.job",
+        "focused.distill.lists",
+        "focused.monitor.dashboard",
+        "focused.monitor.metrics",
+        "focused.monitor.snapshot",
         "focused.schedulers.revisits",
     }
 )

@@ -21,14 +21,16 @@ import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
 from pathlib import Path
-from typing import IO, Any
-
-import redis
+from typing import IO, TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
 from focused.schedulers.frontier import url_record
 from focused.store import keys
-from focused.store.shards import Shards, crawl_shards, fetched_per_shard
+from focused.store.crawl import CrawlStore
+from focused.store.shards import fetched_per_shard
+
+if TYPE_CHECKING:
+    import redis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,29 +43,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def fetched_pages(client: redis.Redis, crawl: str) -> Iterator[dict[str, Any]]:
     """The crawl's fetched pages in fetch order, with the feed's fields Redis has (module doc).
     A FocusedError at once if there is no such crawl."""
-    prefix = keys.prefix(crawl)
+    store = CrawlStore(client, crawl)
     pipe = client.pipeline(transaction=False)
-    pipe.exists(prefix + keys.STATS)
-    pipe.hget(prefix + keys.META, "threshold")
+    pipe.exists(store.key(keys.STATS))
+    pipe.hget(store.key(keys.META), "threshold")
     exists, threshold = pipe.execute()
     if not exists:
         raise FocusedError(f"no crawl named {crawl!r} in this Redis")
-    shards = crawl_shards(client, crawl)
-    return _pages(client, shards, fetched_per_shard(client, shards), threshold)
+    return _pages(store, fetched_per_shard(client, store.shards), threshold)
 
 
 def _pages(
-    client: redis.Redis, shards: Shards, fetched: list[int], threshold: str | None
+    store: CrawlStore, fetched: list[int], threshold: str | None
 ) -> Iterator[dict[str, Any]]:
     # Bucket b of every shard together holds a run of consecutive fetch orders.
     for bucket in range(max(fetched) // keys.URL_BUCKET + 1):
-        pipe = client.pipeline(transaction=False)
-        for prefix in shards.prefixes:
-            pipe.hgetall(f"{prefix}{keys.URLS}{bucket}")
+        pipe = store.client.pipeline(transaction=False)
+        for shard in range(len(store.shards)):
+            pipe.hgetall(store.key(keys.URLS, bucket, shard=shard))
         found = [
             (order, records[str(order)])
             for shard, records in enumerate(pipe.execute())
-            for order in shards.orders(shard, fetched[shard], bucket)
+            for order in store.shards.orders(shard, fetched[shard], bucket)
             if str(order) in records
         ]
         for order, record in sorted(found):

@@ -52,7 +52,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from focused.monitor.snapshot import crawl_names, crawl_snapshot, format_status
+    from focused.monitor.snapshot import crawl_snapshot, format_status
+    from focused.store.crawl import crawl_names
 
     client, source = _reader(args)
     if not args.name:
@@ -96,6 +97,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_seed(args: argparse.Namespace) -> int:
     from focused.store import keys
+    from focused.store.crawl import CrawlStore
     from focused.topic.files import is_seed_url, url_lines
 
     urls = list(args.urls)
@@ -110,8 +112,9 @@ def cmd_seed(args: argparse.Namespace) -> int:
         raise FocusedError(f"not an http(s) URL: {bad[0]!r} (nothing was pushed)")
     if not urls:
         raise FocusedError("no URLs: give them as arguments or with --file")
-    key = keys.prefix(args.name) + keys.START_URLS
-    waiting = _client(args).rpush(key, *urls)
+    store = CrawlStore(_client(args), args.name)
+    key = store.key(keys.START_URLS)
+    waiting = store.client.rpush(key, *urls)
     print(
         f"pushed {len(urls)} URLs to {key} ({waiting} waiting): a running crawl moves them "
         "into its frontier within seconds, else the next `scrapy crawl` of it at its start"
@@ -136,11 +139,12 @@ def cmd_exporter(args: argparse.Namespace) -> int:
 def cmd_reset(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import reset_crawl
     from focused.store import keys
+    from focused.store.crawl import CrawlStore
 
     client = _client(args)
     print(f"deleted {reset_crawl(client, args.name, args.keep_known)} keys of crawl {args.name!r}")
     if args.keep_known:
-        known = client.hlen(keys.prefix(args.name) + keys.KNOWN)
+        known = client.hlen(CrawlStore(client, args.name).key(keys.KNOWN))
         print(f"kept {known} known pages: the next run skips those that come back unchanged")
     return 0
 

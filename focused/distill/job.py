@@ -12,17 +12,20 @@ import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import redis
 
 from focused.distill.graph import CrawlGraph, read_graph
 from focused.distill.hits import Scores, weighted_hits
 from focused.errors import FocusedError
 from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
 from focused.store import keys
+from focused.store.crawl import CrawlStore
 from focused.store.periodic import PeriodicJob
+
+if TYPE_CHECKING:
+    import redis
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
 
@@ -46,10 +49,10 @@ class Distillation:
 def crawl_frontier(client: redis.Redis, crawl: str) -> RedisFrontier:
     """The frontier of an existing crawl, with the politeness its crawlers recorded in ``meta``
     (a re-boost reschedules hosts by it)."""
-    prefix = keys.prefix(crawl)
-    if not client.exists(prefix + keys.STATS):
+    store = CrawlStore(client, crawl)
+    if not client.exists(store.key(keys.STATS)):
         raise FocusedError(f"no crawl named {crawl!r} in this Redis")
-    meta = client.hgetall(prefix + keys.META)
+    meta = client.hgetall(store.key(keys.META))
     return RedisFrontier(
         client,
         crawl,

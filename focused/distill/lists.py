@@ -15,30 +15,33 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
-
-import redis
+from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
 from focused.schedulers.frontier import page_urls
 from focused.store import keys
-from focused.store.shards import add_up, crawl_shards
+from focused.store.crawl import CrawlStore
+from focused.store.shards import add_up
+
+if TYPE_CHECKING:
+    import redis
 
 
 def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
     """The crawl's good hubs and sites, most relevant pages found first (every shard's)."""
-    shards = crawl_shards(client, crawl).prefixes
+    store = CrawlStore(client, crawl)
+    shards = range(len(store.shards))
     pipe = client.pipeline(transaction=False)
-    for prefix in shards:
-        pipe.zrange(prefix + keys.HUB_SCORES, 0, -1, withscores=True)
-        pipe.hgetall(prefix + keys.SITES)
+    for shard in shards:
+        pipe.zrange(store.key(keys.HUB_SCORES, shard=shard), 0, -1, withscores=True)
+        pipe.hgetall(store.key(keys.SITES, shard=shard))
     replies = pipe.execute()
     hubs = [hub for shard_hubs in replies[::2] for hub in shard_hubs]  # fetch orders: disjoint
     orders = [order for order, _ in hubs]
     # A page's relevant children are counted in the shards they were fetched from.
     pipe = client.pipeline(transaction=False)
-    for prefix in shards:
-        pipe.hmget(prefix + keys.FOUND, orders)
+    for shard in shards:
+        pipe.hmget(store.key(keys.FOUND, shard=shard), orders)
     counts = pipe.execute() if hubs else []
     found = [sum(int(n or 0) for n in per_shard) for per_shard in zip(*counts, strict=True)]
     good = [

@@ -16,14 +16,17 @@ import json
 import signal
 import sys
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from focused.errors import FocusedError
 from focused.monitor.snapshot import crawl_snapshots
+from focused.store.connection import RedisError
+
+if TYPE_CHECKING:
+    import redis
 
 REFRESH_S = 2.0
 CURVE_POINTS = 300
@@ -55,7 +58,7 @@ def make_app(client: redis.Redis, where: str) -> web.Application:
     async def crawls(request: web.Request) -> web.Response:
         try:
             snapshots = await asyncio.to_thread(crawl_snapshots, client)
-        except redis.RedisError as exc:
+        except RedisError as exc:
             return web.json_response({"error": f"cannot read {where}: {exc}"}, status=503)
         for snapshot in snapshots:
             snapshot["curve"] = thin(snapshot["curve"])

@@ -12,15 +12,18 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from focused.errors import FocusedError
 from focused.monitor.snapshot import WINDOWS, crawl_snapshots
+from focused.store.connection import RedisError
+
+if TYPE_CHECKING:
+    import redis
 
 ALARMS = ("stagnation", "diffusion")
 # (metric name, counter or gauge, help, snapshot field): one sample per crawl. Counters are
@@ -57,7 +60,7 @@ class CrawlCollector(Collector):
         up = GaugeMetricFamily("focused_redis_up", "1 when this scrape could read Redis")
         try:
             snapshots = crawl_snapshots(self.client)
-        except redis.RedisError:
+        except RedisError:
             up.add_metric([], 0)
             yield up
             return

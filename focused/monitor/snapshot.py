@@ -14,13 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, zip_longest
 from pathlib import Path
-from typing import Any
-
-import redis
+from typing import TYPE_CHECKING, Any
 
 from focused import defaults
 from focused.store import keys, scripts
-from focused.store.shards import Shards, add_up, crawl_shards
+from focused.store.crawl import CrawlStore, crawl_names
+from focused.store.shards import add_up
+
+if TYPE_CHECKING:
+    import redis
 
 WINDOWS = (100, 1000)
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
@@ -89,14 +91,6 @@ def alarms(
     return raised
 
 
-def crawl_names(client: redis.Redis) -> list[str]:
-    """Names of the crawls that have state in this Redis (not their other shards')."""
-    stats_key = keys.prefix("*") + keys.STATS
-    head, tail = stats_key.split("*")
-    names = (key[len(head) : -len(tail)] for key in client.scan_iter(stats_key, count=1000))
-    return sorted(name for name in names if "/" not in name)
-
-
 def newest_first(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
     """Lists kept newest first (every shard's ``recent``) interleaved into one, newest first:
     at most ``limit`` values."""
@@ -131,20 +125,23 @@ def _distill_record(raw: dict[str, str]) -> dict[str, Any] | None:
     return record
 
 
-def crawl_status(client: redis.Redis, crawl: str, shards: Shards | None = None) -> dict[str, Any]:
+def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
     """Queue depth, counts, harvest, alarms and the distiller's last run of one crawl, in one
     round trip (an empty dict if Redis has nothing of it). Per-shard figures are added up."""
-    shards = shards or crawl_shards(client, crawl)
-    prefix = keys.prefix(crawl)
-    pipe = client.pipeline(transaction=False)
-    for shard in shards.prefixes:
-        pipe.hgetall(shard + keys.STATS)
-        pipe.zcard(shard + keys.LEASES)
-        pipe.zcard(shard + keys.READY)
-        pipe.zcard(shard + keys.WAIT)
-        pipe.lrange(shard + keys.RECENT, 0, max(WINDOWS) - 1)
-    pipe.hgetall(prefix + keys.DISTILL)
-    pipe.hgetall(prefix + keys.META)
+    return _status(CrawlStore(client, crawl))
+
+
+def _status(store: CrawlStore) -> dict[str, Any]:
+    crawl = store.crawl
+    pipe = store.client.pipeline(transaction=False)
+    for shard in range(len(store.shards)):
+        pipe.hgetall(store.key(keys.STATS, shard=shard))
+        pipe.zcard(store.key(keys.LEASES, shard=shard))
+        pipe.zcard(store.key(keys.READY, shard=shard))
+        pipe.zcard(store.key(keys.WAIT, shard=shard))
+        pipe.lrange(store.key(keys.RECENT, shard=shard), 0, max(WINDOWS) - 1)
+    pipe.hgetall(store.key(keys.DISTILL))
+    pipe.hgetall(store.key(keys.META))
     *replies, distilled, meta = pipe.execute()
     stats, leased, ready_hosts, waiting_hosts, recents = (replies[i::5] for i in range(5))
     in_flight, ready, waiting = sum(leased), sum(ready_hosts), sum(waiting_hosts)
@@ -262,27 +259,26 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
     status`` and ``report``, the dashboard and the exporter all show this. Three pipelined
     round trips; times are Redis's clock, which the heartbeats also use.
     """
-    shards = crawl_shards(client, crawl)
-    status = crawl_status(client, crawl, shards)
+    store = CrawlStore(client, crawl)
+    status = _status(store)
     if not status:
         return {}
-    prefix = keys.prefix(crawl)
     pipe = client.pipeline(transaction=False)
     # Redis's clock: TIME in a script (a cluster pipeline sends neither TIME nor ``eval``) on
     # a key, so that a cluster asks the master whose clock stamps the heartbeats read here.
-    pipe.execute_command("EVAL", scripts.source("time"), 1, prefix + keys.PROCS)
-    for shard in shards.prefixes:
-        pipe.hgetall(shard + keys.CENSUS)
-        pipe.hgetall(shard + keys.TRIES)
-        pipe.hgetall(shard + keys.CURVE)
-    pipe.hgetall(prefix + keys.SCRAPY_STATS)
-    pipe.zrange(prefix + keys.PROCS, 0, -1)  # shard 0's heartbeats: every process beats there
+    pipe.execute_command("EVAL", scripts.source("time"), 1, store.key(keys.PROCS))
+    for shard in range(len(store.shards)):
+        pipe.hgetall(store.key(keys.CENSUS, shard=shard))
+        pipe.hgetall(store.key(keys.TRIES, shard=shard))
+        pipe.hgetall(store.key(keys.CURVE, shard=shard))
+    pipe.hgetall(store.key(keys.SCRAPY_STATS))
+    pipe.zrange(store.key(keys.PROCS), 0, -1)  # shard 0's heartbeats: every process beats there
     (seconds, micros), *replies, scrapy, ids = pipe.execute()
     census, tries, curve = (add_up(replies[i::3]) for i in range(3))
     now = int(seconds) + int(micros) / 1e6
     pipe = client.pipeline(transaction=False)
     for process_id in ids:
-        pipe.hgetall(prefix + keys.PROC + process_id)
+        pipe.hgetall(store.key(keys.PROC, process_id))
     records = pipe.execute() if ids else []
     processes = sorted(
         (_process(i, record, now) for i, record in zip(ids, records, strict=True) if record),
@@ -303,7 +299,7 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "processes": processes,
         "census": dict(sorted(((c, int(n)) for c, n in census.items()), key=lambda x: -x[1])),
         "tries": {int(t): int(n) for t, n in sorted(tries.items(), key=lambda x: int(x[0]))},
-        "curve": _curve(curve, status, len(shards)),
+        "curve": _curve(curve, status, len(store.shards)),
         "scrapy": {name: _number(value) for name, value in sorted(scrapy.items())},
     }
 
@@ -440,10 +436,11 @@ def format_report(report: dict[str, Any], top: int = 15) -> str:
 def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
     """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
     ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
-    prefix = keys.prefix(crawl)
-    known = dict(client.hscan_iter(prefix + keys.KNOWN, count=1000))
-    sums = {fp: checksum for checksum, fp in client.hscan_iter(prefix + keys.CHECKSUMS, count=1000)}
-    modified = dict(client.hscan_iter(prefix + keys.MODIFIED, count=1000))
+    store = CrawlStore(client, crawl)
+    known = dict(client.hscan_iter(store.key(keys.KNOWN), count=1000))
+    checksums = client.hscan_iter(store.key(keys.CHECKSUMS), count=1000)
+    sums = {fp: checksum for checksum, fp in checksums}
+    modified = dict(client.hscan_iter(store.key(keys.MODIFIED), count=1000))
     for fp in sums.keys() | modified.keys():
         known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
     return known
@@ -456,8 +453,9 @@ def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> in
     run skips those that come back unchanged (seed 004; ``pipelines/duplicates.py``), and their
     WARC response records stay known too (``warc``), for the revisit records of that run.
     """
+    store = CrawlStore(client, crawl)
     known = known_pages(client, crawl) if keep_known else {}
-    kept = keys.prefix(crawl) + keys.WARC if keep_known else None
+    kept = store.key(keys.WARC) if keep_known else None
     deleted = 0
     batch: list[str] = []
     for pattern in keys.crawl_patterns(crawl):  # its own keys and its other shards'
@@ -472,5 +470,5 @@ def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> in
         deleted += client.unlink(*batch)
     items = list(known.items())
     for start in range(0, len(items), 10_000):
-        client.hset(keys.prefix(crawl) + keys.KNOWN, mapping=dict(items[start : start + 10_000]))
+        client.hset(store.key(keys.KNOWN), mapping=dict(items[start : start + 10_000]))
     return deleted

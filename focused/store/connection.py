@@ -54,6 +54,11 @@ from focused.store import scripts
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# What a Redis call raises when Redis fails it (lost, refused, timed out, an error reply): the
+# store's API for readers that report a failed read instead of failing (the dashboard's API,
+# the exporter's ``focused_redis_up``), so that they need not import redis-py.
+RedisError = redis.RedisError
+
 
 class OutageListener(Protocol):
     def outage_started(self) -> None: ...

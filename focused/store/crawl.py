@@ -125,3 +125,11 @@ class CrawlStore:
         store = copy.copy(self)
         store.on_retry = store.on_lost = None
         return store
+
+
+def crawl_names(client: redis.Redis) -> list[str]:
+    """Names of the crawls that have state in this Redis (not their other shards')."""
+    stats_key = keys.prefix("*") + keys.STATS
+    head, tail = stats_key.split("*")
+    names = (key[len(head) : -len(tail)] for key in client.scan_iter(stats_key, count=1000))
+    return sorted(name for name in names if "/" not in name)
