@@ -159,7 +159,12 @@ def test_exporter_and_status_watch_two_processes(crawl, redis_home, redis_client
         serving("exporter", "--home", str(redis_home)) as url,
         crawls(crawl, 2, **TWO_PROCESSES),
     ):
-        wait_for(lambda: crawling(redis_client, crawl.name, 2), timeout=120)
+        # Both processes crawling, and pages classified (the harvest is there to export).
+        wait_for(
+            lambda: crawling(redis_client, crawl.name, 2)
+            and crawl_snapshot(redis_client, crawl.name)["harvest_100"] is not None,
+            timeout=120,
+        )
         ids = set(redis_client.zrange(keys.prefix(crawl.name) + keys.PROCS, 0, -1))
         before = redis_figures(redis_client, crawl.name)
         samples = scrape(url)
