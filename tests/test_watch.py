@@ -161,8 +161,10 @@ def test_exporter_and_status_watch_two_processes(crawl, redis_home, redis_client
     ):
         # Both processes crawling, and pages classified (the harvest is there to export).
         wait_for(
-            lambda: crawling(redis_client, crawl.name, 2)
-            and crawl_snapshot(redis_client, crawl.name)["harvest_100"] is not None,
+            lambda: (
+                crawling(redis_client, crawl.name, 2)
+                and crawl_snapshot(redis_client, crawl.name)["harvest_100"] is not None
+            ),
             timeout=120,
         )
         ids = set(redis_client.zrange(keys.prefix(crawl.name) + keys.PROCS, 0, -1))
@@ -193,13 +195,18 @@ def test_exporter_and_status_watch_two_processes(crawl, redis_home, redis_client
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # SIGABRT prints its stacks
         )
         lines = []
         while sum("(Ctrl-C stops)" in line for line in lines) < 3:
             lines.append(watch.stdout.readline())
             assert lines[-1], watch.stderr.read()
         watch.send_signal(signal.SIGINT)
-        rest, errors = watch.communicate(timeout=30)
+        try:
+            rest, errors = watch.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # where it hangs, for whoever reads the failure
+            watch.send_signal(signal.SIGABRT)
+            pytest.fail("status --watch did not stop on Ctrl-C:\n" + watch.communicate()[1])
         assert watch.returncode == 130 and "Traceback" not in errors
         first = "".join(lines).split("(Ctrl-C stops)")[1]  # one whole refresh
         rows = dict(re.findall(r"^(\S.*?)  +(\S.*)$", first, re.MULTILINE))
