@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 from focused.errors import FocusedError
 
@@ -185,60 +186,6 @@ def cmd_distill(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    from focused.cli import export
-
-    return export.run(args)
-
-
-def cmd_schedule(args: argparse.Namespace) -> int:
-    from focused.cli import scrapyd
-
-    return scrapyd.run(args)
-
-
-def cmd_redis_serve(args: argparse.Namespace) -> int:
-    from focused.cli import servers
-
-    return servers.run_serve(args)
-
-
-def cmd_redis_cluster(args: argparse.Namespace) -> int:
-    from focused.cli import servers
-
-    return servers.run_cluster(args)
-
-
-def cmd_web_serve(args: argparse.Namespace) -> int:
-    from focused.cli import web
-
-    return web.run_serve(args)
-
-
-def cmd_web_generate(args: argparse.Namespace) -> int:
-    from focused.cli import web
-
-    return web.run_generate(args)
-
-
-def cmd_web_from_warc(args: argparse.Namespace) -> int:
-    from focused.cli import web
-
-    return web.run_from_warc(args)
-
-
-def cmd_web_from_pages(args: argparse.Namespace) -> int:
-    from focused.cli import web
-
-    return web.run_from_pages(args)
-
-
-def cmd_taxonomy_from_labels(args: argparse.Namespace) -> int:
-    from focused.cli import web
-
-    return web.run_from_labels(args)
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from focused.cli.options import parse_settings
     from focused.lab.demo import run_demo
@@ -246,20 +193,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.pages, args.home, parse_settings(args.set))
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    from focused.cli import evaluate
+def _lazy(target: str) -> Callable[..., Any]:
+    """The function named ``module:function`` (a command's argument builder or body), imported
+    only when it is called: building the parser loads no command's code."""
 
-    return evaluate.run(args)
-
-
-def _lazy(target: str) -> Callable[[argparse.ArgumentParser], None]:
-    """A command's argument builder named ``module:function``, imported only when needed."""
-
-    def add(parser: argparse.ArgumentParser) -> None:
+    def call(*args: Any) -> Any:
         module, _, function = target.partition(":")
-        getattr(import_module(module), function)(parser)
+        return getattr(import_module(module), function)(*args)
 
-    return add
+    return call
 
 
 def _command_words(argv: list[str] | None) -> list[str]:
@@ -390,7 +332,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     sub = command(
         "export",
-        cmd_export,
+        _lazy("focused.cli.export:run"),
         "the pages a crawl has fetched, from Redis, as JSON lines (any time; reads only)",
         arguments=_lazy("focused.cli.export:add_arguments"),
     )
@@ -398,7 +340,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     command(
         "schedule",
-        cmd_schedule,
+        _lazy("focused.cli.scrapyd:run"),
         "schedule one crawl per topic file on scrapyd",
         arguments=_lazy("focused.cli.scrapyd:add_arguments"),
     )
@@ -409,7 +351,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     command(
         "serve",
-        cmd_redis_serve,
+        _lazy("focused.cli.servers:run_serve"),
         "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
         "and stops it",
         redis_commands,
@@ -418,7 +360,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     command(
         "cluster",
-        cmd_redis_cluster,
+        _lazy("focused.cli.servers:run_cluster"),
         "run a Redis Cluster (3 masters) on this machine in the foreground, with its data in "
         "FOCUSED_HOME; Ctrl-C saves and stops it",
         redis_commands,
@@ -431,25 +373,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     for name, run, help, arguments in (
         (
             "serve",
-            cmd_web_serve,
+            _lazy("focused.cli.web:run_serve"),
             "serve a bundle on 127.0.0.1 (proxy and Host header)",
             "focused.cli.web:add_serve_arguments",
         ),
         (
             "generate",
-            cmd_web_generate,
+            _lazy("focused.cli.web:run_generate"),
             "generate a synthetic topical web bundle (--hostile: with every hostile case)",
             "focused.cli.web:add_generate_arguments",
         ),
         (
             "from-warc",
-            cmd_web_from_warc,
+            _lazy("focused.cli.web:run_from_warc"),
             "make a bundle of the HTTP responses in WARC files",
             "focused.cli.web:add_from_warc_arguments",
         ),
         (
             "from-pages",
-            cmd_web_from_pages,
+            _lazy("focused.cli.web:run_from_pages"),
             "make a bundle of a folder of saved pages (e.g. wget -r)",
             "focused.cli.web:add_from_pages_arguments",
         ),
@@ -462,7 +404,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     )
     command(
         "from-labels",
-        cmd_taxonomy_from_labels,
+        _lazy("focused.cli.web:run_from_labels"),
         "build a taxonomy folder from a labelled bundle (labels.tsv)",
         taxonomy_commands,
         _lazy("focused.cli.web:add_from_labels_arguments"),
@@ -476,7 +418,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     command(
         "evaluate",
-        cmd_evaluate,
+        _lazy("focused.cli.evaluate:run"),
         "compare crawlers on a labelled offline web (seed 003)",
         arguments=_lazy("focused.cli.evaluate:add_arguments"),
     )
