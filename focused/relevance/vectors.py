@@ -204,7 +204,16 @@ def word_vectors(cache_dir: str | None = None) -> WordVectors:
     return vectors
 
 
-class CategoryVectors(BaseEstimator):
+class _OnWordVectors(BaseEstimator):
+    """An estimator over word vectors: its ``vectors`` parameter, else the process's GloVe."""
+
+    vectors: WordVectors | None
+
+    def _vectors(self) -> WordVectors:
+        return self.vectors if self.vectors is not None else word_vectors()
+
+
+class CategoryVectors(_OnWordVectors):
     """R from word vectors: the share of the good categories in a softmax over the cosines of a
     text's vector with each category's centroid (the mean of its examples' vectors).
 
@@ -245,9 +254,6 @@ class CategoryVectors(BaseEstimator):
         self.background = background
         self.vectors = vectors
 
-    def _vectors(self) -> WordVectors:
-        return self.vectors if self.vectors is not None else word_vectors()
-
     def fit(self, X: Sequence[str], y: Sequence[str]) -> CategoryVectors:
         """Fit on example texts ``X`` and their categories ``y``."""
         X = _check_documents(X)
@@ -286,7 +292,7 @@ class CategoryVectors(BaseEstimator):
         return r
 
 
-class ExampleVectors(BaseEstimator):
+class ExampleVectors(_OnWordVectors):
     """R from word vectors for a topic given by example pages alone: where a page's cosine with
     the examples' centroid falls among the examples' own (each left out of the centroid).
 
@@ -310,9 +316,6 @@ class ExampleVectors(BaseEstimator):
 
     def __init__(self, *, vectors: WordVectors | None = None):
         self.vectors = vectors
-
-    def _vectors(self) -> WordVectors:
-        return self.vectors if self.vectors is not None else word_vectors()
 
     def fit(self, X: Sequence[str], y: object = None) -> ExampleVectors:
         """Fit on the topic's example pages ``X`` (at least two; ``y`` is ignored)."""
