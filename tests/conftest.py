@@ -99,8 +99,13 @@ def unit_guard(item: pytest.Item) -> Iterator[None]:
 
 
 def pytest_sessionstart() -> None:
-    """Runs the one subprocess a library starts in-process, before any guard: loky (under
-    scikit-learn's KMeans) asks ``lscpu`` for the physical cores once and keeps the answer."""
+    """Gives Ctrl-C back to a suite started in the background of a non-interactive shell,
+    where SIGINT comes ignored and every process a test starts would inherit that (tests send
+    SIGINT as a user's Ctrl-C); then runs the one subprocess a library starts in-process,
+    before any guard: loky (under scikit-learn's KMeans) asks ``lscpu`` for the physical cores
+    once and keeps the answer."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     from joblib.externals.loky import cpu_count
 
     cpu_count(only_physical_cores=True)
