@@ -2,7 +2,8 @@
 drift from the code, and the shell examples of its tutorial and how-to guides run as shown.
 
 Examples: in ``docs/intro/`` and ``docs/howto/``, a fenced block of language ``console`` is run.
-Its lines starting with ``$ `` are commands (a line ending in ``\\`` goes on on the next one);
+Its lines starting with ``$ `` are commands (a line ending in ``\\`` goes on on the next one,
+and a heredoc, ``cat > topic.toml <<'EOF'``, up to its ``EOF``);
 the lines after a command, up to the next command, are its expected output, where ``...``
 stands for any text (lines included); a command shown with no output must only succeed. A
 page's blocks run in order in one bash, in a fresh folder with a fresh ``FOCUSED_HOME`` and
@@ -133,13 +134,20 @@ def console_examples(page: Path) -> list[tuple[str, str, int]]:
             block = False
         elif line.startswith("$ "):
             examples.append((line[2:], "", number))
-        elif examples and examples[-1][0].endswith("\\") and not examples[-1][1]:
+        elif examples and not examples[-1][1] and _goes_on(examples[-1][0]):
             command, _, start = examples[-1]
             examples[-1] = (f"{command}\n{line}", "", start)
         elif examples:
             command, expected, start = examples[-1]
             examples[-1] = (command, f"{expected}{line}\n", start)
     return examples
+
+
+def _goes_on(command: str) -> bool:
+    """Whether the next line belongs to ``command``: after a ``\\`` or inside a heredoc."""
+    lines = command.splitlines()
+    heredoc = re.search(r"<<-?\s*'?(\w+)'?", command)
+    return lines[-1].endswith("\\") or bool(heredoc and lines[-1].strip() != heredoc[1])
 
 
 def matches(expected: str, output: str) -> bool:
