@@ -1,5 +1,6 @@
-"""The README's commands run as written on a fresh clone: the files they name exist, and every
-`focused` command it shows is a command of the `focused` tool."""
+"""The commands of the README and the documentation's pages run as written on a fresh clone: the
+files they name exist, and every `focused` command they show is a command of the `focused`
+tool. (The pages' offline examples are also run: tests/test_docs.py.)"""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from focused.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-CODE = "\n".join(re.findall(r"^```[^\n]*\n(.*?)^```", README, flags=re.S | re.M))
+TEXTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+TEXT = "\n".join(path.read_text(encoding="utf-8") for path in TEXTS if "_build" not in path.parts)
+CODE = "\n".join(re.findall(r"^```[^\n]*\n(.*?)^```", TEXT, flags=re.S | re.M))
 # Paths of this repository: at the start of a word, never after "/" (``/shared/topics/...`` is
 # a node's path in an example, not ours); under focused/ and tests/ only files (stats names
 # such as ``focused/pages/fetched`` look like paths).
@@ -24,8 +26,8 @@ REPO_PATH = re.compile(
 GROUPS = {"web", "taxonomy", "redis"}
 
 
-def test_every_file_the_readme_names_is_in_the_repository():
-    named = set(REPO_PATH.findall(README))
+def test_every_file_the_text_names_is_in_the_repository():
+    named = {path for path in REPO_PATH.findall(TEXT) if not path.startswith("docs/_build")}
     assert "topics/birds.toml" in named
     missing = sorted(path for path in named if not (ROOT / path).exists())
     assert not missing, missing
@@ -46,7 +48,7 @@ def commands() -> list[list[str]]:
 
 
 @pytest.mark.parametrize("command", commands(), ids=" ".join)
-def test_every_focused_command_in_the_readme_exists(command, capsys):
+def test_every_focused_command_in_the_text_exists(command, capsys):
     argv = [*command, "--help"]
     with pytest.raises(SystemExit) as exit_:
         build_parser(argv).parse_args(argv)
