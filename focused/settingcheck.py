@@ -31,7 +31,7 @@ SWITCH = ("auto", "true", "false")
 _SWITCH_WORDS = {"false": "false", "0": "false", "off": "false", "no": "false", "": "false"}
 _SWITCH_WORDS |= {"true": "true", "1": "true", "on": "true", "yes": "true", "auto": "auto"}
 
-# Settings that take one of a few words, and those words.
+#: Settings that take one of a few words, and those words.
 CHOICES: dict[str, tuple[str, ...]] = {
     "FOCUSED_STRATEGY": ("", *STRATEGIES),  # "": the topic file's
     "FOCUSED_LINK_SCORE": ("", *LINK_SCORES),  # "": the topic file's

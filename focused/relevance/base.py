@@ -36,6 +36,7 @@ class RelevanceModel(Protocol):
         ...
 
     def best_path_good(self, X: Sequence[str]) -> np.ndarray:
-        """Whether each text is on the topic in hard focus's sense (seed 000): its best
-        category path holds a good category, or, without categories, R >= the threshold."""
+        """Whether each text is on the topic in hard focus's sense (Chakrabarti et al. 1999):
+        its best category path holds a good category, or, without categories, R >= the
+        threshold."""
         ...

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LINK_SCORES", "STRATEGIES", "build_strategy", "strategy_class"]
 
-# Strategy name -> "module:class" under focused.strategies.
+#: Strategy name -> ``"module:class"`` under ``focused.strategies``.
 STRATEGIES = {
     "soft": "focus:SoftFocus",
     "hard": "focus:HardFocus",
@@ -26,9 +26,9 @@ STRATEGIES = {
     "infospiders": "infospiders:InfoSpiders",
 }
 
-# How a link's target is estimated (seed 002's best-first variants): from the parent page's R
-# (``content``), the anchor text's (``anchor``), their mean (``both``), or the anchor with the
-# words around it (``context``).
+#: How a link's target is estimated (the best-first variants of Batsakis et al. 2009): from the
+#: parent page's R (``content``), the anchor text's (``anchor``), their mean (``both``), or the
+#: anchor with the words around it (``context``).
 LINK_SCORES = ("content", "anchor", "both", "context")
 
 

@@ -272,7 +272,7 @@ class RelevanceMethod:
       is built with, or raises a TopicError naming the field;
     - ``model``: fits its model (or loads it from the models folder) from a checked topic;
     - ``reads_anchors``: the model's ``score_pages`` also takes each text's URL and the anchor
-      a page was reached by (seed 004's thesaurus);
+      a page was reached by (the thesaurus of Badia et al. 2006);
     - ``vectors``: what word vectors do for it, from its options: "anchors" (a second estimate
       of each anchor's R), "pages" (the page's own R) or None; ``vector_model`` fits them.
     """
@@ -285,6 +285,7 @@ class RelevanceMethod:
     vector_model: Callable[[Topic, str], Any] | None = None
 
 
+#: Every relevance method, by the name a topic file gives in ``[relevance] method``.
 METHODS: dict[str, RelevanceMethod] = {
     "taxonomy": RelevanceMethod(
         frozenset({"taxonomy", "good"}),

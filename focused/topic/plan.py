@@ -57,6 +57,7 @@ class CrawlPlan:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, topic: Topic) -> CrawlPlan:
+        """The plan of a crawl of ``topic`` under ``settings`` (the spider's ``plan``)."""
         strategy = choice(settings, "FOCUSED_STRATEGY") or topic.strategy
         link_score = choice(settings, "FOCUSED_LINK_SCORE") or topic.link_score
         if not strategy_class(strategy).scores_links:
@@ -81,11 +82,13 @@ class CrawlPlan:
 
     @property
     def method(self) -> str:
+        """The topic's relevance method (a key of ``METHODS``)."""
         return self.topic.method
 
     @property
     def hard(self) -> bool:
-        """Hard focus (seed 000): pages need the good-path flag for their links to enter."""
+        """Hard focus (Chakrabarti et al. 1999): pages need the good-path flag for their links
+        to enter."""
         return self.strategy == "hard"
 
     @property
