@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -16,6 +17,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
+from focused import cli, defaults
 from focused.cli.main import build_parser
 from focused.settingcheck import accepted
 from focused.settingdocs import setting_sections
@@ -53,6 +55,7 @@ class SettingsDirective(_GeneratedDirective):
     """Every setting, section by section, with its default, what it accepts and its text."""
 
     def lines(self) -> list[str]:
+        self.env.note_dependency(defaults.__file__)  # rebuilt when a default or its text changes
         sections = setting_sections()
         known = {s.name for section in sections for g in section.groups for s in g.settings}
         lines: list[str] = []
@@ -74,6 +77,8 @@ class CommandsDirective(_GeneratedDirective):
     """``focused --help`` and the help of every command and subcommand, as printed."""
 
     def lines(self) -> list[str]:
+        for module in Path(cli.__file__).parent.glob("*.py"):
+            self.env.note_dependency(str(module))
         lines: list[str] = []
         for title, parser in _parsers(build_parser([]), "focused"):
             lines += [f"``{title}``", "-" * (len(title) + 4), "", ".. code-block:: text", ""]
