@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import random
 import time
 
@@ -10,6 +11,7 @@ import redis
 from w3lib.url import canonicalize_url
 
 from focused.errors import FocusedError
+from focused.schedulers.base import Frontier
 from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
 from focused.urls import CANONICAL, BadURL, clean_url
 from tests.conftest import free_port
@@ -280,3 +282,50 @@ def test_urls_canonical_as_they_are_skip_canonicalisation():
     assert checked > 1000
     assert not CANONICAL.fullmatch("http://a.test/p;x")  # w3lib drops an empty parameter
     assert not CANONICAL.fullmatch("http://a.test/./p")  # and resolves dot segments
+
+
+def mismatches(protocol: type, obj: object) -> list[str]:
+    """How ``obj`` falls short of ``protocol``: a declared attribute it lacks, a method it lacks
+    or whose signature differs (every parameter of the protocol's, in its place, with its
+    kind, default and annotation; any more with a default; the same return annotation)."""
+    found = [f"no attribute {name}" for name in protocol.__annotations__ if not hasattr(obj, name)]
+    for name, declared in vars(protocol).items():
+        if not inspect.isfunction(declared) or not declared.__qualname__.startswith(
+            protocol.__qualname__ + "."
+        ):
+            continue  # what typing adds to every Protocol
+        method = getattr(type(obj), name, None)
+        if not callable(method):
+            found.append(f"no method {name}")
+            continue
+        want, have = inspect.signature(declared), inspect.signature(method)
+        positional = [p.name for p in want.parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+        extra = [p for n, p in have.parameters.items() if n not in want.parameters]
+        if (
+            list(have.parameters)[: len(positional)] != positional
+            or any(have.parameters.get(n) != p for n, p in want.parameters.items())
+            or any(
+                p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                for p in extra
+            )
+            or have.return_annotation != want.return_annotation
+        ):
+            found.append(f"{name}{have} is not {name}{want}")
+    return found
+
+
+def test_the_redis_frontier_is_a_frontier():
+    f = RedisFrontier(redis.Redis(), "contract")  # never connects: nothing here calls Redis
+    assert mismatches(Frontier, f) == []
+
+    class Narrower(RedisFrontier):
+        def release(self, leases, retry=False):  # retry no longer keyword-only, no annotations
+            return 0
+
+    narrower = Narrower(redis.Redis(), "contract")
+    del narrower.owner
+    assert mismatches(Frontier, narrower) == [
+        "no attribute owner",
+        "release(self, leases, retry=False) is not "
+        "release(self, leases: 'Iterable[str]', *, retry: 'bool' = False) -> 'int'",
+    ]

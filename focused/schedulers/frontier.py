@@ -65,7 +65,7 @@ import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import redis
 from w3lib.url import canonicalize_url
@@ -133,29 +133,6 @@ class Pop:
     queued: int
     in_flight: int
     wake_in: float | None  # seconds until a waiting host or a lease deadline; None: nothing
-
-
-class FrontierProtocol(Protocol):
-    """What the scheduler and the pipelines need from a frontier."""
-
-    def push_many(self, links: Iterable[Link]) -> int: ...
-
-    def pop_ready(self, n: int) -> Pop: ...
-
-    def complete(
-        self,
-        lease: str,
-        url: str,
-        kind: str,
-        relevance: float,
-        relevant: bool,
-        links: Sequence[Link],
-        category: str,
-    ) -> tuple[int, int]: ...
-
-    def release(self, leases: Iterable[str], *, retry: bool = False) -> int: ...
-
-    def __len__(self) -> int: ...
 
 
 def fingerprint(url: str) -> int:
@@ -228,7 +205,8 @@ PACKING = {"HOST_UNIT": HOST_UNIT, "HOST_CAP": HOST_CAP, "TRY_UNIT": TRY_UNIT}
 
 
 class RedisFrontier:
-    """The frontier of one crawl in Redis (see the module docstring for order and layout).
+    """The frontier of one crawl in Redis (see the module docstring for order and layout): the
+    :class:`~focused.schedulers.base.Frontier` the crawl's components are written against.
 
     Built by :class:`~focused.schedulers.scheduler.FrontierScheduler` and the frontier
     pipeline from settings; constructed directly in tests and benchmarks. It makes the
