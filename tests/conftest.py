@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 import redis
 import requests
+from redis.cluster import RedisCluster
 
 from focused.lab.crawlproc import crawl_command
 from focused.lab.webs.bundle import Bundle
@@ -331,3 +332,11 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with running_cluster(tmp_path_factory.mktemp("redis-cluster"), masters=3) as cluster:
         yield cluster.url
+
+
+@pytest.fixture
+def cluster(redis_cluster: str) -> Iterator[RedisCluster]:
+    """A client of the session's Redis Cluster (:func:`redis_cluster`), closed after the test."""
+    client = connect(redis_cluster)
+    yield client
+    client.close()

@@ -27,13 +27,6 @@ HOSTS = [f"http://h{i}.test" for i in range(20)]
 
 
 @pytest.fixture
-def cluster(redis_cluster):
-    client = connect(redis_cluster)
-    yield client
-    client.close()
-
-
-@pytest.fixture
 def frontier_client(cluster):
     """The ``frontier`` fixture's frontiers are on the cluster here."""
     return cluster
@@ -58,8 +51,7 @@ def test_a_frontier_has_a_shard_per_master_and_hosts_spread_over_them(
     per_shard = Counter(shards.of_host(host) for host in HOSTS)
     assert sorted(per_shard) == [0, 1, 2]
     for host in HOSTS:
-        queue = shards.host_prefix(host) + keys.HOST_QUEUE + host
-        assert cluster.zcard(queue) == 3
+        assert cluster.zcard(f.store.host_key(keys.HOST_QUEUE, host)) == 3
     assert f.counts()["queued"] == 60
     popped = []
     while pop := f.pop_ready(7).leased:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import random
 import time
 
@@ -10,44 +12,67 @@ import redis
 from w3lib.url import canonicalize_url
 
 from focused.errors import FocusedError
+from focused.schedulers.base import Frontier
 from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
+from focused.store import keys
 from focused.urls import CANONICAL, BadURL, clean_url
 from tests.conftest import free_port
+
+
+@pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
+def frontier_client(request: pytest.FixtureRequest) -> redis.Redis:
+    """The ``frontier`` fixture's Redis: each test runs on one server, then on a Redis Cluster
+    (its ``cluster`` tier), where the frontier is sharded over the masters."""
+    return request.getfixturevalue("redis_client" if request.param == "server" else "cluster")
 
 
 def urls(pop) -> list[str]:
     return [leased.url for leased in pop.leased]
 
 
+def one_shard(f: RedisFrontier, *names: str) -> list[str]:
+    """An origin ``http://<name><i>.test`` per name, all of the first shard. The frontier's
+    order across hosts is a shard's: on a cluster the pops take the shards in turn."""
+    shards = f.store.shards
+    return [
+        next(o for i in itertools.count() if shards.of_host(o := f"http://{name}{i}.test") == 0)
+        for name in names
+    ]
+
+
+def fetch_order(f: RedisFrontier, url: str, n: int = 1) -> int:
+    """The fetch order of the n-th page fetched from the shard of ``url``'s host: n on one
+    server, n·S + j on shard j of S."""
+    shards = f.store.shards
+    return n * len(shards) + shards.of_host(split_url(url)[0])
+
+
 def test_pops_by_relevance_then_host_load(frontier):
     f = frontier()
-    f.push_many(
-        [
-            Link("http://a.test/low", 0.2),
-            Link("http://b.test/high", 0.9),
-            Link("http://c.test/mid", 0.5),
-        ]
-    )
-    assert urls(f.pop_ready(10)) == ["http://b.test/high", "http://c.test/mid", "http://a.test/low"]
+    a, b, c = one_shard(f, "a", "b", "c")
+    f.push_many([Link(f"{a}/low", 0.2), Link(f"{b}/high", 0.9), Link(f"{c}/mid", 0.5)])
+    assert urls(f.pop_ready(10)) == [f"{b}/high", f"{c}/mid", f"{a}/low"]
 
 
 def test_equal_relevance_prefers_hosts_crawled_less(frontier):
     f = frontier()
-    f.push_many([Link(f"http://busy.test/{i}", 0.5) for i in range(3)])
+    busy, fresh = one_shard(f, "busy", "fresh")
+    f.push_many([Link(f"{busy}/{i}", 0.5) for i in range(3)])
     for leased in f.pop_ready(3).leased:
         f.complete(leased.lease, leased.url, "page", 0.5, False)
-    f.push_many([Link("http://busy.test/next", 0.5), Link("http://fresh.test/next", 0.5)])
-    assert urls(f.pop_ready(2)) == ["http://fresh.test/next", "http://busy.test/next"]
+    f.push_many([Link(f"{busy}/next", 0.5), Link(f"{fresh}/next", 0.5)])
+    assert urls(f.pop_ready(2)) == [f"{fresh}/next", f"{busy}/next"]
 
 
 def test_retried_urls_come_after_fresh_ones(frontier):
     f = frontier(lease_s=0.2)
-    f.push_many([Link("http://a.test/first", 0.9)])
-    assert urls(f.pop_ready(1)) == ["http://a.test/first"]
-    f.push_many([Link("http://b.test/fresh", 0.1)])
+    a, b = one_shard(f, "a", "b")
+    f.push_many([Link(f"{a}/first", 0.9)])
+    assert urls(f.pop_ready(1)) == [f"{a}/first"]
+    f.push_many([Link(f"{b}/fresh", 0.1)])
     time.sleep(0.3)  # the lease of /first runs out: it returns with num_tries 1
     pop = f.pop_ready(2)
-    assert urls(pop) == ["http://b.test/fresh", "http://a.test/first"]
+    assert urls(pop) == [f"{b}/fresh", f"{a}/first"]
     assert [leased.tries for leased in pop.leased] == [0, 1]
 
 
@@ -67,18 +92,13 @@ def test_dedup_is_by_canonical_url(frontier):
 
 def test_host_delay_holds_a_host_but_not_the_others(frontier):
     f = frontier(host_delay=0.5)
-    f.push_many(
-        [
-            Link("http://slow.test/1", 0.9),
-            Link("http://slow.test/2", 0.9),
-            Link("http://other.test/1", 0.1),
-        ]
-    )
+    slow, other = one_shard(f, "slow", "other")
+    f.push_many([Link(f"{slow}/1", 0.9), Link(f"{slow}/2", 0.9), Link(f"{other}/1", 0.1)])
     first = f.pop_ready(10)
-    # One URL per host: one of slow.test's, and other.test's although it scores lower.
+    # One URL per host: one of slow's, and other's although it scores lower.
     popped = urls(first)
-    assert len(popped) == 2 and popped[1] == "http://other.test/1"
-    assert popped[0].startswith("http://slow.test/")
+    assert len(popped) == 2 and popped[1] == f"{other}/1"
+    assert popped[0].startswith(f"{slow}/")
     second = f.pop_ready(10)
     assert second.leased == [] and second.queued == 1
     assert 0.3 < second.wake_in <= 0.5
@@ -108,7 +128,7 @@ def test_complete_acknowledges_and_pushes_children(frontier):
         True,
         [Link("http://b.test/child", 0.8, depth=1), Link("http://a.test/parent", 0.8, depth=1)],
     )
-    assert (order, new) == (1, 1)
+    assert (order, new) == (fetch_order(f, parent.url), 1)
     child = f.pop_ready(1).leased[0]
     assert (child.url, child.depth, child.parent_url) == (
         "http://b.test/child",
@@ -158,11 +178,12 @@ def test_release_returns_leases_untouched(frontier):
 
 def test_retry_requeues_one_try_later_until_max_tries(frontier):
     f = frontier(max_tries=2)
-    f.push_many([Link("http://a.test/flaky", 0.9), Link("http://b.test/fresh", 0.1)])
+    a, b = one_shard(f, "a", "b")
+    f.push_many([Link(f"{a}/flaky", 0.9), Link(f"{b}/fresh", 0.1)])
     flaky = f.pop_ready(1).leased[0]
     assert f.release([flaky.lease], retry=True) == 1
     pop = f.pop_ready(2)
-    assert urls(pop) == ["http://b.test/fresh", "http://a.test/flaky"]
+    assert urls(pop) == [f"{b}/fresh", f"{a}/flaky"]
     assert pop.leased[1].tries == 1
     assert f.release([pop.leased[1].lease], retry=True) == 0  # its second try failed too
     counts = f.counts()
@@ -175,7 +196,7 @@ def test_failed_and_bad_kinds_are_counted(frontier):
     gone, png = f.pop_ready(2).leased
     assert f.complete(gone.lease, gone.url, "failed") == (0, 0)
     order, _ = f.complete(png.lease, png.url, "bad")
-    assert order == 1
+    assert order == fetch_order(f, png.url)
     counts = f.counts()
     assert (counts["failed"], counts["bad"], counts["fetched"]) == (1, 1, 1)
     assert len(f) == 0
@@ -232,6 +253,8 @@ def script_calls(client) -> int:
     return int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
 
 
+# One server only: it counts the script calls one server saw.
+@pytest.mark.parametrize("frontier_client", ["server"], indirect=True)
 def test_a_process_sends_a_link_once_and_others_still_dedup(frontier, redis_client):
     one, two = frontier(), frontier()
     links = [Link(f"http://a.test/{i}", 0.5) for i in range(5)]
@@ -249,7 +272,8 @@ def test_a_process_sends_a_link_once_and_others_still_dedup(frontier, redis_clie
     )
     assert new == 1 and one.counts()["seen"] == 7
     # the page's fingerprint and its one link to another server
-    assert redis_client.hstrlen(f"{one.store.prefix}graph:{order // 512}", order) == 8 + 12
+    graph = one.store.shards.record_key(keys.GRAPH, order)
+    assert redis_client.hstrlen(graph, order) == 8 + 12
 
 
 def test_the_cache_forgets_links_a_failed_call_did_not_store(frontier, crawl_name):
@@ -280,3 +304,50 @@ def test_urls_canonical_as_they_are_skip_canonicalisation():
     assert checked > 1000
     assert not CANONICAL.fullmatch("http://a.test/p;x")  # w3lib drops an empty parameter
     assert not CANONICAL.fullmatch("http://a.test/./p")  # and resolves dot segments
+
+
+def mismatches(protocol: type, obj: object) -> list[str]:
+    """How ``obj`` falls short of ``protocol``: a declared attribute it lacks, a method it lacks
+    or whose signature differs (every parameter of the protocol's, in its place, with its
+    kind, default and annotation; any more with a default; the same return annotation)."""
+    found = [f"no attribute {name}" for name in protocol.__annotations__ if not hasattr(obj, name)]
+    for name, declared in vars(protocol).items():
+        if not inspect.isfunction(declared) or not declared.__qualname__.startswith(
+            protocol.__qualname__ + "."
+        ):
+            continue  # what typing adds to every Protocol
+        method = getattr(type(obj), name, None)
+        if not callable(method):
+            found.append(f"no method {name}")
+            continue
+        want, have = inspect.signature(declared), inspect.signature(method)
+        positional = [p.name for p in want.parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+        extra = [p for n, p in have.parameters.items() if n not in want.parameters]
+        if (
+            list(have.parameters)[: len(positional)] != positional
+            or any(have.parameters.get(n) != p for n, p in want.parameters.items())
+            or any(
+                p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                for p in extra
+            )
+            or have.return_annotation != want.return_annotation
+        ):
+            found.append(f"{name}{have} is not {name}{want}")
+    return found
+
+
+def test_the_redis_frontier_is_a_frontier():
+    f = RedisFrontier(redis.Redis(), "contract")  # never connects: nothing here calls Redis
+    assert mismatches(Frontier, f) == []
+
+    class Narrower(RedisFrontier):
+        def release(self, leases, retry=False):  # retry no longer keyword-only, no annotations
+            return 0
+
+    narrower = Narrower(redis.Redis(), "contract")
+    del narrower.owner
+    assert mismatches(Frontier, narrower) == [
+        "no attribute owner",
+        "release(self, leases, retry=False) is not "
+        "release(self, leases: 'Iterable[str]', *, retry: 'bool' = False) -> 'int'",
+    ]

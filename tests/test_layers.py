@@ -28,15 +28,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "focused"
 
-# Only the crawl store talks to Redis. These modules import redis-py at run time outside
-# focused/store/ today; the list may only shrink (a module that no longer does fails the test
-# until it is taken off), as the crawl store takes their Redis code over.
-REDIS_TODAY = frozenset(
-    {
-        "focused.schedulers.frontier",
-    }
-)
-# These import redis-py only under TYPE_CHECKING, to annotate the client they are handed.
+# Only the crawl store talks to Redis: no module outside focused/store/ imports redis-py at run
+# time. These import it only under TYPE_CHECKING, to annotate the client they are handed.
 REDIS_FOR_TYPES = frozenset(
     {
         "focused.cli.export",
@@ -45,7 +38,7 @@ REDIS_FOR_TYPES = frozenset(
         "focused.monitor.dashboard",
         "focused.monitor.metrics",
         "focused.monitor.snapshot",
-        "focused.schedulers.revisits",
+        "focused.schedulers.frontier",
     }
 )
 
@@ -185,7 +178,7 @@ def test_the_graph_is_read_from_the_source():
     and ``from package import module`` names the module."""
     found = set(imports())
     assert Import("focused.cli.main", "focused.monitor.snapshot", False) in found  # in a function
-    assert Import("focused.schedulers.revisits", "redis", True) in found
+    assert Import("focused.schedulers.frontier", "redis", True) in found
     assert Import("focused.schedulers", "focused.schedulers.scheduler", False) in found
     assert Import("focused.strategies.hmm", "focused.store.keys", False) in found
     graph = module_graph()
@@ -256,8 +249,7 @@ def test_only_the_store_imports_redis():
     at_run_time = {m for m in _importers({"redis"}, typing=False) if not _under(m, "focused.store")}
     for_types = {m for m in _importers({"redis"}, typing=True) if not _under(m, "focused.store")}
     for_types -= at_run_time
-    # REDIS_TODAY may only shrink: take a module off once it is free of redis.
-    assert at_run_time == REDIS_TODAY, _lines(at_run_time ^ REDIS_TODAY)
+    assert not at_run_time, _lines(at_run_time)
     assert for_types <= REDIS_FOR_TYPES, _lines(for_types - REDIS_FOR_TYPES)
 
 

@@ -30,11 +30,6 @@ HOST = "127.0.0.1"
 
 
 @pytest.fixture
-def cluster(redis_cluster: str) -> RedisCluster:
-    return connect(redis_cluster)
-
-
-@pytest.fixture
 def tag() -> str:
     """A prefix of the test's own keys on the session's cluster."""
     return f"test-{uuid.uuid4().hex[:8]}:"

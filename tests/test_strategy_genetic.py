@@ -15,7 +15,7 @@ from focused.strategies.genetic import (
     EdgeLog,
     GeneticStrategy,
     evolve,
-    evolve_locked,
+    generation_job,
     node,
     topic_pagerank,
 )
@@ -198,17 +198,18 @@ def test_a_generation_raises_exactly_the_chosen_urls(frontier, crawl_name):
 
 def test_generations_run_when_due_one_process_at_a_time(frontier, crawl_name):
     population(frontier, crawl_name)  # one page logged
-    key = frontier.store.prefix + keys.GENETIC
+    key, lock = frontier.store.key(keys.GENETIC), frontier.store.key(keys.GENETIC_LOCK)
     log = EdgeLog(frontier)
-    assert evolve_locked(frontier, log, size=2) is None  # one page since the last: not due
-    frontier.store.client.set(frontier.store.prefix + keys.GENETIC_LOCK, "another process")
-    assert evolve_locked(frontier, log, size=1) is None  # the lock is held elsewhere
-    frontier.store.client.delete(frontier.store.prefix + keys.GENETIC_LOCK)
-    result = evolve_locked(frontier, log, size=1, crossover=1.0, mutation=0.0, min_fitness=0.3)
+    job = generation_job(frontier)  # the crawl's job, run here in the test's thread
+    assert job.run(frontier, log, size=2) is None  # one page since the last: not due
+    frontier.store.client.set(lock, "another process")
+    assert job.run(frontier, log, size=1) is None  # the lock is held elsewhere
+    frontier.store.client.delete(lock)
+    result = job.run(frontier, log, size=1, crossover=1.0, mutation=0.0, min_fitness=0.3)
     assert result is not None and (result.number, result.crossover, result.raised) == (1, 1, 1)
     record = frontier.store.client.hgetall(key)
     assert (record["pages"], record["last"], record["generations"]) == ("1", "1", "1")
-    assert evolve_locked(frontier, log, size=1) is None  # done: not due again
+    assert job.run(frontier, log, size=1) is None  # done: not due again
 
 
 def test_shares_and_sizes_out_of_range_are_refused(frontier):

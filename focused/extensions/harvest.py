@@ -33,6 +33,8 @@ from focused.store import keys
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.schedulers.base import Frontier
+
 logger = logging.getLogger(__name__)
 WINDOWS = (100, 1000)
 
@@ -110,7 +112,7 @@ class HarvestMonitor:
                 )
 
     def spider_opened(self) -> None:
-        frontier = frontier_for(self.crawler)
+        frontier: Frontier = frontier_for(self.crawler)
         topic = self.crawler.spider.topic
         frontier.store.client.hset(
             frontier.store.key(keys.META),

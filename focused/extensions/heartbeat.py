@@ -37,6 +37,8 @@ from focused.store import keys
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.schedulers.base import Frontier
+
 GONE_BEATS = 3  # a running process's record expires this many beats after its last one
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
 RATE_BEATS = 12  # pages/s and items/s are measured over this many beats
@@ -70,7 +72,7 @@ class Heartbeat:
         return heartbeat
 
     def spider_opened(self) -> None:
-        self.frontier = frontier_for(self.crawler)
+        self.frontier: Frontier = frontier_for(self.crawler)
         self.script = self.frontier.store.script("heartbeat")
         self.task = task.LoopingCall(self.beat)
         self.task.start(self.interval, now=True)

@@ -23,6 +23,8 @@ from focused.settingcheck import choice
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.schedulers.base import Frontier
+
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
 
@@ -50,7 +52,7 @@ class Maintenance:
         return maintenance
 
     def spider_opened(self) -> None:
-        self.frontier = frontier_for(self.crawler)
+        self.frontier: Frontier = frontier_for(self.crawler)
         self.task = task.LoopingCall(self.check)
         self.task.start(CHECK_S, now=False)
 

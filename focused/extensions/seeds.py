@@ -31,6 +31,8 @@ from focused.topic.files import is_seed_url
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.schedulers.base import Frontier
+
 logger = logging.getLogger(__name__)
 BATCH = 1000
 LOCK_S = 30.0
@@ -55,7 +57,7 @@ class SeedFeeder:
         return feeder
 
     def spider_opened(self) -> None:
-        self.frontier = frontier_for(self.crawler)
+        self.frontier: Frontier = frontier_for(self.crawler)
         self.store = self.frontier.store
         self.key = self.store.key(keys.START_URLS)
         self.task = task.LoopingCall(self.move)

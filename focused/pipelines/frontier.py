@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.schedulers.base import Frontier
     from focused.strategies.focus import SoftFocus
 
 
@@ -36,7 +36,7 @@ class FrontierPipeline:
 
     def __init__(
         self,
-        frontier: RedisFrontier,
+        frontier: Frontier,
         strategy: SoftFocus,
         stats: StatsCollector,
         hub_min_score: float = 0.05,

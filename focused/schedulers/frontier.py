@@ -65,9 +65,9 @@ import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-import redis
 from w3lib.url import canonicalize_url
 
 from focused.errors import FocusedError
@@ -76,6 +76,9 @@ from focused.store.crawl import CrawlStore
 from focused.store.shards import add_up, crawl_shards, host_hash
 from focused.urls import CANONICAL, BadURL, clean_url
 from focused.urls import origin as url_origin
+
+if TYPE_CHECKING:
+    import redis
 
 TRY_UNIT = 1 << 48
 SCORE_UNIT = 1 << 32
@@ -133,29 +136,6 @@ class Pop:
     queued: int
     in_flight: int
     wake_in: float | None  # seconds until a waiting host or a lease deadline; None: nothing
-
-
-class FrontierProtocol(Protocol):
-    """What the scheduler and the pipelines need from a frontier."""
-
-    def push_many(self, links: Iterable[Link]) -> int: ...
-
-    def pop_ready(self, n: int) -> Pop: ...
-
-    def complete(
-        self,
-        lease: str,
-        url: str,
-        kind: str,
-        relevance: float,
-        relevant: bool,
-        links: Sequence[Link],
-        category: str,
-    ) -> tuple[int, int]: ...
-
-    def release(self, leases: Iterable[str], *, retry: bool = False) -> int: ...
-
-    def __len__(self) -> int: ...
 
 
 def fingerprint(url: str) -> int:
@@ -228,7 +208,8 @@ PACKING = {"HOST_UNIT": HOST_UNIT, "HOST_CAP": HOST_CAP, "TRY_UNIT": TRY_UNIT}
 
 
 class RedisFrontier:
-    """The frontier of one crawl in Redis (see the module docstring for order and layout).
+    """The frontier of one crawl in Redis (see the module docstring for order and layout): the
+    :class:`~focused.schedulers.base.Frontier` the crawl's components are written against.
 
     Built by :class:`~focused.schedulers.scheduler.FrontierScheduler` and the frontier
     pipeline from settings; constructed directly in tests and benchmarks. It makes the
@@ -507,13 +488,14 @@ class RedisFrontier:
         self._redeliver_at = time.monotonic() + REDELIVER_S
         store, client = self.store, self.store.client
         delivered = 0
-        for shard, prefix in enumerate(store.shards.prefixes):
-            entries = store.retrying(lambda p=prefix: client.hgetall(p + keys.OUTBOX))
+        for shard in range(len(store.shards)):
+            outbox = store.key(keys.OUTBOX, shard=shard)
+            entries = store.retrying(lambda k=outbox: client.hgetall(k))
             if not entries:
                 continue
             seconds, micros = store.retrying(client.time)
             owners = sorted({entry.split(" ", 1)[0] for entry in entries.values()} - {"-"})
-            alive = store.retrying(lambda p=prefix, o=owners: self._alive(p, o))
+            alive = store.retrying(lambda j=shard, o=owners: self._alive(j, o))
             for order, entry in entries.items():
                 owner, at, payload = entry.split(" ", 2)
                 if owner == "-":
@@ -524,23 +506,23 @@ class RedisFrontier:
                     continue
                 by_shard = {int(j): args for j, args in json.loads(payload).items()}
                 self._push_shards(by_shard, int(order))
-                store.retrying(lambda p=prefix, o=order: client.hdel(p + keys.OUTBOX, o))
+                store.retrying(lambda k=outbox, o=order: client.hdel(k, o))
                 delivered += 1
         return delivered
 
-    def _alive(self, prefix: str, ids: list[str]) -> dict[str, bool]:
+    def _alive(self, shard: int, ids: list[str]) -> dict[str, bool]:
         """Process id -> whether its heartbeat record on a shard is still there."""
         pipe = self.store.client.pipeline(transaction=False)
         for process_id in ids:
-            pipe.exists(prefix + keys.PROC + process_id)
+            pipe.exists(self.store.key(keys.PROC, process_id, shard=shard))
         return dict(zip(ids, map(bool, pipe.execute()), strict=True)) if ids else {}
 
     def settle(self) -> None:
         """Delete the outbox entries this process has delivered (at its close)."""
         store = self.store
         for shard, done in list(self._delivered.items()):
-            prefix = store.shards.prefixes[shard]
-            store.retrying(lambda p=prefix, d=done: store.client.hdel(p + keys.OUTBOX, *d))
+            outbox = store.key(keys.OUTBOX, shard=shard)
+            store.retrying(lambda k=outbox, d=done: store.client.hdel(k, *d))
             del self._delivered[shard]
 
     def _by_shard(self, leases: Iterable[str]) -> dict[int, list[str]]:
@@ -605,13 +587,10 @@ class RedisFrontier:
     def queued_hosts(self) -> list[str]:
         """Origins with URLs queued (a SCAN over the host queues: for periodic jobs only)."""
         store, hosts = self.store, []
-        for prefix in store.shards.prefixes:
-            start, pattern = len(prefix + keys.HOST_QUEUE), keys.pattern(prefix, keys.HOST_QUEUE)
-            hosts += store.retrying(
-                lambda p=pattern, s=start: [
-                    key[s:] for key in store.client.scan_iter(match=p, count=1000)
-                ]
-            )
+        for shard in range(len(store.shards)):
+            queues = store.key(keys.HOST_QUEUE, shard=shard)  # then the host's origin
+            scan = partial(store.client.scan_iter, match=keys.pattern(queues), count=1000)
+            hosts += store.retrying(lambda q=queues, s=scan: [key[len(q) :] for key in s()])
         return hosts
 
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
@@ -655,9 +634,9 @@ class RedisFrontier:
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
             pipe = self.store.client.pipeline(transaction=False)
-            for prefix in self.store.shards.prefixes:
-                pipe.hgetall(prefix + keys.STATS)
-                pipe.zcard(prefix + keys.LEASES)
+            for shard in range(len(self.store.shards)):
+                pipe.hgetall(self.store.key(keys.STATS, shard=shard))
+                pipe.zcard(self.store.key(keys.LEASES, shard=shard))
             return pipe.execute()
 
         replies = self.store.retrying(read)

@@ -30,29 +30,28 @@ from focused.store import keys, scripts
 from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:
-    import redis
-
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.schedulers.base import Frontier
+    from focused.store.crawl import CrawlStore
 
 ORDERS = ("relevance", "hub")
 
 
-def _next_relevant(client: redis.Redis, shard: str, count: int) -> list[str]:
+def _next_relevant(store: CrawlStore, shard: int, count: int) -> list[str]:
     """Up to ``count`` of one shard's relevant pages to revisit, best first."""
-    revisit = shard + keys.REVISIT
-    return client.eval(scripts.source("revisit_next"), 2, revisit, revisit + ":next", count)
+    revisit, later = store.key(keys.REVISIT, shard=shard), store.key(keys.REVISIT_NEXT, shard=shard)
+    return store.client.eval(scripts.source("revisit_next"), 2, revisit, later, count)
 
 
-def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
+def revisit_round(frontier: Frontier, order: str, count: int) -> int:
     """Queue up to ``count`` known pages again, best first by ``order``; returns how many."""
     store, client = frontier.store, frontier.store.client
     if order == "relevance":
-        shards = store.shards.prefixes
+        shards = len(store.shards)
         urls = []
-        for j, shard in enumerate(shards):  # each shard its share, one script call each
-            share = -(-(count - len(urls)) // (len(shards) - j))  # of what the others left
+        for shard in range(shards):  # each shard its share, one script call each
+            share = -(-(count - len(urls)) // (shards - shard))  # of what the others left
             if share:
-                urls += store.retrying(partial(_next_relevant, client, shard, share))
+                urls += store.retrying(partial(_next_relevant, store, shard, share))
     else:
         popped = store.retrying(lambda: client.zpopmax(store.key(keys.HUBS), count))
         orders = [member for member, _ in popped]
@@ -60,7 +59,7 @@ def revisit_round(frontier: RedisFrontier, order: str, count: int) -> int:
     return frontier.requeue(urls)
 
 
-def claim_round(frontier: RedisFrontier, every: int) -> bool:
+def claim_round(frontier: Frontier, every: int) -> bool:
     """Whether this process claimed the next round: ``every`` pages were fetched (crawl-wide)
     since the last round of any process."""
     store = frontier.store

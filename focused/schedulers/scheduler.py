@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
 
+    from focused.schedulers.base import Frontier
     from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ def store_for(crawler: Crawler) -> CrawlStore:
     return frontier_for(crawler).store
 
 
-def claim_crawl(frontier: RedisFrontier, topic_file: str, resume_anyway: bool) -> None:
+def claim_crawl(frontier: Frontier, topic_file: str, resume_anyway: bool) -> None:
     """Record which topic file a crawl belongs to, and refuse to resume it from another one.
 
     The first process of a crawl records its topic file in ``meta``; a later start under the
@@ -158,7 +159,7 @@ class FrontierScheduler(BaseScheduler):
 
     def __init__(
         self,
-        frontier: RedisFrontier,
+        frontier: Frontier,
         *,
         stats: StatsCollector,
         batch: int,

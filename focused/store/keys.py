@@ -119,6 +119,7 @@ HUB_SCORES = "hubscore"
 SITES = "sites"
 FOUND = "found"
 REVISIT = "revisit"
+REVISIT_NEXT = "revisit:next"
 HUBS = "hubs"
 MAINTAIN = "maintain"
 DISTILL_LOCK = "distill:lock"
@@ -172,8 +173,9 @@ def _escape(text: str) -> str:
 
 
 def pattern(key_prefix: str, start: str = "") -> str:
-    """A SCAN pattern matching every key under ``key_prefix`` (a crawl's or a shard's) that
-    starts with ``start`` (a key name above, free of glob characters)."""
+    """A SCAN pattern matching every key under ``key_prefix`` (a crawl's or a shard's, or a
+    key name under one: ``q:`` for the host queues) that starts with ``start`` (a key name
+    above, free of glob characters)."""
     return _escape(key_prefix) + start + "*"
 
 

@@ -355,14 +355,6 @@ def generation_job(frontier: RedisFrontier, **periodic: Any) -> PeriodicJob[Gene
     )
 
 
-def evolve_locked(
-    frontier: RedisFrontier, log: EdgeLog, *, size: int, **options: Any
-) -> Generation | None:
-    """:func:`evolve_due` under the crawl's generation lock; None when not due or another
-    process holds the lock."""
-    return generation_job(frontier).run(frontier, log, size=size, **options)
-
-
 class GeneticStrategy(SoftFocus):
     """Out-links scored by fitness; generations re-order the frontier (module docstring).
 
