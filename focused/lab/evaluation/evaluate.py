@@ -138,6 +138,7 @@ def evaluate(
     with console.status("reading the bundle's links and texts"):
         graph = WebGraph.from_bundle(bundle)
     tasks = load_tasks(bundle, graph, topics, dist, task_set=task_set, categories=categories)
+    out = out.resolve()  # each crawl runs in a folder of its own: its paths must not be relative
     out.mkdir(parents=True, exist_ok=True)
     ks = steps(pages)
     real = [name for name in crawlers if name != ORACLE]
