@@ -15,6 +15,7 @@ that cannot run offline are of language ``shell``, and are not run.
 
 from __future__ import annotations
 
+import argparse
 import html.parser
 import os
 import re
@@ -27,6 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from focused.cli.main import build_parser
 from focused.settingcheck import known_settings
 from focused.settingdocs import setting_sections, undescribed
 
@@ -38,6 +40,8 @@ EXAMPLE_PAGES = [p for p in PAGES if p.parent.name in ("intro", "howto")]
 PORTS = ("6800", "8080", "8090", "9410")
 """Ports the examples use; each run gets free ones instead."""
 
+HISTORY = r"\bissues? #?\d+|\bseeds? 00\d|\bcommit [0-9a-f]{7,}\b"
+"""Issue numbers, the papers' numbers in the project's notes, commit hashes."""
 SETTING_NAME = re.compile(r"\bFOCUSED_[A-Z0-9_]*[A-Z0-9]\b")
 ENVIRONMENT = {"FOCUSED_REDIS_URL", "FOCUSED_HOME", "FOCUSED_WORDNET", "FOCUSED_CACHE"}
 """Environment variables of the same spelling, named in the text as such."""
@@ -60,8 +64,21 @@ def test_the_text_has_no_history(path):
     """Issue numbers, commit hashes and the papers' numbers in the project's notes belong in
     CHANGELOG.md or nowhere: a reader knows none of them."""
     text = path.read_text(encoding="utf-8")
-    history = re.findall(r"\bissues? #?\d+|\bseeds? 00\d|\bcommit [0-9a-f]{7,}\b", text, re.I)
+    history = re.findall(HISTORY, text, re.I)
     assert not history
+
+
+def test_the_commands_help_has_no_history():
+    """The help of every command is a reference page too."""
+    parsers, helps = [build_parser([])], []
+    while parsers:
+        parser = parsers.pop()
+        helps.append(parser.format_help())
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += action.choices.values()
+    assert len(helps) > 20
+    assert not re.findall(HISTORY, "\n".join(helps), re.I)
 
 
 def test_the_readme_is_short():

@@ -302,8 +302,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "--hubs",
         type=int,
         default=10,
-        help="top hubs whose queued neighbours are raised (default %(default)s, seed 000's; "
-        "inside a crawl FOCUSED_DISTILL_HUBS, 0 by default)",
+        help="top hubs whose queued neighbours are raised (default %(default)s, as Chakrabarti "
+        "et al. 1999; inside a crawl FOCUSED_DISTILL_HUBS, 0 by default)",
     )
     sub.add_argument(
         "--boost",
@@ -326,7 +326,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "--keep-known",
         action="store_true",
         help="keep the fetched pages' text checksums and Last-Modified: the next run skips "
-        "pages that come back unchanged (seed 004)",
+        "pages that come back unchanged",
     )
     redis_options(sub)
 
@@ -419,7 +419,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     command(
         "evaluate",
         _lazy("focused.cli.evaluate:run"),
-        "compare crawlers on a labelled offline web (seed 003)",
+        "compare crawlers on a labelled offline web (Srinivasan et al. 2005's framework)",
         arguments=_lazy("focused.cli.evaluate:add_arguments"),
     )
     return parser

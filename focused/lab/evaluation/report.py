@@ -162,7 +162,7 @@ def tables(result: dict[str, Any]) -> list[Table]:
             "-" if hubs is None else f"{hubs:.1f}",
         )
 
-    hardness = Table(title="Topic difficulty (seed 003)")
+    hardness = Table(title="Topic difficulty")
     for column in ("topic", "targets", "popularity", "cohesive", "authority", "seed sim"):
         hardness.add_column(column, justify="left" if column == "topic" else "right")
     for topic in result["topics"]:
