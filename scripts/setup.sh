@@ -14,13 +14,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     touch "$stamp"
 fi
 # Debian packages: WordNet 3.0 for the "semantic" relevance method (wordnet-base, in
-# /usr/share/wordnet) and Chromium, the headless browser of the dashboard's test (chromium).
+# /usr/share/wordnet), Chromium, the headless browser of the dashboard's test (chromium), and
+# the command-line tools the documentation's examples use (jq, curl).
 wordnet=${FOCUSED_WORDNET:-/usr/share/wordnet}
 packages=()
 if [ -z "${FOCUSED_WORDNET:-}" ] && [ ! -f "$wordnet/index.noun" ]; then
     packages+=(wordnet-base)
 fi
 if [ ! -x /usr/bin/chromium ]; then packages+=(chromium); fi
+# jq and curl: the documentation's examples use them, and its tests run those examples.
+for tool in jq curl; do command -v "$tool" >/dev/null || packages+=("$tool"); done
 if [ ${#packages[@]} -gt 0 ] && command -v apt-get >/dev/null; then
     sudo=""
     if [ "$(id -u)" != 0 ]; then sudo="sudo -n"; fi
