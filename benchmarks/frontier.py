@@ -1,17 +1,28 @@
-"""Frontier figures: push and pop rates, Redis bytes per queued URL, against scrapy-redis, and
-how both grow with the number of queued URLs.
+"""Frontier figures: push and pop rates, as shares of Redis's own ceiling on the same server,
+Redis bytes per queued URL, against scrapy-redis, and how all grow with the queued URLs.
 
     .venv/bin/python benchmarks/frontier.py [--sizes 10000,100000] [--hosts 400]
-    .venv/bin/python benchmarks/frontier.py --sizes 10000,100000,1000000     # a few minutes
+    .venv/bin/python benchmarks/frontier.py --sizes 100000,1000000     # 8 to 9 minutes
+    .venv/bin/python benchmarks/frontier.py --sizes 10M --no-scrapy-redis  # over half an hour
 
-For each size N, on a fresh redis-server (the embedded Redis's binary, no persistence; or
-FOCUSED_REDIS_URL, where only this benchmark's keys are touched):
+Sizes may be written 100000, 100k, 1M or 10M. Before it starts the script checks that Redis's
+largest structure fits in the machine's available memory (about 450 B a URL with scrapy-redis,
+150 B without: 4.5 GB at 10M). For each size N, on a fresh redis-server (the embedded Redis's
+binary, no persistence; or FOCUSED_REDIS_URL, where only this benchmark's keys are touched):
 
 - ours: N URLs pushed with ``push_many`` in batches of 100 (about a page's out-links), then
   popped (leased) with ``pop_ready`` in batches of 100; Redis ``used_memory`` growth per
   queued URL (host queues, seen set, host state). Then the crawl's own shape: pops of
   FOCUSED_POP_BATCH (8) URLs, each acknowledged by ``complete`` with 12 new out-links, on
   the full frontier: frontier-bound pages/s (two round trips per 8 pages plus one per page).
+  The seen set has ``--seen-buckets`` buckets, by default 4,096 doubled until each holds at
+  most 512 URLs (32,768 at 10M), as a crawl of that size should be set.
+- Redis's ceiling, right after, on the same server: the same N URL strings pushed into one
+  sorted set, 100 a round trip, and popped from it, 100 a round trip; first as one command
+  a batch (``ZADD`` of 100 members, ``ZPOPMIN key 100``: the ceiling ours' rates are printed
+  as shares of), then as 100 one-member ``ZADD``/``ZPOPMIN`` commands pipelined (a command
+  per URL, printed for comparison). Both include making the URL strings, as ours' push does;
+  ``--no-ceiling`` leaves it out.
 - scrapy-redis: the same N URLs as Scrapy ``Request`` objects (callback ``parse``, meta
   depth, a priority) pushed with ``scrapy_redis.queue.PriorityQueue.push`` and their
   fingerprints added with ``scrapy_redis.dupefilter.RFPDupeFilter.request_seen``, as its
@@ -45,6 +56,7 @@ POP_BATCH = 8  # FOCUSED_POP_BATCH
 LINKS_PER_PAGE = 12  # out-links per page in the crawl-shaped run
 CRAWL = "bench-frontier"
 SR_QUEUE, SR_DUPES = "bench-sr:requests", "bench-sr:dupefilter"
+CEILING = "bench-ceiling"
 CHUNK = 10_000
 
 
@@ -77,6 +89,16 @@ class Ours:
     pop: float  # URLs/s
     bytes_per_url: float
     crawl_pages: float  # pages/s in the crawl's shape
+
+
+@dataclass
+class Ceiling:
+    """Redis's own rates at one size: the same URL strings in one sorted set."""
+
+    push: float  # URLs/s, one ZADD of BATCH members per round trip
+    pop: float  # URLs/s, one ZPOPMIN of BATCH per round trip
+    push_each: float  # URLs/s, BATCH one-member ZADDs pipelined per round trip
+    pop_each: float  # URLs/s, BATCH one-member ZPOPMINs pipelined per round trip
 
 
 @dataclass
@@ -130,6 +152,46 @@ def bench_ours(
     return Ours(n / push_s, popped / pop_s, per_url, done / cycle_s)
 
 
+def bench_ceiling(client: redis.Redis, n: int, hosts: int) -> Ceiling:
+    """Redis's ceiling for the same n URLs on the same server: pushed into one sorted set and
+    popped from it, BATCH URLs per round trip, first as one command per batch (``ZADD`` of
+    BATCH members, ``ZPOPMIN key BATCH``), then as BATCH one-member commands pipelined."""
+
+    def push(each: bool) -> float:
+        client.delete(CEILING)
+        started = time.perf_counter()
+        for i in range(0, n, BATCH):
+            members = {url(j, hosts): j % 97 / 97 for j in range(i, min(n, i + BATCH))}
+            pipe = client.pipeline(transaction=False)
+            if each:
+                for member, score in members.items():
+                    pipe.zadd(CEILING, {member: score})
+            else:
+                pipe.zadd(CEILING, members)
+            pipe.execute()
+        return n / (time.perf_counter() - started)
+
+    def pop(each: bool) -> float:
+        started = time.perf_counter()
+        popped = 0
+        while True:
+            pipe = client.pipeline(transaction=False)
+            if each:
+                for _ in range(BATCH):
+                    pipe.zpopmin(CEILING)
+            else:
+                pipe.zpopmin(CEILING, BATCH)
+            got = sum(len(r) for r in pipe.execute())
+            if not got:
+                break
+            popped += got
+        return popped / (time.perf_counter() - started)
+
+    rates = [push(False), pop(False), push(True), pop(True)]
+    client.delete(CEILING)
+    return Ceiling(*rates)
+
+
 def requests(first: int, last: int, hosts: int, spider: scrapy.Spider) -> Iterator[scrapy.Request]:
     """The same URLs as Scrapy requests, as a crawl yields them."""
     for i in range(first, last):
@@ -174,23 +236,67 @@ def bench_theirs(client: redis.Redis, n: int, hosts: int, sample: int) -> Theirs
     return Theirs((queued - before) / n, (seen - queued) / n, sample / push_s, sample / pop_s)
 
 
+def size(text: str) -> int:
+    """A --sizes entry: 100000, 100_000, 100k, 1M or 10M."""
+    text = text.strip().lower().replace("_", "")
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * scale)
+
+
+def buckets_for(n: int, given: int | None) -> int:
+    """--seen-buckets, else the default or, past its 2M URLs, the power of two that keeps every
+    bucket at most 512 fingerprints (compact), as a crawl of n URLs should be set."""
+    if given:
+        return given
+    buckets = defaults.FOCUSED_SEEN_BUCKETS
+    while buckets * 512 < n:
+        buckets *= 2
+    return buckets
+
+
+def available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (None where there is none)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def share(ours: float, ceiling: float) -> str:
+    return f"{ours / ceiling:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000", help="queued URLs, comma-separated")
-    parser.add_argument("--urls", type=int, help="one size (the old option)")
+    parser.add_argument(
+        "--sizes", default="10000,100000", help="queued URLs, comma-separated (100k, 1M, 10M)"
+    )
+    parser.add_argument("--urls", type=size, help="one size (the old option)")
     parser.add_argument("--hosts", type=int, default=400)
     parser.add_argument("--crawl-pages", type=int, default=4000, help="pages of the crawl shape")
     parser.add_argument("--sample", type=int, default=20_000, help="scrapy-redis rate sample")
     parser.add_argument("--no-scrapy-redis", action="store_true")
+    parser.add_argument("--no-ceiling", action="store_true", help="skip Redis's own rates")
     parser.add_argument(
         "--seen-buckets",
         type=int,
-        default=defaults.FOCUSED_SEEN_BUCKETS,
-        help="FOCUSED_SEEN_BUCKETS (compact while each holds at most 512 URLs)",
+        help="FOCUSED_SEEN_BUCKETS (default: 4,096, doubled until each holds at most 512 URLs)",
     )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     args = parser.parse_args()
-    sizes = [args.urls] if args.urls else [int(s) for s in args.sizes.split(",")]
+    sizes = [args.urls] if args.urls else [size(s) for s in args.sizes.split(",")]
+    # Redis holds one structure at a time (each is deleted before the next): scrapy-redis's
+    # about 440 B a URL is the largest, ours about 150 B, the ceiling's one sorted set less.
+    need = max(sizes) * (150 if args.no_scrapy_redis else 450)
+    free = available_memory()
+    if free is not None and need > 0.8 * free:
+        parser.error(
+            f"{max(sizes):,} URLs need about {need / 2**30:.1f} GiB of Redis memory,"
+            f" {free / 2**30:.1f} GiB available"
+        )
     rows = []
     with redis_server(args.work.resolve() / "redis-frontier") as redis_url:
         client = redis.Redis.from_url(redis_url, decode_responses=True)
@@ -201,13 +307,23 @@ def main() -> None:
             f" URLs of {len(url(0, args.hosts))} chars on {args.hosts} hosts"
         )
         for n in sizes:
-            ours = bench_ours(client, n, args.hosts, args.crawl_pages, args.seen_buckets)
+            buckets = buckets_for(n, args.seen_buckets)
+            ours = bench_ours(client, n, args.hosts, args.crawl_pages, buckets)
+            ceiling = None if args.no_ceiling else bench_ceiling(client, n, args.hosts)
             theirs = None if args.no_scrapy_redis else bench_theirs(raw, n, args.hosts, args.sample)
-            rows.append((n, ours, theirs))
+            rows.append((n, ours, ceiling, theirs))
             line = (
-                f"{n:>9,} URLs: ours push {ours.push:,.0f}/s, pop {ours.pop:,.0f}/s,"
-                f" {ours.bytes_per_url:.0f} B/URL, crawl shape {ours.crawl_pages:,.0f} pages/s"
+                f"{n:>10,} URLs: ours push {ours.push:,.0f}/s, pop {ours.pop:,.0f}/s,"
+                f" {ours.bytes_per_url:.0f} B/URL ({buckets:,} seen buckets),"
+                f" crawl shape {ours.crawl_pages:,.0f} pages/s"
             )
+            if ceiling:
+                line += (
+                    f"; Redis's ceiling push {ceiling.push:,.0f}/s, pop {ceiling.pop:,.0f}/s"
+                    f" (ours' shares {share(ours.push, ceiling.push)},"
+                    f" {share(ours.pop, ceiling.pop)}), a command per URL push"
+                    f" {ceiling.push_each:,.0f}/s, pop {ceiling.pop_each:,.0f}/s"
+                )
             if theirs:
                 line += (
                     f"; scrapy-redis {theirs.request_bytes:.0f} + {theirs.fingerprint_bytes:.0f}"
@@ -216,13 +332,19 @@ def main() -> None:
             print(line, flush=True)
     print(
         "\n| queued URLs | push URLs/s | pop URLs/s | push+pop ops/s | crawl shape pages/s |"
+        " ceiling push / pop URLs/s | push / pop share of the ceiling |"
+        " a command per URL push / pop URLs/s |"
         " ours B/URL | scrapy-redis B/URL (request + fingerprint) | ours / scrapy-redis |"
         " scrapy-redis push / pop URLs/s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for n, ours, theirs in rows:
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for n, ours, ceiling, theirs in rows:
         both = 2 / (1 / ours.push + 1 / ours.pop)
-        sr = sr_rates = ratio = "-"
+        sr = sr_rates = ratio = top = shares = each = "-"
+        if ceiling:
+            top = f"{ceiling.push:,.0f} / {ceiling.pop:,.0f}"
+            shares = f"{share(ours.push, ceiling.push)} / {share(ours.pop, ceiling.pop)}"
+            each = f"{ceiling.push_each:,.0f} / {ceiling.pop_each:,.0f}"
         if theirs:
             total = theirs.request_bytes + theirs.fingerprint_bytes
             sr = f"{total:.0f} ({theirs.request_bytes:.0f} + {theirs.fingerprint_bytes:.0f})"
@@ -230,7 +352,8 @@ def main() -> None:
             sr_rates = f"{theirs.push:,.0f} / {theirs.pop:,.0f}"
         print(
             f"| {n:,} | {ours.push:,.0f} | {ours.pop:,.0f} | {both:,.0f} |"
-            f" {ours.crawl_pages:,.0f} | {ours.bytes_per_url:.0f} | {sr} | {ratio} | {sr_rates} |"
+            f" {ours.crawl_pages:,.0f} | {top} | {shares} | {each} |"
+            f" {ours.bytes_per_url:.0f} | {sr} | {ratio} | {sr_rates} |"
         )
 
 
