@@ -56,6 +56,13 @@ def test_lookup_finds_words_and_marks_the_unknown():
     assert vectors.lookup([]).tolist() == []
 
 
+def test_lookup_of_a_word_longer_than_the_vocabulary_width_finds_nothing():
+    # a word whose first MAX_BYTES bytes are a vocabulary word is still unknown
+    long = "a" * MAX_BYTES
+    vectors = WordVectors.from_words([long, "apple"], np.eye(2, dtype=np.float32))
+    assert vectors.lookup([long, long + "b", "apple", ""]).tolist() == [0, -1, 1, -1]
+
+
 def test_a_word_no_example_contains_scores_by_its_neighbours():
     model = fitted()
     r = model.relevance(["banana", "pharaoh", "a banana and an apple"])

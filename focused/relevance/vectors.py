@@ -102,10 +102,14 @@ class WordVectors:
         """The matrix rows of ``words`` (-1 for a word not in the vocabulary)."""
         if not words:
             return np.empty(0, np.int64)
-        query = np.array([w.encode("utf-8")[: MAX_BYTES + 1] for w in words], dtype=object)
-        query = query.astype(f"S{MAX_BYTES + 1}")
+        # The query has the vocabulary's own width: searching with any other dtype makes numpy
+        # cast the whole vocabulary (10 MB) on every call. A longer word is in no vocabulary.
+        width = self.words.dtype.itemsize
+        encoded = [w.encode("utf-8") for w in words]
+        fits = np.fromiter((len(e) <= width for e in encoded), bool, len(encoded))
+        query = np.array([e if len(e) <= width else b"" for e in encoded], self.words.dtype)
         at = np.minimum(np.searchsorted(self.words, query), len(self.words) - 1)
-        found = self.words[at] == query
+        found = (self.words[at] == query) & fits
         return np.where(found, self.rows[at], -1).astype(np.int64)
 
     def background(self, k: int) -> np.ndarray:
