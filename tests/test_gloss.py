@@ -11,7 +11,7 @@ from focused.items import PageItem
 from focused.pipelines.classify import ClassifierPipeline, anchor_glosser
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
-from focused.relevance.wordnet import WORDNET_ENV
+from focused.relevance.wordnet import WORDNET_ENV, _WordNet, find_wordnet
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +25,23 @@ def test_a_name_is_glossed_with_its_definition_and_broader_terms(glosser):
     assert "African country" in glosser.gloss("Tanzania")  # an instance hypernym
     owl = glosser.gloss("Tawny Owls")  # plural: WordNet's morphology finds "tawny owl"
     assert "bird of prey" in owl and owl.split()[0] == "reddish-brown"
+
+
+def test_the_plain_file_reader_reads_what_nltks_own_streams_read(glosser):
+    class NltkStreams(_WordNet):
+        def open(self, file):
+            return super().open(file) if file == "lexnames" else super(_WordNet, self).open(file)
+
+    nltk_reader = NltkStreams(find_wordnet())
+    plain = glosser.wordnet
+    assert plain._lemma_pos_offset_map == nltk_reader._lemma_pos_offset_map
+    assert plain._exception_map == nltk_reader._exception_map
+    assert plain.satellite_offsets == nltk_reader.satellite_offsets
+    for reader in (plain, nltk_reader):  # a synset is read by seeking to its offset
+        assert reader.synset("owl.n.01").hypernyms()[0].name() == "bird_of_prey.n.01"
+    assert [s.definition() for s in plain.synsets("fast")] == [
+        s.definition() for s in nltk_reader.synsets("fast")
+    ]
 
 
 def test_lookups_fall_back_to_the_head_and_its_last_words(glosser):

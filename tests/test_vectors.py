@@ -56,6 +56,13 @@ def test_lookup_finds_words_and_marks_the_unknown():
     assert vectors.lookup([]).tolist() == []
 
 
+def test_lookup_of_a_word_longer_than_the_vocabulary_width_finds_nothing():
+    # a word whose first MAX_BYTES bytes are a vocabulary word is still unknown
+    long = "a" * MAX_BYTES
+    vectors = WordVectors.from_words([long, "apple"], np.eye(2, dtype=np.float32))
+    assert vectors.lookup([long, long + "b", "apple", ""]).tolist() == [0, -1, 1, -1]
+
+
 def test_a_word_no_example_contains_scores_by_its_neighbours():
     model = fitted()
     r = model.relevance(["banana", "pharaoh", "a banana and an apple"])
@@ -301,3 +308,27 @@ def test_example_topics_without_negatives_judge_pages_by_vectors(tmp_path, metho
         with_negatives = load_topic(example_topic(tmp_path, method, negatives=True))
         assert CrawlPlan.from_settings(settings, with_negatives).vectors is None
         assert vector_model(with_negatives, str(tmp_path), "auto") is None
+
+
+def test_word_counts_are_countvectorizers_in_its_stored_order():
+    # The embedding sums a row's word vectors in stored order, so the order is part of the
+    # result (to the last bit): CountVectorizer's is the order in which the batch first has
+    # each word.
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from focused.relevance.text import analyze
+    from focused.relevance.vectors import _count_words
+
+    texts = ["pear apple pear", "", "queen king apple common king", "the of", "banana pear"]
+    counts, words = _count_words(texts)
+    counter = CountVectorizer(analyzer=analyze)
+    expected = counter.fit_transform(texts)
+    names = counter.get_feature_names_out().tolist()
+    for i in range(len(texts)):
+        ours = counts.indices[counts.indptr[i] : counts.indptr[i + 1]]
+        theirs = expected.indices[expected.indptr[i] : expected.indptr[i + 1]]
+        assert [words[j] for j in ours] == [names[j] for j in theirs]
+        assert counts.data[counts.indptr[i] : counts.indptr[i + 1]].tolist() == (
+            expected.data[expected.indptr[i] : expected.indptr[i + 1]].tolist()
+        )
+    assert _count_words(["", "the"])[1] == []
