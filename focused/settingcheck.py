@@ -71,10 +71,15 @@ def accepted(name: str) -> str:
         if CHOICES[name] is SWITCH:
             return "auto, true or false"
         return "one of " + ", ".join(f'"{word}"' for word in CHOICES[name])
+    words = _EXPECTED.get(_kind(name), "a string")
+    return f"None or {words}" if getattr(defaults, name) is None else words
+
+
+def _kind(name: str) -> type | None:
+    """The type a setting's value is read as: its default's, or for a None default the one in
+    OPTIONAL_TYPES (None: any)."""
     default = getattr(defaults, name)
-    kind = OPTIONAL_TYPES.get(name) if default is None else type(default)
-    words = _EXPECTED.get(kind, "a string")
-    return f"None or {words}" if default is None else words
+    return OPTIONAL_TYPES.get(name) if default is None else type(default)
 
 
 def known_settings() -> dict[str, Any]:
@@ -95,8 +100,8 @@ def check_settings(settings: BaseSettings) -> list[str]:
     """Raise a FocusedError for the first ``FOCUSED_*`` value of the wrong type; return
     warnings for names that are not settings."""
     known = known_settings()
-    for name, default in sorted(known.items()):
-        kind = OPTIONAL_TYPES.get(name) if default is None else type(default)
+    for name in sorted(known):
+        kind = _kind(name)
         if kind not in _EXPECTED or settings.get(name) is None:
             continue
         try:
