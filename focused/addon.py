@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 PIPELINES = {
-    "focused.pipelines.duplicates.DuplicatesPipeline": 50,
     "focused.pipelines.classify.ClassifierPipeline": 100,
     "focused.pipelines.frontier.FrontierPipeline": 200,
 }

@@ -14,7 +14,7 @@ import pytest
 from focused.distill.graph import read_graph
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
-from focused.schedulers.frontier import Link, RedisFrontier, split_url
+from focused.schedulers.frontier import Ack, Link, RedisFrontier, split_url
 from focused.store import keys
 from focused.store.connection import connect
 from focused.store.shards import crawl_shards
@@ -90,6 +90,37 @@ def test_links_to_other_shards_reach_them_with_their_parent(frontier):
     home = f.store.shards.host_prefix("http://h0.test")
     f.settle()
     assert f.store.client.hlen(home + keys.OUTBOX) == 0
+
+
+def test_a_batch_of_pages_on_every_shard_is_one_call_a_shard_and_its_links_reach_all(
+    frontier, monkeypatch
+):
+    f = frontier()
+    pages = [f"{host}/" for host in HOSTS[:6]]
+    f.push_many([Link(url, 0.9) for url in pages])
+    leases = {leased.url: leased.lease for leased in f.pop_ready(10).leased}
+    calls = Counter()
+    call = f._call
+    monkeypatch.setattr(
+        f, "_call", lambda s, a, j=0: calls.update([(s is f._push, j)]) or call(s, a, j)
+    )
+    acks = [
+        Ack(leases[url], url, "page", 0.8, True, [Link(f"{h}/from{i}", 0.7) for h in HOSTS])
+        for i, url in enumerate(pages)
+    ]
+    done = f.complete_many(acks)
+    homes = {f.store.shards.of_host(split_url(url)[0]) for url in pages}
+    # One acknowledgement per home shard; one push per (home, other shard) for the whole batch.
+    assert sum(n for (push, _), n in calls.items() if not push) == len(homes)
+    assert sum(n for (push, _), n in calls.items() if push) <= len(homes) * 2
+    assert sum(d.new for d in done) == len(pages) * len(HOSTS)
+    leased = []
+    while pop := f.pop_ready(50).leased:
+        leased += pop
+    parents = {d.order: url for d, url in zip(done, pages, strict=True)}
+    assert len(leased) == len(pages) * len(HOSTS)
+    assert all(lease.url.endswith(f"/from{pages.index(parents[lease.parent])}") for lease in leased)
+    assert all(lease.parent_url == parents[lease.parent] for lease in leased)
 
 
 def test_a_process_killed_before_its_links_reach_other_shards_loses_none(frontier, monkeypatch):

@@ -117,3 +117,25 @@ def test_a_redis_restart_mid_crawl_loses_nothing(crawl, served, tmp_path):
         if process.poll() is None:
             process.kill()
         server.kill()
+
+
+def test_a_process_killed_with_a_full_buffer_of_acknowledgements_loses_nothing(
+    crawl, served, redis_client
+):
+    # Nothing is acknowledged until 1,000 pages wait or ten minutes pass: every page this
+    # process fetches stays in its buffer, and no link of theirs is queued, so it fetches the
+    # seeds and waits.
+    holding = {**FAST, "FOCUSED_ACK_BATCH": 1000, "FOCUSED_ACK_WAIT": 600}
+    process = crawl.start("held.jsonl", **holding)
+    wait_for(lambda: len(served_pages(served.log_path)) >= 1, 120)
+    time.sleep(3)  # the served log is written every second
+    held = len(served_pages(served.log_path))
+    assert fetched(redis_client, crawl) == 0  # fetched, none acknowledged
+    assert kill(process, redis_client, crawl) == held  # each still leased
+    crawl.run("last.jsonl", **FAST)
+    status = crawl_status(redis_client, crawl.name)
+    assert (status["queued"], status["in_flight"]) == (0, 0)
+    served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
+    assert reachable(crawl.topic.parent) <= served_keys
+    assert refetched(served.log_path) == held  # fetched again, and only those
+    assert crawl.feed("held.jsonl") == []  # no item went on before its acknowledgement

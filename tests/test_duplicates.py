@@ -1,23 +1,23 @@
-"""Seed 004's duplicate skipping: the pipeline on a real Redis, then a real crawl of a tiny web
-in which two URLs serve the same text."""
+"""Seed 004's duplicates: the check in a batch's acknowledgement on a real Redis (one server,
+then a Redis Cluster), then a real crawl of a tiny web in which two URLs serve the same text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import redis
-from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.test import get_crawler
 
+from focused.errors import FocusedError
 from focused.items import PageItem
 from focused.lab.webs.bundle import url_key, write_bundle
 from focused.lab.webs.server import read_log
-from focused.monitor.snapshot import crawl_status
-from focused.pipelines.duplicates import DuplicatesPipeline, last_modified_value
-from focused.schedulers.frontier import fingerprint
+from focused.monitor.snapshot import crawl_status, reset_crawl
+from focused.pipelines.duplicates import duplicate_fields, last_modified_value, mark_duplicate
+from focused.schedulers.frontier import Ack, RedisFrontier, fingerprint
 from focused.store import keys
-from focused.store.crawl import CrawlStore
 from tests.conftest import Crawl, wait_for
 
 MONDAY = "Mon, 06 Jan 2025 10:00:00 GMT"
@@ -30,132 +30,172 @@ def page(url: str, text: str, last_modified: str | None = None, title: str = "")
     )
 
 
+@pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
+def frontier_client(request: pytest.FixtureRequest) -> redis.Redis:
+    """Each check runs on one server (inside the acknowledgement), then on a Redis Cluster (a
+    call to shard 0 before the acknowledgements)."""
+    return request.getfixturevalue("redis_client" if request.param == "server" else "cluster")
+
+
 @pytest.fixture
 def stats():
     return get_crawler().stats
 
 
+Check = Callable[..., PageItem]
+
+
+def checker(frontier: RedisFrontier, stats) -> Check:
+    """Fetch pages through a frontier and acknowledge them, a batch at a time, with their
+    duplicates check, as the frontier pipeline does: returns the items, marked."""
+
+    def check(*items: PageItem) -> PageItem | list[PageItem]:
+        frontier.requeue([item["url"] for item in items])
+        leases = {leased.url: leased.lease for leased in frontier.pop_ready(100).leased}
+        acks = []
+        for item in items:
+            checksum, modified = duplicate_fields(item)
+            acks.append(
+                Ack(
+                    leases[item["url"]],
+                    item["url"],
+                    "page",
+                    relevance=0.5,
+                    checksum=checksum,
+                    last_modified=modified,
+                    revisit=bool(item.get("revisit")),
+                )
+            )
+        for item, done in zip(items, frontier.complete_many(acks), strict=True):
+            mark_duplicate(item, done.duplicate, stats)
+        return items[0] if len(items) == 1 else list(items)
+
+    return check
+
+
 @pytest.fixture
-def pipeline(redis_client, crawl_name, stats) -> DuplicatesPipeline:
-    return DuplicatesPipeline(CrawlStore(redis_client, crawl_name, retries=0), stats=stats)
+def check(frontier, stats) -> Check:
+    return checker(frontier(), stats)
 
 
-def test_a_copy_of_another_pages_text_is_a_duplicate(pipeline, stats):
-    first = pipeline.process_item(page("http://a.test/swans", "Mute swans nest by the lake."))
+def test_a_copy_of_another_pages_text_is_a_duplicate(check, stats):
+    first = check(page("http://a.test/swans", "Mute swans nest by the lake."))
     # Case, layout and Unicode forms do not make another text.
-    copy = pipeline.process_item(page("http://b.test/copy", "mute  SWANS nest\nby the lake."))
-    other = pipeline.process_item(page("http://b.test/other", "Mute swans nest by the river."))
+    copy = check(page("http://b.test/copy", "mute  SWANS nest\nby the lake."))
+    other = check(page("http://b.test/other", "Mute swans nest by the river."))
     assert first["bad"] is None and other["bad"] is None
-    assert copy["bad"] == "duplicate"
+    assert copy["bad"] == "duplicate" and copy["relevance"] is None
     assert stats.get_value("focused/pages/duplicate") == 1
     assert stats.get_value("focused/duplicate/text") == 1
 
 
-def test_the_title_is_part_of_the_text(pipeline):
-    pipeline.process_item(page("http://a.test/1", "Same body.", title="Swans"))
-    assert (
-        pipeline.process_item(page("http://a.test/2", "Same body.", title="Geese"))["bad"] is None
+def test_copies_in_one_batch_are_told_apart_in_order(check, frontier_client, crawl_name):
+    one, two, three = check(
+        page("http://a.test/1", "Herons wade."),
+        page("http://b.test/2", "Herons wade."),
+        page("http://c.test/3", "Herons fly."),
     )
-    assert pipeline.process_item(page("http://a.test/3", "Same body.", title="Geese"))["bad"]
+    assert one["bad"] is None and two["bad"] == "duplicate" and three["bad"] is None
+    stats = RedisFrontier(frontier_client, crawl_name).counts()
+    assert stats["duplicate"] == 1 and stats["classified"] == 2 and stats["fetched"] == 3
 
 
-def test_same_url_and_same_last_modified_is_a_duplicate(pipeline, stats):
+def test_the_title_is_part_of_the_text(check):
+    check(page("http://a.test/1", "Same body.", title="Swans"))
+    assert check(page("http://a.test/2", "Same body.", title="Geese"))["bad"] is None
+    assert check(page("http://a.test/3", "Same body.", title="Geese"))["bad"]
+
+
+def test_same_url_and_same_last_modified_is_a_duplicate(check, stats):
     url = "http://a.test/news"
-    assert pipeline.process_item(page(url, "Monday's news.", MONDAY))["bad"] is None
+    assert check(page(url, "Monday's news.", MONDAY))["bad"] is None
     # Fetched again (a lease ran out, a repeated run): unchanged, whatever the text says now.
-    again = pipeline.process_item(page(url, "Monday's news, with an ad.", MONDAY))
+    again = check(page(url, "Monday's news, with an ad.", MONDAY))
     assert again["bad"] == "duplicate"
     assert stats.get_value("focused/duplicate/last_modified") == 1
     # The same date spelled another way (RFC 850) is the same Last-Modified.
-    spelled = pipeline.process_item(page(url, "Other text.", "Monday, 06-Jan-25 10:00:00 GMT"))
+    spelled = check(page(url, "Other text.", "Monday, 06-Jan-25 10:00:00 GMT"))
     assert spelled["bad"] == "duplicate"
 
 
-def test_same_url_with_a_newer_last_modified_is_not(pipeline):
+def test_same_url_with_a_newer_last_modified_is_not(check):
     url = "http://a.test/news"
-    assert pipeline.process_item(page(url, "Monday's news.", MONDAY))["bad"] is None
-    assert pipeline.process_item(page(url, "Tuesday's news.", TUESDAY))["bad"] is None
+    assert check(page(url, "Monday's news.", MONDAY))["bad"] is None
+    assert check(page(url, "Tuesday's news.", TUESDAY))["bad"] is None
     # Even with the text it had: a URL is not a copy of itself.
-    assert (
-        pipeline.process_item(page(url, "Monday's news.", "Wed, 08 Jan 2025 10:00:00 GMT"))["bad"]
-        is None
-    )
+    assert check(page(url, "Monday's news.", "Wed, 08 Jan 2025 10:00:00 GMT"))["bad"] is None
     # And the latest date is what the next fetch is compared with.
-    assert pipeline.process_item(page(url, "Any.", TUESDAY))["bad"] is None
-    assert pipeline.process_item(page(url, "Any.", TUESDAY))["bad"] == "duplicate"
+    assert check(page(url, "Any.", TUESDAY))["bad"] is None
+    assert check(page(url, "Any.", TUESDAY))["bad"] == "duplicate"
 
 
-def test_a_url_fetched_again_without_last_modified_is_classified_again(pipeline):
+def test_a_url_fetched_again_without_last_modified_is_classified_again(check):
     # A killed crawler's lease runs out and the URL is fetched again: not a copy of itself.
     url = "http://a.test/page"
-    assert pipeline.process_item(page(url, "Some text."))["bad"] is None
-    assert pipeline.process_item(page(url, "Some text."))["bad"] is None
-    assert pipeline.process_item(page("http://a.test/copy", "Some text."))["bad"] == "duplicate"
+    assert check(page(url, "Some text."))["bad"] is None
+    assert check(page(url, "Some text."))["bad"] is None
+    assert check(page("http://a.test/copy", "Some text."))["bad"] == "duplicate"
 
 
 def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
-    pipeline, redis_client, crawl_name, stats
+    check, frontier_client, crawl_name, stats
 ):
-    from focused.monitor.snapshot import reset_crawl
-
-    pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))
-    pipeline.process_item(page("http://a.test/dated", "Monday's news.", MONDAY))
-    pipeline.process_item(page("http://a.test/edited", "Geese fly south."))
-    redis_client.hset(keys.prefix(crawl_name) + keys.STATS, "fetched", 3)
-    assert reset_crawl(redis_client, crawl_name, keep_known=True) >= 3
-    assert not redis_client.exists(keys.prefix(crawl_name) + keys.STATS)
+    check(page("http://a.test/same", "Swans nest by the lake."))
+    check(page("http://a.test/dated", "Monday's news.", MONDAY))
+    check(page("http://a.test/edited", "Geese fly south."))
+    assert reset_crawl(frontier_client, crawl_name, keep_known=True) >= 3
+    assert not frontier_client.exists(keys.prefix(crawl_name) + keys.STATS)
     # The next run: unchanged text, or an unchanged Last-Modified whatever the text, is known;
     # an edited page and a new one are classified.
-    assert pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))["bad"]
-    assert pipeline.process_item(page("http://a.test/dated", "Ads changed.", MONDAY))["bad"]
-    assert pipeline.process_item(page("http://a.test/edited", "Geese fly north."))["bad"] is None
-    assert pipeline.process_item(page("http://a.test/new", "Ducks dive."))["bad"] is None
+    assert check(page("http://a.test/same", "Swans nest by the lake."))["bad"]
+    assert check(page("http://a.test/dated", "Ads changed.", MONDAY))["bad"]
+    assert check(page("http://a.test/edited", "Geese fly north."))["bad"] is None
+    assert check(page("http://a.test/new", "Ducks dive."))["bad"] is None
     assert stats.get_value("focused/duplicate/known") == 2
     # Knowledge accumulates over runs: the edited page is known in its new form after the next
     # reset, and the pages of the first run stay known.
-    reset_crawl(redis_client, crawl_name, keep_known=True)
-    assert pipeline.process_item(page("http://a.test/edited", "Geese fly north."))["bad"]
-    assert pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))["bad"]
+    reset_crawl(frontier_client, crawl_name, keep_known=True)
+    assert check(page("http://a.test/edited", "Geese fly north."))["bad"]
+    assert check(page("http://a.test/same", "Swans nest by the lake."))["bad"]
     # A plain reset forgets everything.
-    reset_crawl(redis_client, crawl_name)
-    again = pipeline.process_item(page("http://a.test/same", "Swans nest by the lake."))
-    assert again["bad"] is None
+    reset_crawl(frontier_client, crawl_name)
+    assert check(page("http://a.test/same", "Swans nest by the lake."))["bad"] is None
 
 
-def test_different_crawls_do_not_share(redis_client, crawl_name, stats):
-    one = DuplicatesPipeline(CrawlStore(redis_client, crawl_name), stats=stats)
-    two = DuplicatesPipeline(CrawlStore(redis_client, crawl_name + "-two"), stats=stats)
-    assert one.process_item(page("http://a.test/x", "Text.", MONDAY))["bad"] is None
-    assert two.process_item(page("http://b.test/y", "Text."))["bad"] is None
-    assert two.process_item(page("http://a.test/x", "Other.", MONDAY))["bad"] is None
+def test_different_crawls_do_not_share(frontier_client, crawl_name, stats):
+    one = checker(RedisFrontier(frontier_client, crawl_name, host_delay=0), stats)
+    two = checker(RedisFrontier(frontier_client, crawl_name + "-two", host_delay=0), stats)
+    assert one(page("http://a.test/x", "Text.", MONDAY))["bad"] is None
+    assert two(page("http://b.test/y", "Text."))["bad"] is None
+    assert two(page("http://a.test/x", "Other.", MONDAY))["bad"] is None
     # Each crawl's records live under its own prefix only.
     fp = str(fingerprint("http://a.test/x"))
     for name, texts in ((crawl_name, 1), (crawl_name + "-two", 2)):
         prefix = keys.prefix(name)
-        assert redis_client.hget(prefix + keys.MODIFIED, fp) == last_modified_value(MONDAY)
-        assert redis_client.hlen(prefix + keys.CHECKSUMS) == texts
+        assert frontier_client.hget(prefix + keys.MODIFIED, fp) == last_modified_value(MONDAY)
+        assert frontier_client.hlen(prefix + keys.CHECKSUMS) == texts
 
 
-def test_bad_pages_pass_through_unrecorded(pipeline, redis_client, crawl_name):
-    item = page("http://a.test/missing", "Not Found")
-    item["bad"] = "http_404"
-    assert pipeline.process_item(item)["bad"] == "http_404"
-    assert not redis_client.exists(keys.prefix(crawl_name) + keys.CHECKSUMS)
-    assert pipeline.process_item(page("http://a.test/other", "Not Found"))["bad"] is None
+def test_pages_without_a_check_are_not_recorded(frontier, frontier_client, crawl_name):
+    f = frontier()
+    f.requeue(["http://a.test/missing", "http://a.test/plain"])
+    leases = {leased.url: leased.lease for leased in f.pop_ready(10).leased}
+    done = f.complete_many(
+        [
+            Ack(leases["http://a.test/missing"], "http://a.test/missing", "bad"),
+            Ack(leases["http://a.test/plain"], "http://a.test/plain", "page"),
+        ]
+    )
+    assert [d.duplicate for d in done] == ["", ""] and all(d.order for d in done)
+    assert not frontier_client.exists(keys.prefix(crawl_name) + keys.CHECKSUMS)
 
 
-def test_lost_redis_drops_the_page_unacknowledged(crawl_name, stats):
+def test_lost_redis_raises_and_acknowledges_nothing(crawl_name):
     dead = redis.Redis(port=1, socket_connect_timeout=1, decode_responses=True)
-    with pytest.raises(DropItem, match="not checked for duplicates"):
-        lost = DuplicatesPipeline(CrawlStore(dead, crawl_name, retries=0), stats=stats)
-        lost.process_item(page("http://a.test/", "x"))
-    assert stats.get_value("focused/pages/duplicate") is None
-
-
-def test_off_is_not_configured():
-    crawler = get_crawler(settings_dict={"FOCUSED_SKIP_DUPLICATES": False})
-    with pytest.raises(NotConfigured):
-        DuplicatesPipeline.from_crawler(crawler)
+    with pytest.raises(FocusedError):
+        RedisFrontier(dead, crawl_name, retries=0).complete_many(
+            [Ack("http://a.test 0 - 0 0 ", "http://a.test/", "page", checksum="0" * 32)]
+        )
 
 
 SITE = "http://www.dup.web.test"

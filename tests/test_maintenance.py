@@ -9,11 +9,10 @@ from scrapy.utils.test import get_crawler
 from focused.distill.job import distill
 from focused.items import PageItem
 from focused.lab.webs.server import read_log
-from focused.pipelines.duplicates import DuplicatesPipeline
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.schedulers.revisits import revisit_round
 from focused.store import keys
-from focused.store.crawl import CrawlStore
+from tests.test_duplicates import checker
 
 
 @pytest.fixture
@@ -76,12 +75,12 @@ def page(url: str, text: str, revisit: bool) -> PageItem:
     return PageItem(url=url, title="", text=text, links=[], bad=None, revisit=revisit)
 
 
-def test_a_revisit_that_changed_is_classified_again(redis_client, crawl_name):
+def test_a_revisit_that_changed_is_classified_again(frontier):
     stats = get_crawler().stats
-    pipeline = DuplicatesPipeline(CrawlStore(redis_client, crawl_name, retries=0), stats=stats)
-    assert pipeline.process_item(page("http://a.test/1", "Swans nest.", False))["bad"] is None
-    assert pipeline.process_item(page("http://a.test/1", "Swans nest.", True))["bad"] == "unchanged"
-    assert pipeline.process_item(page("http://a.test/1", "Swans fly.", True))["bad"] is None
+    check = checker(frontier, stats)
+    assert check(page("http://a.test/1", "Swans nest.", False))["bad"] is None
+    assert check(page("http://a.test/1", "Swans nest.", True))["bad"] == "unchanged"
+    assert check(page("http://a.test/1", "Swans fly.", True))["bad"] is None
     assert stats.get_value("focused/revisit/unchanged") == 1
     assert stats.get_value("focused/revisit/changed") == 1
     assert stats.get_value("focused/pages/duplicate") is None

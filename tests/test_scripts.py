@@ -54,7 +54,7 @@ def test_complete_joins_the_features_in_order() -> None:
     parts = ["complete", *(f"complete_{f}" for f in scripts.COMPLETE_FEATURES), "complete_end"]
     starts = [complete.index(scripts._read(part)) for part in parts]
     assert starts == sorted(starts)
-    assert complete.rstrip().endswith("return {order, new}")
+    assert complete.rstrip().endswith("return out")
 
 
 def test_a_value_that_is_not_a_plain_string_is_refused() -> None:

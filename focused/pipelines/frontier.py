@@ -1,15 +1,19 @@
-"""FrontierPipeline: acknowledge each page's lease and queue its out-links, in one call."""
+"""FrontierPipeline: acknowledge finished pages in batches and queue their out-links."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import defer
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.pipelines.duplicates import DUPLICATE, UNCHANGED
+from focused.pipelines.duplicates import duplicate_fields, mark_duplicate
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
+from focused.schedulers.frontier import Ack, Acked
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies.registry import build_strategy
 from focused.urls import origin
@@ -17,6 +21,7 @@ from focused.urls import origin
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+    from scrapy.utils.asyncio import CallLaterResult
 
     from focused.schedulers.base import Frontier
     from focused.strategies.focus import SoftFocus
@@ -28,10 +33,14 @@ STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortc
 class FrontierPipeline:
     """Turns a classified page into frontier writes through the topic's strategy.
 
-    One frontier round trip per page: the lease is acknowledged, the page gets its fetch
-    order, the crawl's counters move, and the out-links the strategy keeps are pushed.
-    Stats: ``focused/pages/fetched``, ``focused/pages/relevant``, ``focused/pages/failed``,
-    ``focused/links/extracted``, ``focused/links/new``.
+    Pages wait in a buffer and are acknowledged together (``FOCUSED_ACK_BATCH`` pages, or after
+    ``FOCUSED_ACK_WAIT`` seconds, and at close), one frontier round trip per batch and shard:
+    each page is checked for duplicates (:mod:`focused.pipelines.duplicates`), its lease is
+    acknowledged, it gets its fetch order, the crawl's counters move, and the out-links the
+    strategy keeps are pushed. An item goes on to the next components (feeds, WARC) once its
+    batch is acknowledged, with its fetch order. Stats: ``focused/pages/fetched``,
+    ``focused/pages/relevant``, ``focused/pages/failed``, ``focused/links/extracted``,
+    ``focused/links/new``, ``focused/ack/batches``.
     """
 
     def __init__(
@@ -40,23 +49,39 @@ class FrontierPipeline:
         strategy: SoftFocus,
         stats: StatsCollector,
         hub_min_score: float = 0.05,
+        *,
+        batch: int = 1,
+        wait: float = 0.0,
+        duplicates: bool = True,
     ):
         self.frontier = frontier
         self.strategy = strategy
         self.stats = stats
         self.hub_min_score = hub_min_score
+        self.batch = max(1, batch)
+        self.wait = wait
+        self.duplicates = duplicates  # check pages for duplicates (FOCUSED_SKIP_DUPLICATES)
+        # Pages waiting for their acknowledgement, each with what its item waits on.
+        self.waiting: list[tuple[Ack, defer.Deferred[Acked]]] = []
+        self._timer: CallLaterResult | None = None
 
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierPipeline:
         frontier = frontier_for(crawler)
-        strategy = build_strategy(crawler, frontier)
-        pipeline = cls(
-            frontier, strategy, crawler.stats, crawler.settings.getfloat("FOCUSED_HUB_MIN_SCORE")
+        s = crawler.settings
+        return cls(
+            frontier,
+            build_strategy(crawler, frontier),
+            crawler.stats,
+            s.getfloat("FOCUSED_HUB_MIN_SCORE"),
+            batch=s.getint("FOCUSED_ACK_BATCH"),
+            wait=s.getfloat("FOCUSED_ACK_WAIT"),
+            duplicates=s.getbool("FOCUSED_SKIP_DUPLICATES"),
         )
-        return pipeline
 
-    def close_spider(self, spider: Any) -> None:
+    def close_spider(self) -> None:
+        self.flush()
         self.strategy.close()
 
     def hub_score(self, item: Any) -> float | None:
@@ -83,40 +108,69 @@ class FrontierPipeline:
         score = hub_score(external, max(words, 0))
         return score if score >= self.hub_min_score else None
 
-    def process_item(self, item: Any) -> Any:
-        if item["status"] is None:
-            kind = "failed"
-        elif item["bad"]:
-            kind = item["bad"] if item["bad"] in (DUPLICATE, UNCHANGED) else "bad"
-        else:
-            kind = "page"
-        if kind == "page":
-            self.strategy.learn(item)
-        links = self.strategy.links(item) if kind == "page" else []
+    def ack_of(self, item: Any) -> Ack:
+        """What the frontier is told of a finished page (after the strategy has learned from
+        it, for a classified page)."""
+        lease = item["lease"] or ""
+        if item["status"] is None or item["bad"]:
+            return Ack(lease, item["url"], "failed" if item["status"] is None else "bad")
+        self.strategy.learn(item)
+        checksum, last_modified = duplicate_fields(item) if self.duplicates else ("", "")
+        return Ack(
+            lease,
+            item["url"],
+            "page",
+            item["relevance"] or 0.0,
+            item["relevant"],
+            self.strategy.links(item),
+            item["category"] or "",
+            self.hub_score(item),
+            checksum,
+            last_modified,
+            bool(item.get("revisit")),
+        )
+
+    async def process_item(self, item: Any) -> Any:
+        ack = self.ack_of(item)
         self.stats.set_value("focused/links/dropped_by_url", self.strategy.dropped)
         self.stats.inc_value("focused/links/extracted", len(item["links"]))
-        if item["lease"] is None:  # not from the frontier (a dont_filter request): no lease
-            self.stats.inc_value("focused/links/new", self.frontier.push_many(links))
+        if not ack.lease:  # not from the frontier (a dont_filter request): no lease
+            self.stats.inc_value("focused/links/new", self.frontier.push_many(ack.links))
             return item
-        try:
-            order, new = self.frontier.complete(
-                item["lease"],
-                item["url"],
-                kind,
-                item["relevance"] or 0.0,
-                item["relevant"],
-                links,
-                item["category"] or "",
-                self.hub_score(item) if kind == "page" else None,
-            )
-        except FocusedError as exc:  # Redis is gone: the lease will bring the URL back
-            raise DropItem(f"not acknowledged: {exc}", log_level="DEBUG") from None
-        item["order"] = order or None
-        self.stats.inc_value("focused/links/new", new)
-        if kind == "failed":
+        acked: defer.Deferred[Acked] = defer.Deferred()
+        self.waiting.append((ack, acked))
+        if len(self.waiting) >= self.batch:
+            self.flush()
+        elif self._timer is None:
+            self._timer = call_later(self.wait, self.flush)
+        done = await maybe_deferred_to_future(acked)
+        item["order"] = done.order or None
+        self.stats.inc_value("focused/links/new", done.new)
+        if ack.kind == "page":
+            mark_duplicate(item, done.duplicate, self.stats)
+        if ack.kind == "failed":
             self.stats.inc_value("focused/pages/failed")
         else:
             self.stats.inc_value("focused/pages/fetched")
             if item["relevant"]:
                 self.stats.inc_value("focused/pages/relevant")
         return item
+
+    def flush(self) -> None:
+        """Acknowledge the pages waiting, in one call per shard; each item then goes on, or
+        is dropped unacknowledged if Redis is gone (its lease brings the URL back)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        waiting, self.waiting = self.waiting, []
+        if not waiting:
+            return
+        try:
+            done = self.frontier.complete_many([ack for ack, _ in waiting])
+        except FocusedError as exc:
+            for _, acked in waiting:
+                acked.errback(DropItem(f"not acknowledged: {exc}", log_level="DEBUG"))
+            return
+        self.stats.inc_value("focused/ack/batches")
+        for (_, acked), result in zip(waiting, done, strict=True):
+            acked.callback(result)

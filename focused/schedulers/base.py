@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from focused.schedulers.frontier import Link, Pop
+    from focused.schedulers.frontier import Ack, Acked, Link, Pop
     from focused.store.crawl import CrawlStore
 
 __all__ = ["Frontier"]
@@ -31,9 +31,13 @@ class Frontier(Protocol):
       waits ``host_delay`` seconds between fetches and has at most ``host_concurrency`` URLs
       leased. The :class:`~focused.schedulers.frontier.Pop` also says how many URLs are
       queued and in flight, and in how many seconds a host or a lease deadline is due.
-    - Every lease ends once. ``complete`` acknowledges it (kind ``page``, ``bad``,
-      ``redirect``, ``failed``, ...) and queues the page's out-links in the same atomic call,
-      returning (fetch order, 0 for ``failed``; new URLs queued). ``release`` puts leases back
+    - Every lease ends once. ``complete_many`` acknowledges a batch of them (an
+      :class:`~focused.schedulers.frontier.Ack` each: kind ``page``, ``bad``, ``redirect``,
+      ``failed``, ...), checks the pages for duplicates and queues their out-links, in one
+      atomic call per shard, returning an :class:`~focused.schedulers.frontier.Acked` each
+      (fetch order, 0 for ``failed``; new URLs queued; why it is a duplicate). ``complete``
+      is the same for one page without the duplicates check, returning (fetch order, new
+      URLs). ``release`` puts leases back
       untouched (a clean shutdown) or, with ``retry``, one try later (failed after the last
       try). A lease that none of them ends returns by itself when it runs out, so a killed
       process loses nothing.
@@ -76,6 +80,8 @@ class Frontier(Protocol):
         category: str = "",
         hub_score: float | None = None,
     ) -> tuple[int, int]: ...
+
+    def complete_many(self, acks: Sequence[Ack]) -> list[Acked]: ...
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int: ...
 

@@ -111,6 +111,40 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
+class Ack:
+    """A leased URL to acknowledge (:meth:`RedisFrontier.complete_many`): what became of it,
+    the page's classification and out-links, and what its duplicates check reads.
+
+    ``checksum`` is the page's text checksum
+    (:func:`~focused.relevance.preprocess.text_checksum`), ``""`` for no duplicates check;
+    ``last_modified`` its ``Last-Modified`` as unix seconds (``""`` for none).
+    """
+
+    lease: str
+    url: str
+    kind: str
+    relevance: float = 0.0
+    relevant: bool = False
+    links: Sequence[Link] = ()
+    category: str = ""
+    hub_score: float | None = None
+    checksum: str = ""
+    last_modified: str = ""
+    revisit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Acked:
+    """What one acknowledgement did: the page's fetch order (0 for failed), the new URLs it
+    queued, and why it is a duplicate (``known``, ``text``, ``last_modified``, ``unchanged``
+    for a revisit found as it was; ``""`` for none)."""
+
+    order: int
+    new: int
+    duplicate: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Leased:
     """A URL popped from the frontier and leased to this process."""
 
@@ -281,6 +315,7 @@ class RedisFrontier:
         self._requeue = script("requeue")
         self._drop_worst = script("drop_worst")
         self._back_off = script("back_off")
+        self._duplicates = self.store.script("duplicates")
 
     def for_thread(self) -> RedisFrontier:
         """A copy for a worker thread (the distiller's, a genetic generation's): it shares this
@@ -298,18 +333,22 @@ class RedisFrontier:
         prefix = [self.store.shards.prefixes[shard]]
         return self.store.retrying(lambda: script(keys=prefix, args=[*fixed, *args]))
 
-    def _link_args(
+    def _pack_links(
         self, links: Iterable[Link], edges: bytearray | None = None, page_origin: str = ""
-    ) -> tuple[dict[int, list[Any]], list[int]]:
-        """ARGV 6-tuples per link (origin, depth, rest, packed score, seen bucket, seen member)
-        by the shard of the link's host, and the fingerprints of the links in them.
+    ) -> tuple[dict[int, str], list[int]]:
+        """The links packed one a line (origin, packed score, seen bucket, seen member, depth,
+        then the path without its leading ``/`` and a TAB and the anchor, if any), by the shard
+        of the link's host, and the fingerprints of the links in them.
 
-        Only clean URLs (:func:`focused.urls.clean_url`, at most ``max_url_length`` long) are
-        queued; the others go to ``on_rejected``. Links this process has stored before
-        (``known``) are left out. With ``edges``, the links to servers other than
-        ``page_origin`` are appended to it as crawl-graph records (every one of them).
+        One string a page rather than six arguments a link: the script splits it with one
+        pattern, which costs Redis less than taking each field as an argument
+        (``benchmarks/frontier.py``). Only clean URLs (:func:`focused.urls.clean_url`, at most
+        ``max_url_length`` long) are queued; the others go to ``on_rejected``. Links this
+        process has stored before (``known``) are left out. With ``edges``, the links to
+        servers other than ``page_origin`` are appended to it as crawl-graph records (every
+        one of them).
         """
-        by_shard: dict[int, list[Any]] = {}
+        by_shard: dict[int, list[str]] = {}
         sent: list[int] = []
         for link in links:
             try:
@@ -326,14 +365,15 @@ class RedisFrontier:
                 continue
             sent.append(fp)
             rest = url[len(link_origin) + 1 :]  # its path after the "/" every clean URL has
-            # The seen set: a bucket, and a member that fits a signed 64-bit integer.
-            bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
             if link.anchor:
                 rest += "\t" + " ".join(link.anchor.split())[:ANCHOR_CHARS]
             depth = f"{link.depth}+{link.redirects}" if link.redirects else link.depth
-            args = by_shard.setdefault(self.store.shards.of_host(link_origin), [])
-            args += (link_origin, depth, rest, pack(link.score, 0, fp), bucket, member)
-        return by_shard, sent
+            # The seen set: a bucket, and a member that fits a signed 64-bit integer.
+            bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
+            by_shard.setdefault(self.store.shards.of_host(link_origin), []).append(
+                f"{link_origin} {pack(link.score, 0, fp)} {bucket} {member} {depth} {rest}"
+            )
+        return {shard: "\n".join(lines) for shard, lines in by_shard.items()}, sent
 
     def _remember(self, fingerprints: list[int]) -> None:
         """Add the fingerprints of a call that stored its links to ``known``."""
@@ -341,16 +381,17 @@ class RedisFrontier:
         if len(self.known) > self.seen_cache:
             self.known.clear()
 
-    def _push_shards(self, by_shard: dict[int, list[Any]], parent: int = 0) -> int:
-        """Push link arguments (:meth:`_link_args`) to their shards; returns how many were new."""
-        return sum(int(self._call(self._push, [parent, *a], j)) for j, a in by_shard.items())
+    def _push_shards(self, by_shard: dict[int, list[Any]]) -> int:
+        """Push (parent, packed links) pairs to their shards, one call a shard; returns how
+        many URLs were new."""
+        return sum(int(self._call(self._push, pairs, j)) for j, pairs in by_shard.items() if pairs)
 
     def push_many(self, links: Iterable[Link]) -> int:
         """Queue the URLs not seen before in this crawl; returns how many were new."""
-        by_shard, sent = self._link_args(links)
-        if not by_shard:
+        packed, sent = self._pack_links(links)
+        if not packed:
             return 0
-        new = self._push_shards(by_shard)
+        new = self._push_shards({shard: [0, lines] for shard, lines in packed.items()})
         self._remember(sent)
         return new
 
@@ -441,42 +482,119 @@ class RedisFrontier:
         category: str = "",
         hub_score: float | None = None,
     ) -> tuple[int, int]:
-        """Acknowledge a leased URL and queue its page's out-links, in one call.
+        """Acknowledge one leased URL and queue its page's out-links (:meth:`complete_many`
+        of one page, without the duplicates check); returns (fetch order, 0 for failed; new
+        URLs queued)."""
+        done = self.complete_many(
+            [Ack(lease, url, kind, relevance, relevant, links, category, hub_score)]
+        )[0]
+        return done.order, done.new
+
+    def complete_many(self, acks: Sequence[Ack]) -> list[Acked]:
+        """Acknowledge leased URLs and queue their pages' out-links: one call per shard.
 
         ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
-        ``redirect`` (a redirect, whose target is among ``links``) or ``failed`` (no response).
-        A page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
+        ``redirect`` (a redirect, whose target is among the links) or ``failed`` (no
+        response). A page with a ``checksum`` is first checked for duplicates
+        (:mod:`focused.pipelines.frontier`): a duplicate is acknowledged as such (``duplicate``,
+        or ``unchanged`` for a revisit found as it was) and none of its links are queued. A
+        page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
         into the census, and its links to other servers into the crawl graph. A relevant page
         counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
-        of good sites and hubs, :mod:`focused.distill.lists`). Returns (fetch order, 0 for failed;
-        new URLs queued).
+        of good sites and hubs, :mod:`focused.distill.lists`).
 
-        On several shards the call goes to the shard of the URL's host with the links to hosts
-        of that shard; the links to other shards' hosts are kept in its ``outbox`` in the same
-        call, then pushed to their shards (one call each), and the outbox entry is deleted
-        with this process's next call there: a process killed in between loses none of them
-        (:meth:`redeliver`).
+        On one server the whole batch is one call. On several shards the duplicates checks
+        are one call to shard 0 (which holds the crawl-wide keys), then each shard gets one
+        call with its hosts' pages and the links to its hosts; the links to other shards'
+        hosts are kept in its ``outbox`` in the same call, then pushed to their shards (one
+        call each for the whole batch), and the outbox entry is deleted with this process's
+        next call there: a process killed in between loses none of them (:meth:`redeliver`).
         """
-        edges = None
-        if kind == "page" and self.graph:
-            edges = bytearray(PAGE_RECORD.pack(fingerprint(url)))
-        by_shard, sent = self._link_args(links, edges, url_origin(url))
-        home = self.store.shards.of_host(lease.split(" ", 1)[0])
-        own = by_shard.pop(home, [])
-        args = [lease, url, kind, repr(float(relevance)), int(relevant), category or "-"]
-        hub = "" if hub_score is None else repr(float(hub_score))
-        outbox = json.dumps(by_shard, separators=(",", ":")) if by_shard else ""
-        done = self._delivered.pop(home, [])
-        extra = [bytes(edges or b""), hub, "1" if self.revisits else "", outbox, " ".join(done)]
-        order, new = self._call(self._complete, [*args, *extra, *own], home)
-        order, new = int(order), int(new)
-        if order:  # 0: failed (no links), or a lease that did not parse (links not pushed)
-            if by_shard:
-                new += self._push_shards(by_shard, order)
-                self._delivered.setdefault(home, []).append(str(order))
-            self._remember(sent)
-        self.held.pop(lease, None)
-        return order, new
+        shards = self.store.shards
+        verdicts = [""] * len(acks)
+        inline = len(shards) == 1  # the duplicates keys are in the call's own shard
+        if not inline:
+            verdicts = self._duplicates_of(acks)
+        homes: dict[int, list[int]] = {}
+        for i, ack in enumerate(acks):
+            homes.setdefault(shards.of_host(ack.lease.split(" ", 1)[0]), []).append(i)
+        done: list[Acked | None] = [None] * len(acks)
+        for home, indices in homes.items():
+            args: list[Any] = []
+            away: dict[int, list[tuple[int, str]]] = {}  # shard -> (page in batch, links)
+            sent: list[list[int]] = []
+            for n, i in enumerate(indices):
+                ack = acks[i]
+                edges = None
+                if ack.kind == "page" and self.graph:
+                    edges = bytearray(PAGE_RECORD.pack(fingerprint(ack.url)))
+                packed, fps = self._pack_links(ack.links, edges, url_origin(ack.url))
+                sent.append(fps)
+                for shard, lines in packed.items():
+                    if shard != home:
+                        away.setdefault(shard, []).append((n, lines))
+                check = inline and ack.checksum and ack.kind == "page"
+                args += (
+                    ack.lease,
+                    ack.url,
+                    ack.kind,
+                    repr(float(ack.relevance)),
+                    int(ack.relevant),
+                    ack.category or "-",
+                    bytes(edges or b""),
+                    "" if ack.hub_score is None else repr(float(ack.hub_score)),
+                    verdicts[i],
+                    ack.checksum if check else "",
+                    fingerprint(ack.url) if check else "",
+                    ack.last_modified if check else "",
+                    "1" if ack.revisit else "",
+                    packed.get(home, ""),
+                )
+            outbox = json.dumps(away, separators=(",", ":")) if away else ""
+            delivered = self._delivered.pop(home, [])
+            extra = ["1" if self.revisits else "", outbox, " ".join(delivered)]
+            reply = self._call(self._complete, [*extra, *args], home)
+            replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
+            orders = [0 if why else int(order) for order, _, why in replies]
+            away_new = 0
+            if away and any(orders):
+                away_new = self._push_away(away, orders)
+                self._delivered.setdefault(home, []).append(str(next(o for o in orders if o)))
+            for n, (i, (order, new, why)) in enumerate(zip(indices, replies, strict=True)):
+                if orders[n]:
+                    self._remember(sent[n])
+                # The new URLs of the pushes to other shards count with the batch's first page.
+                done[i] = Acked(int(order), int(new) + (away_new if n == 0 else 0), why or "")
+                self.held.pop(acks[i].lease, None)
+        return [ack for ack in done if ack is not None]
+
+    def _duplicates_of(self, acks: Sequence[Ack]) -> list[str]:
+        """Why each page is a duplicate ('' for none or not checked), in one call to shard 0."""
+        checked = [i for i, ack in enumerate(acks) if ack.checksum and ack.kind == "page"]
+        verdicts = [""] * len(acks)
+        if not checked:
+            return verdicts
+        args: list[Any] = []
+        for i in checked:
+            ack = acks[i]
+            args += (ack.checksum, fingerprint(ack.url), ack.last_modified, int(ack.revisit))
+        store = self.store
+        names = [store.key(keys.CHECKSUMS), store.key(keys.MODIFIED), store.key(keys.KNOWN)]
+        self.changes += 1
+        reply = store.retrying(lambda: self._duplicates(keys=names, args=args))
+        for i, why in zip(checked, reply, strict=True):
+            verdicts[i] = why
+        return verdicts
+
+    def _push_away(self, away: dict[int, list[tuple[int, str]]], orders: list[int]) -> int:
+        """Push the links a batch keeps for other shards, each with its page's fetch order
+        (0: the page's links are not queued: a duplicate, a failed fetch or a lease that did
+        not parse); returns how many URLs were new."""
+        by_shard = {
+            shard: [x for n, lines in pages if orders[n] for x in (orders[n], lines)]
+            for shard, pages in away.items()
+        }
+        return self._push_shards(by_shard)
 
     def redeliver(self) -> int:
         """Push the links kept in the shards' outboxes by processes that are gone (their
@@ -496,17 +614,17 @@ class RedisFrontier:
             seconds, micros = store.retrying(client.time)
             owners = sorted({entry.split(" ", 1)[0] for entry in entries.values()} - {"-"})
             alive = store.retrying(lambda j=shard, o=owners: self._alive(j, o))
-            for order, entry in entries.items():
-                owner, at, payload = entry.split(" ", 2)
+            for key, entry in entries.items():
+                owner, at, orders, payload = entry.split(" ", 3)
                 if owner == "-":
                     gone = seconds + micros / 1e6 - float(at) > self.lease_s
                 else:
-                    gone = not alive[owner] and order not in self._delivered.get(shard, ())
+                    gone = not alive[owner] and key not in self._delivered.get(shard, ())
                 if not gone:
                     continue
-                by_shard = {int(j): args for j, args in json.loads(payload).items()}
-                self._push_shards(by_shard, int(order))
-                store.retrying(lambda k=outbox, o=order: client.hdel(k, o))
+                away = {int(j): pages for j, pages in json.loads(payload).items()}
+                self._push_away(away, [int(order) for order in orders.split(",")])
+                store.retrying(lambda k=outbox, o=key: client.hdel(k, o))
                 delivered += 1
         return delivered
 

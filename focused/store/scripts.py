@@ -1,13 +1,14 @@
 """The project's Redis Lua scripts, built from the ``.lua`` files in ``focused/store/lua/``.
 
 A script is one or more files joined in order (:data:`SCRIPTS`). The frontier's scripts start
-with ``common.lua``, its helpers, so none keeps a copy of them. A page's acknowledgement
-(``complete``) is ``complete.lua`` (the lease, the host, the fetch order and the page's
-record), then one fragment per feature that writes its part of a classified page
-(``complete_<feature>.lua``, in :data:`COMPLETE_FEATURES` order: the fragments are independent
-of each other, and this is the order their writes have always had), then ``complete_end.lua``
-(the tries histogram, the outbox, the page's links, the host's place, the reply). A page still
-costs one round trip, and a new feature is a new fragment named in :data:`COMPLETE_FEATURES`.
+with ``common.lua``, its helpers, so none keeps a copy of them; the duplicates check
+(``duplicate_check.lua``) is one function that two scripts share. A batch of acknowledgements
+(``complete``) is ``complete.lua`` (per page: the duplicates check, the lease, the host, the
+fetch order and the page's record), then one fragment per feature that adds its part of a
+classified page (``complete_<feature>.lua``, in :data:`COMPLETE_FEATURES` order: the fragments
+are independent of each other), then ``complete_end.lua`` (the page's links, then what the
+batch adds up to: counters, records, the outbox, the hosts' places, the reply). A batch costs
+one round trip, and a new feature is a new fragment named in :data:`COMPLETE_FEATURES`.
 
 Values: a file refers to key names and constants by their names in Python (``STATS`` and
 ``CURVE_BUCKET`` of :mod:`focused.store.keys`; ``HOST_UNIT``, ``HOST_CAP`` and ``TRY_UNIT``,
@@ -32,7 +33,6 @@ _FRONTIER = ("push", "pop", "release", "back_off", "raise", "requeue", "drop_wor
 _ALONE = (
     "stats_flush",
     "heartbeat",
-    "duplicates",
     "genetic_log",
     "infospiders_init",
     "infospiders_fetched",
@@ -48,10 +48,12 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: ("common", name) for name in _FRONTIER},
     "complete": (
         "common",
+        "duplicate_check",
         "complete",
         *(f"complete_{feature}" for feature in COMPLETE_FEATURES),
         "complete_end",
     ),
+    "duplicates": ("duplicate_check", "duplicates"),
     **{name: (name,) for name in _ALONE},
 }
 

@@ -85,23 +85,30 @@ local function head_changed(o, now, s)
   end
 end
 
--- Push links given as 6-tuples of ARGV (origin, depth, rest, packed score, seen bucket,
--- seen member) from index first, found on page number parent; returns the number of new URLs.
--- A host whose best queued URL is now a new one is placed anew (head_changed), but for host
--- own, which the caller schedules itself; one whose head did not change keeps its place.
-local function push_links(first, parent, now, own)
-  local new, best, head = 0, {}, {}
-  for i = first, #ARGV, 6 do
-    if redis.call('SADD', k(SEEN) .. ARGV[i + 4], ARGV[i + 5]) == 1 then
-      local o, s = ARGV[i], tonumber(ARGV[i + 3])
-      local m = ARGV[i + 1] .. ' ' .. parent .. ' ' .. ARGV[i + 2]
-      redis.call('ZADD', qkey(o), ARGV[i + 3], m)
+-- Queue the links of one page (a packed string, one link a line: origin, packed score, seen
+-- bucket, seen member, depth, then the path without its leading '/' and a TAB and the anchor,
+-- if any), found on page number parent; returns the number of new URLs. The best new member
+-- of each host goes into best and head (host -> packed score, member), for place_heads.
+local function push_packed(links, parent, best, head)
+  local new = 0
+  for o, s, b, f, d, r in string.gmatch(links, '(%S+) (%S+) (%S+) (%S+) (%S+) ([^\n]*)') do
+    if redis.call('SADD', k(SEEN) .. b, f) == 1 then
+      local m = d .. ' ' .. parent .. ' ' .. r
+      redis.call('ZADD', qkey(o), s, m)
+      s = tonumber(s)
       if not best[o] or s < best[o] then best[o], head[o] = s, m end
       new = new + 1
     end
   end
+  return new
+end
+
+-- After pushes: a host whose best queued URL is now a new one is placed anew (head_changed),
+-- but for the hosts in skip, which the caller schedules itself; one whose head did not change
+-- keeps its place. Counts the new URLs as queued and seen.
+local function place_heads(best, head, skip, now, new)
   for o, m in pairs(head) do
-    if o ~= own and redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then
+    if not skip[o] and redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then
       head_changed(o, now, best[o])
     end
   end
@@ -109,7 +116,6 @@ local function push_links(first, parent, now, own)
     redis.call('HINCRBY', k(STATS), 'queued', new)
     redis.call('HINCRBY', k(STATS), 'seen', new)
   end
-  return new
 end
 
 -- Take lease lm off 'leases' and put its URL back in its host queue, one try later when bump

@@ -1,47 +1,78 @@
--- A page's acknowledgement (RedisFrontier.complete): the lease, the host, the fetch order and
--- the url: record. The features' fragments (complete_*.lua) follow it, then complete_end.lua
--- (focused.store.scripts joins them), so a page costs one round trip.
--- ARGV: shard, conc, delay, lease, url, kind (page|bad|redirect|failed), relevance, relevant,
--- category, graph record ('' for none), hub score ('' for none), '1' to keep relevant pages for
--- revisits, links to hosts of other shards ('' for none: JSON, kept in 'outbox' until they are
--- pushed there), fetch orders whose outbox entries are delivered, links...
-local lm, url, kind = ARGV[4], ARGV[5], ARGV[6]
--- What the fragments read besides: o, m and order below, and a classified page's (kind
--- 'page') R, whether it is relevant, its category, graph record and hub score, and whether
--- relevant pages are kept for revisits.
-local page = kind == 'page'
-local relevance, relevant, category = ARGV[7], ARGV[8] == '1', ARGV[9]
-local graph, hub, revisits = ARGV[10], ARGV[11], ARGV[12] == '1'
+-- A batch of acknowledgements (RedisFrontier.complete_many), one round trip for the lot: per
+-- page the lease, the duplicates check, the host, the fetch order and the url: record. The
+-- features' fragments (complete_*.lua) follow it inside the loop over pages, then
+-- complete_end.lua (focused.store.scripts joins them), which ends the loop and writes what
+-- the pages add up to: a counter moves once a batch, not once a page.
+-- ARGV: shard, conc, delay, '1' to keep relevant pages for revisits, links to hosts of other
+-- shards ('' for none: JSON, kept in 'outbox' until they are pushed there), fetch orders whose
+-- outbox entries are delivered, then PAGE_ARGS values a page: lease, url, kind (page|bad|
+-- redirect|failed), relevance, relevant, category, graph record ('' for none), hub score (''
+-- for none), why it is a duplicate if that is known already ('' for not), its text checksum
+-- ('' for no check here), URL fingerprint, Last-Modified, '1' for a revisit, its links
+-- (push_packed).
+local PAGE_ARGS = 14
+local revisits = ARGV[4] == '1'
 local now = now_s()
-local o, s, w, m = split_lease(lm)
-if not o or not tonumber(s) then
-  redis.call('ZREM', k(LEASES), lm)
-  redis.call('HINCRBY', k(STATS), 'corrupt', 1)
-  return {0, 0}
+-- What the pages add up to, written at the end: counters (key -> field -> by; HINCRBY and
+-- HINCRBYFLOAT), hash fields (key -> {field, value, ...}), sorted-set and list entries.
+local counts, floats, hashes, zsets, lists = {}, {}, {}, {}, {}
+local function add(into, key, field, by)
+  local fields = into[key]
+  if not fields then fields = {}; into[key] = fields end
+  fields[field] = (fields[field] or 0) + by
 end
-if w ~= '-' then redis.call('SREM', k(OWNED) .. w, lm) end
-local inflight, nxt
-if redis.call('ZREM', k(LEASES), lm) == 1 then
-  inflight = redis.call('HINCRBY', hkey(o), 'i', -1)
-  nxt = hold(o, now)
-else
-  -- The lease ran out first: the URL went back to its queue (take it out again) or was
-  -- already counted as failed.
-  if redis.call('ZREM', qkey(o), m) == 1 then
-    redis.call('HINCRBY', k(STATS), 'queued', -1)
+local function append(into, key, ...)
+  local list = into[key]
+  if not list then list = {}; into[key] = list end
+  for _, v in ipairs({...}) do list[#list + 1] = v end
+end
+local fetched = tonumber(redis.call('HGET', k(STATS), 'fetched') or '0')
+local classified = tonumber(redis.call('HGET', k(STATS), 'classified') or '0')
+local fetched_before, classified_before = fetched, classified
+local hosts, owned = {}, {}  -- origin -> {acks, late, fetched}; owner -> its leases
+local best, head, new_total = {}, {}, 0
+local pushed, owner = {}, '-'  -- per page the order its links went out with (0: none)
+local out = {}
+for a = 7, #ARGV, PAGE_ARGS do
+  local lm, url, kind = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local relevance, relevant, category = ARGV[a + 3], ARGV[a + 4] == '1', ARGV[a + 5]
+  local graph, hub, why = ARGV[a + 6], ARGV[a + 7], ARGV[a + 8]
+  if kind == 'page' and ARGV[a + 9] ~= '' then
+    why = duplicate_of(k(CHECKSUMS), k(MODIFIED), k(KNOWN), ARGV[a + 9], ARGV[a + 10],
+                       ARGV[a + 11], ARGV[a + 12] == '1') or ''
   end
-  redis.call('HINCRBY', k(STATS), 'lease_late', 1)
-end
-if redis.call('HINCRBY', hkey(o), 'c', 1) == 1 then
-  redis.call('HINCRBY', k(STATS), 'hosts', 1)
-end
-local order = 0
-if kind == 'failed' then
-  redis.call('HINCRBY', k(STATS), 'failed', 1)
-else
-  order = redis.call('HINCRBY', k(STATS), 'fetched', 1) * SHARD_COUNT + SHARD
-  local record = url
-  if page then record = url .. '\t' .. relevance .. '\t' .. category end
-  redis.call('HSET', record_key(URLS, order), order, record)
-  if not page then redis.call('HINCRBY', k(STATS), kind, 1) end
-end
+  if kind == 'page' and why ~= '' then kind = why == 'unchanged' and 'unchanged' or 'duplicate' end
+  local page = kind == 'page'
+  local o, s, w, m = split_lease(lm)
+  local ok = o and tonumber(s)
+  local order, new = 0, 0
+  if not ok then
+    redis.call('ZREM', k(LEASES), lm)
+    add(counts, k(STATS), 'corrupt', 1)
+    page = false
+  else
+    owner = w
+    if w ~= '-' then append(owned, k(OWNED) .. w, lm) end
+    local host = hosts[o]
+    if not host then host = {acks = 0, late = false, fetched = 0}; hosts[o] = host end
+    host.fetched = host.fetched + 1
+    if redis.call('ZREM', k(LEASES), lm) == 1 then
+      host.acks = host.acks + 1
+    else
+      -- The lease ran out first: the URL went back to its queue (take it out again) or was
+      -- already counted as failed.
+      if redis.call('ZREM', qkey(o), m) == 1 then add(counts, k(STATS), 'queued', -1) end
+      add(counts, k(STATS), 'lease_late', 1)
+      host.late = true
+    end
+    if kind == 'failed' then
+      add(counts, k(STATS), 'failed', 1)
+    else
+      fetched = fetched + 1
+      order = fetched * SHARD_COUNT + SHARD
+      local record = url
+      if page then record = url .. '\t' .. relevance .. '\t' .. category end
+      append(hashes, record_key(URLS, order), order, record)
+      if not page then add(counts, k(STATS), kind, 1) end
+    end
+  end

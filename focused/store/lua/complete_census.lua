@@ -1,2 +1,2 @@
 -- The census: classified pages per category.
-if page then redis.call('HINCRBY', k(CENSUS), category, 1) end
+if page then add(counts, k(CENSUS), category, 1) end

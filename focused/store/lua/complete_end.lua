@@ -1,14 +1,73 @@
--- The end of a page's acknowledgement (after complete.lua and the features' fragments): the
--- tries histogram, the outbox, the page's links, the host's place; returns {order, new URLs}.
-redis.call('HINCRBY', k(TRIES), math.floor(tonumber(s) / TRY_UNIT), 1)
-if ARGV[13] ~= '' and order > 0 then
-  redis.call('HSET', k(OUTBOX), order, w .. ' ' .. secs(now) .. ' ' .. ARGV[13])
+  -- The end of a page's acknowledgement (after complete.lua and the features' fragments): the
+  -- tries histogram and the page's links to hosts of this shard (none of a duplicate's).
+  local pushes = ok and why == ''
+  if ok then add(counts, k(TRIES), math.floor(tonumber(s) / TRY_UNIT), 1) end
+  if pushes then
+    new = push_packed(ARGV[a + 13], order, best, head)
+    new_total = new_total + new
+  end
+  pushed[#pushed + 1] = pushes and order or 0
+  out[#out + 1] = order
+  out[#out + 1] = new
+  out[#out + 1] = why
 end
-for done in string.gmatch(ARGV[14], '%d+') do redis.call('HDEL', k(OUTBOX), done) end
-local new = push_links(15, order, now, o)
-if inflight and inflight + 1 >= CONC then
-  place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
-else
-  schedule(o, now, inflight, nxt)
+-- What the batch adds up to.
+add(counts, k(STATS), 'fetched', fetched - fetched_before)
+add(counts, k(STATS), 'classified', classified - classified_before)
+for key, leases in pairs(owned) do redis.call('SREM', key, unpack(leases)) end
+for key, fields in pairs(hashes) do redis.call('HSET', key, unpack(fields)) end
+for key, entries in pairs(zsets) do redis.call('ZADD', key, unpack(entries)) end
+for key, values in pairs(lists) do
+  if redis.call('LPUSH', key, unpack(values)) > RECENT_LEN + 100 then
+    redis.call('LTRIM', key, 0, RECENT_LEN - 1)
+  end
 end
-return {order, new}
+for o, host in pairs(hosts) do
+  if redis.call('HINCRBY', hkey(o), 'c', host.fetched) == host.fetched then
+    add(counts, k(STATS), 'hosts', 1)
+  end
+end
+for key, fields in pairs(counts) do
+  for field, by in pairs(fields) do
+    if by ~= 0 then redis.call('HINCRBY', key, field, by) end
+  end
+end
+for key, fields in pairs(floats) do
+  for field, by in pairs(fields) do
+    redis.call('HINCRBYFLOAT', key, field, string.format('%.17g', by))
+  end
+end
+-- The outbox: the links to other shards' hosts, under the first fetch order that has some,
+-- with the order each page's links go out with; and the entries delivered since the last call.
+if ARGV[5] ~= '' then
+  for _, order in ipairs(pushed) do
+    if order > 0 then
+      redis.call('HSET', k(OUTBOX), order,
+                 owner .. ' ' .. secs(now) .. ' ' .. table.concat(pushed, ',') .. ' ' .. ARGV[5])
+      break
+    end
+  end
+end
+local done = {}
+for order in string.gmatch(ARGV[6], '%d+') do done[#done + 1] = order end
+if #done > 0 then redis.call('HDEL', k(OUTBOX), unpack(done)) end
+-- The hosts' places: a host acknowledged here has a slot free again and waits its delay.
+for o, host in pairs(hosts) do
+  if host.late then
+    if host.acks > 0 then
+      redis.call('HINCRBY', hkey(o), 'i', -host.acks)
+      hold(o, now)
+    end
+    schedule(o, now)
+  else
+    local inflight = redis.call('HINCRBY', hkey(o), 'i', -host.acks)
+    local nxt = hold(o, now)
+    if inflight + host.acks >= CONC then
+      place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
+    else
+      schedule(o, now, inflight, nxt)
+    end
+  end
+end
+place_heads(best, head, hosts, now, new_total)
+return out

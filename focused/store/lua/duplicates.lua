@@ -1,28 +1,10 @@
--- KEYS: checksums, modified, known. ARGV: text checksum, URL fingerprint, Last-Modified ('':
--- none), '1' for a revisit. Returns why the page is a duplicate ('unchanged' (a revisit),
--- 'known', 'last_modified' or 'text'), or nil.
-local why = false
-if ARGV[4] == '1' then
-  if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2]
-     or (ARGV[3] ~= '' and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3]) then
-    why = 'unchanged'
-  end
+-- KEYS: checksums, modified, known. ARGV: quadruples of text checksum, URL fingerprint,
+-- Last-Modified ('': none), '1' for a revisit: pages in the order they are acknowledged.
+-- Returns why each is a duplicate (duplicate_of), '' for none.
+local out = {}
+for i = 1, #ARGV, 4 do
+  local why = duplicate_of(KEYS[1], KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1], ARGV[i + 2],
+                           ARGV[i + 3] == '1')
+  out[#out + 1] = why or ''
 end
-local known = redis.call('HGET', KEYS[3], ARGV[2])
-if known then
-  local sum, modified = string.match(known, '^([^\t]*)\t(.*)$')
-  if not why and (sum == ARGV[1] or (ARGV[3] ~= '' and modified == ARGV[3])) then
-    why = 'known'
-  end
-end
-if ARGV[3] ~= '' then
-  if not why and redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[3] then why = 'last_modified' end
-  redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-end
-local first = redis.call('HGET', KEYS[1], ARGV[1])
-if not first then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-elseif first ~= ARGV[2] and not why then
-  why = 'text'
-end
-return why
+return out
