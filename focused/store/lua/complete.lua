@@ -26,6 +26,7 @@ local function append(into, key, ...)
   if not list then list = {}; into[key] = list end
   for _, v in ipairs({...}) do list[#list + 1] = v end
 end
+local has_known = redis.call('EXISTS', k(KNOWN)) == 1
 local fetched = tonumber(redis.call('HGET', k(STATS), 'fetched') or '0')
 local classified = tonumber(redis.call('HGET', k(STATS), 'classified') or '0')
 local fetched_before, classified_before = fetched, classified
@@ -38,7 +39,7 @@ for a = 7, #ARGV, PAGE_ARGS do
   local relevance, relevant, category = ARGV[a + 3], ARGV[a + 4] == '1', ARGV[a + 5]
   local graph, hub, why = ARGV[a + 6], ARGV[a + 7], ARGV[a + 8]
   if kind == 'page' and ARGV[a + 9] ~= '' then
-    why = duplicate_of(k(CHECKSUMS), k(MODIFIED), k(KNOWN), ARGV[a + 9], ARGV[a + 10],
+    why = duplicate_of(k(CHECKSUMS), k(MODIFIED), k(KNOWN), has_known, ARGV[a + 9], ARGV[a + 10],
                        ARGV[a + 11], ARGV[a + 12] == '1') or ''
   end
   if kind == 'page' and why ~= '' then kind = why == 'unchanged' and 'unchanged' or 'duplicate' end

@@ -12,6 +12,23 @@
   out[#out + 1] = why
 end
 -- What the batch adds up to.
+-- The hosts: their slots free again, their fetched pages counted, their delay from now on
+-- (a later time set by back_off is kept; as hold() does, in one read and one write), and
+-- their places.
+for o, host in pairs(hosts) do
+  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c')
+  local inflight = tonumber(state[1] or '0') - host.acks
+  local nxt = tonumber(state[2] or '0')
+  local crawled = tonumber(state[3] or '0') + host.fetched
+  if crawled == host.fetched then add(counts, k(STATS), 'hosts', 1) end
+  if host.acks > 0 and DELAY > 0 and now + DELAY > nxt then nxt = now + DELAY end
+  redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt), 'c', crawled)
+  if not host.late and inflight + host.acks >= CONC then
+    place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
+  else
+    schedule(o, now, inflight, nxt)
+  end
+end
 add(counts, k(STATS), 'fetched', fetched - fetched_before)
 add(counts, k(STATS), 'classified', classified - classified_before)
 for key, leases in pairs(owned) do redis.call('SREM', key, unpack(leases)) end
@@ -20,11 +37,6 @@ for key, entries in pairs(zsets) do redis.call('ZADD', key, unpack(entries)) end
 for key, values in pairs(lists) do
   if redis.call('LPUSH', key, unpack(values)) > RECENT_LEN + 100 then
     redis.call('LTRIM', key, 0, RECENT_LEN - 1)
-  end
-end
-for o, host in pairs(hosts) do
-  if redis.call('HINCRBY', hkey(o), 'c', host.fetched) == host.fetched then
-    add(counts, k(STATS), 'hosts', 1)
   end
 end
 for key, fields in pairs(counts) do
@@ -51,23 +63,5 @@ end
 local done = {}
 for order in string.gmatch(ARGV[6], '%d+') do done[#done + 1] = order end
 if #done > 0 then redis.call('HDEL', k(OUTBOX), unpack(done)) end
--- The hosts' places: a host acknowledged here has a slot free again and waits its delay.
-for o, host in pairs(hosts) do
-  if host.late then
-    if host.acks > 0 then
-      redis.call('HINCRBY', hkey(o), 'i', -host.acks)
-      hold(o, now)
-    end
-    schedule(o, now)
-  else
-    local inflight = redis.call('HINCRBY', hkey(o), 'i', -host.acks)
-    local nxt = hold(o, now)
-    if inflight + host.acks >= CONC then
-      place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
-    else
-      schedule(o, now, inflight, nxt)
-    end
-  end
-end
 place_heads(best, head, hosts, now, new_total)
 return out

@@ -32,8 +32,11 @@ while popped < n do
     local lm = o .. ' ' .. s .. ' ' .. w .. ' ' .. m
     redis.call('ZADD', k(LEASES), secs(now + lease_s), lm)
     if w ~= '-' then redis.call('SADD', k(OWNED) .. w, lm) end
-    local inflight = redis.call('HINCRBY', hkey(o), 'i', 1)
-    local nxt = hold(o, now)
+    -- A slot taken and the host held (hold(), in one read and one write).
+    local state = redis.call('HMGET', hkey(o), 'i', 'n')
+    local inflight, nxt = tonumber(state[1] or '0') + 1, tonumber(state[2] or '0')
+    if DELAY > 0 and now + DELAY > nxt then nxt = now + DELAY end
+    redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt))
     local parent = parent_of(m)
     local purl = ''
     if parent ~= '0' and tonumber(parent) % SHARD_COUNT == SHARD then  -- else the client reads it
