@@ -27,9 +27,9 @@ queued; others are refused (``on_rejected``). No field of a stored record can th
 space, and a record that does not parse anyway is dropped and counted (``corrupt``), never
 an error in a script.
 
-Leases: a popped URL moves to ``leases`` with a deadline. ``complete`` acknowledges it (and
-pushes the page's out-links in the same call); ``release`` puts it back untouched (clean
-shutdown). A lease that runs out returns the URL to its host queue with num_tries + 1; after
+Leases: a popped URL moves to ``leases`` with a deadline. ``complete_many`` acknowledges a
+batch of them (checking the pages for duplicates and pushing their out-links in the same call);
+``release`` puts it back untouched (clean shutdown). A lease that runs out returns the URL to its host queue with num_tries + 1; after
 ``max_tries`` tries it is counted as failed. A crawler killed at any point loses nothing.
 A lease names its process when the process has a heartbeat (``owner``): once that process's
 heartbeat record has expired, the next pop by any process puts its leases back untouched
@@ -51,8 +51,9 @@ beyond a maximum for good; they stay in the seen set, so they never come back. W
 host queues' own order (num_tries, then score, then hash), without the host part: the URLs
 that would pop last, retried ones first.
 
-Cost: ``push_many``, ``pop_ready``, ``complete``, ``release`` and ``raise_to`` are one round
-trip each; the first four are called about once per page. ``__len__`` reads one hash field and
+Cost: ``push_many``, ``pop_ready``, ``complete_many``, ``release`` and ``raise_to`` are one
+round trip each on one server (one per shard they touch on a cluster); a crawl makes a pop
+per batch of leases and an acknowledgement per batch of finished pages. ``__len__`` reads one hash field and
 one set size. ``drop_worst`` is one round trip whose work grows with the URLs queued.
 """
 
