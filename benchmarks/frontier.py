@@ -13,8 +13,9 @@ binary, no persistence; or FOCUSED_REDIS_URL, where only this benchmark's keys a
 - ours: N URLs pushed with ``push_many`` in batches of 100 (about a page's out-links), then
   popped (leased) with ``pop_ready`` in batches of 100; Redis ``used_memory`` growth per
   queued URL (host queues, seen set, host state). Then the crawl's own shape: pops of
-  FOCUSED_POP_BATCH (8) URLs, each acknowledged by ``complete`` with 12 new out-links, on
-  the full frontier: frontier-bound pages/s (two round trips per 8 pages plus one per page).
+  FOCUSED_POP_BATCH (8) URLs, acknowledged by ``complete_many`` FOCUSED_ACK_BATCH (16) at a
+  time, each page with 12 new out-links, on the full frontier: frontier-bound pages/s (a
+  round trip per 8 pages and one per 16).
   The seen set has ``--seen-buckets`` buckets, by default 4,096 doubled until each holds at
   most 512 URLs (32,768 at 10M), as a crawl of that size should be set.
 - Redis's ceiling, right after, on the same server: the same N URL strings pushed into one
@@ -49,10 +50,11 @@ from scrapy_redis.queue import PriorityQueue
 
 from focused import defaults
 from focused.monitor.snapshot import reset_crawl
-from focused.schedulers.frontier import Link, RedisFrontier
+from focused.schedulers.frontier import Ack, Link, RedisFrontier
 
 BATCH = 100  # links per push (about a page's out-links) and URLs per pop
 POP_BATCH = 8  # FOCUSED_POP_BATCH
+ACK_BATCH = 16  # FOCUSED_ACK_BATCH
 LINKS_PER_PAGE = 12  # out-links per page in the crawl-shaped run
 CRAWL = "bench-frontier"
 SR_QUEUE, SR_DUPES = "bench-sr:requests", "bench-sr:dupefilter"
@@ -130,15 +132,22 @@ def bench_ours(
         frontier.push_many(links(i, min(n, i + BATCH), hosts))
     push_s = time.perf_counter() - started
     per_url = (used_memory(client) - before) / n
-    # The crawl's shape on the full frontier: lease 8, acknowledge each with 12 new links.
+    # The crawl's shape on the full frontier: lease 8 at a time, acknowledge 16 at a time,
+    # each page with 12 new links.
     started = time.perf_counter()
     fresh, done = n, 0
+    finished: list[Ack] = []
     while done < crawl_pages:
         for leased in frontier.pop_ready(POP_BATCH).leased:
             new = list(links(fresh, fresh + LINKS_PER_PAGE, hosts))
             fresh += LINKS_PER_PAGE
-            frontier.complete(leased.lease, leased.url, "page", 0.5, False, new)
+            finished.append(Ack(leased.lease, leased.url, "page", 0.5, False, new))
             done += 1
+        if len(finished) >= ACK_BATCH:
+            frontier.complete_many(finished)
+            finished = []
+    if finished:
+        frontier.complete_many(finished)
     cycle_s = time.perf_counter() - started
     started = time.perf_counter()
     popped = 0

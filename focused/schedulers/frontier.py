@@ -28,9 +28,10 @@ space, and a record that does not parse anyway is dropped and counted (``corrupt
 an error in a script.
 
 Leases: a popped URL moves to ``leases`` with a deadline. ``complete_many`` acknowledges a
-batch of them (checking the pages for duplicates and pushing their out-links in the same call);
-``release`` puts it back untouched (clean shutdown). A lease that runs out returns the URL to its host queue with num_tries + 1; after
-``max_tries`` tries it is counted as failed. A crawler killed at any point loses nothing.
+batch of them (checking the pages for duplicates and pushing their out-links in the same
+call); ``release`` puts it back untouched (clean shutdown). A lease that runs out returns the
+URL to its host queue with num_tries + 1; after ``max_tries`` tries it is counted as failed.
+A crawler killed at any point loses nothing.
 A lease names its process when the process has a heartbeat (``owner``): once that process's
 heartbeat record has expired, the next pop by any process puts its leases back untouched
 (``lease_reclaimed``), so a killed process holds no host for the lease time and charges no try
@@ -53,8 +54,8 @@ that would pop last, retried ones first.
 
 Cost: ``push_many``, ``pop_ready``, ``complete_many``, ``release`` and ``raise_to`` are one
 round trip each on one server (one per shard they touch on a cluster); a crawl makes a pop
-per batch of leases and an acknowledgement per batch of finished pages. ``__len__`` reads one hash field and
-one set size. ``drop_worst`` is one round trip whose work grows with the URLs queued.
+per batch of leases and an acknowledgement per batch of finished pages. ``__len__`` reads one
+hash field and one set size. ``drop_worst`` is one round trip whose work grows with the URLs queued.
 """
 
 from __future__ import annotations
@@ -171,6 +172,15 @@ class Pop:
     queued: int
     in_flight: int
     wake_in: float | None  # seconds until a waiting host or a lease deadline; None: nothing
+
+
+def _check(ack: Ack) -> tuple[str, str, str, str]:
+    """What a page's duplicates check reads (``duplicate_check.lua``), as strings."""
+    return ack.checksum, str(fingerprint(ack.url)), ack.last_modified, "1" if ack.revisit else ""
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def fingerprint(url: str) -> int:
@@ -512,77 +522,105 @@ class RedisFrontier:
         next call there: a process killed in between loses none of them (:meth:`redeliver`).
         """
         shards = self.store.shards
-        verdicts = [""] * len(acks)
-        inline = len(shards) == 1  # the duplicates keys are in the call's own shard
-        if not inline:
-            verdicts = self._duplicates_of(acks)
         homes: dict[int, list[int]] = {}
         for i, ack in enumerate(acks):
             homes.setdefault(shards.of_host(ack.lease.split(" ", 1)[0]), []).append(i)
-        done: list[Acked | None] = [None] * len(acks)
-        for home, indices in homes.items():
-            args: list[Any] = []
-            away: dict[int, list[tuple[int, str]]] = {}  # shard -> (page in batch, links)
-            sent: list[list[int]] = []
-            for n, i in enumerate(indices):
-                ack = acks[i]
-                edges = None
-                if ack.kind == "page" and self.graph:
-                    edges = bytearray(PAGE_RECORD.pack(fingerprint(ack.url)))
-                packed, fps = self._pack_links(ack.links, edges, url_origin(ack.url))
-                sent.append(fps)
-                for shard, lines in packed.items():
-                    if shard != home:
-                        away.setdefault(shard, []).append((n, lines))
-                check = inline and ack.checksum and ack.kind == "page"
-                args += (
-                    ack.lease,
-                    ack.url,
-                    ack.kind,
-                    repr(float(ack.relevance)),
-                    int(ack.relevant),
-                    ack.category or "-",
-                    bytes(edges or b""),
-                    "" if ack.hub_score is None else repr(float(ack.hub_score)),
-                    verdicts[i],
-                    ack.checksum if check else "",
-                    fingerprint(ack.url) if check else "",
-                    ack.last_modified if check else "",
-                    "1" if ack.revisit else "",
-                    packed.get(home, ""),
-                )
+        checked = [i for i, ack in enumerate(acks) if ack.checksum and ack.kind == "page"]
+        verdicts = [""] * len(acks)
+        if checked and 0 not in homes:  # no call to the first shard to check them in
+            verdicts = self._duplicates_of(acks, checked)
+            checked = []
+        done: list[Acked] = []
+        results: dict[int, Acked] = {}
+        # Links for other shards' hosts, with their parents' fetch orders: they ride with the
+        # acknowledgement of a shard called later, and the rest are pushed at the end.
+        riding: dict[int, list[Any]] = {}
+        extra_new = 0
+        for home in sorted(homes):  # the first shard first: it checks the batch's duplicates
+            indices = homes[home]
+            # The first shard checks the batch's pages, its own and the others', in order.
+            checks = checked if home == 0 else []
+            places = {i: n + 1 for n, i in enumerate(indices)}
+            others = [i for i in checks if i not in places]
+            args, away, sent = self._page_args(acks, indices, home, verdicts)
             outbox = json.dumps(away, separators=(",", ":")) if away else ""
             delivered = self._delivered.pop(home, [])
-            extra = ["1" if self.revisits else "", outbox, " ".join(delivered)]
+            extra = [
+                "1" if self.revisits else "",
+                outbox,
+                " ".join(delivered),
+                _json([[*_check(acks[i]), places.get(i, 0)] for i in checks]) if checks else "",
+                _json(riding.pop(home)) if home in riding else "",
+            ]
             reply = self._call(self._complete, [*extra, *args], home)
             replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
+            extra_new += int(reply[3 * len(indices)])
+            for i, why in zip(others, reply[3 * len(indices) + 1 :], strict=True):
+                verdicts[i] = why
             orders = [0 if why else int(order) for order, _, why in replies]
-            away_new = 0
+            for shard, pages in away.items():
+                riding.setdefault(shard, []).extend(
+                    x for n, lines in pages if orders[n] for x in (str(orders[n]), lines)
+                )
             if away and any(orders):
-                away_new = self._push_away(away, orders)
                 self._delivered.setdefault(home, []).append(str(next(o for o in orders if o)))
             for n, (i, (order, new, why)) in enumerate(zip(indices, replies, strict=True)):
                 if orders[n]:
                     self._remember(sent[n])
-                # The new URLs of the pushes to other shards count with the batch's first page.
-                done[i] = Acked(int(order), int(new) + (away_new if n == 0 else 0), why or "")
+                results[i] = Acked(int(order), int(new), why or "")
                 self.held.pop(acks[i].lease, None)
-        return [ack for ack in done if ack is not None]
+        extra_new += self._push_shards(riding)  # for shards called before their links were known
+        done = [results[i] for i in range(len(acks))]
+        if extra_new and done:  # the other shards' new URLs count with the batch's first page
+            done[0] = Acked(done[0].order, done[0].new + extra_new, done[0].duplicate)
+        return done
 
-    def _duplicates_of(self, acks: Sequence[Ack]) -> list[str]:
-        """Why each page is a duplicate ('' for none or not checked), in one call to shard 0."""
-        checked = [i for i, ack in enumerate(acks) if ack.checksum and ack.kind == "page"]
-        verdicts = [""] * len(acks)
-        if not checked:
-            return verdicts
+    def _page_args(
+        self,
+        acks: Sequence[Ack],
+        indices: list[int],
+        home: int,
+        verdicts: list[str],
+    ) -> tuple[list[Any], dict[int, list[tuple[int, str]]], list[list[int]]]:
+        """The ``complete`` script's values for the pages of one shard; their links to other
+        shards' hosts (shard -> (page among them, packed links)); the fingerprints of each
+        page's links sent."""
         args: list[Any] = []
-        for i in checked:
+        away: dict[int, list[tuple[int, str]]] = {}
+        sent: list[list[int]] = []
+        for n, i in enumerate(indices):
             ack = acks[i]
-            args += (ack.checksum, fingerprint(ack.url), ack.last_modified, int(ack.revisit))
+            edges = None
+            if ack.kind == "page" and self.graph:
+                edges = bytearray(PAGE_RECORD.pack(fingerprint(ack.url)))
+            packed, fps = self._pack_links(ack.links, edges, url_origin(ack.url))
+            sent.append(fps)
+            for shard, lines in packed.items():
+                if shard != home:
+                    away.setdefault(shard, []).append((n, lines))
+            args += (
+                ack.lease,
+                ack.url,
+                ack.kind,
+                repr(float(ack.relevance)),
+                int(ack.relevant),
+                ack.category or "-",
+                bytes(edges or b""),
+                "" if ack.hub_score is None else repr(float(ack.hub_score)),
+                verdicts[i],
+                packed.get(home, ""),
+            )
+        return args, away, sent
+
+    def _duplicates_of(self, acks: Sequence[Ack], checked: list[int]) -> list[str]:
+        """Why each page is a duplicate ('' for none or not checked), in one call to the first
+        shard (a batch with no page of its own there)."""
         store = self.store
+        args = [value for i in checked for value in _check(acks[i])]
         names = [store.key(keys.CHECKSUMS), store.key(keys.MODIFIED), store.key(keys.KNOWN)]
         self.changes += 1
         reply = store.retrying(lambda: self._duplicates(keys=names, args=args))
+        verdicts = [""] * len(acks)
         for i, why in zip(checked, reply, strict=True):
             verdicts[i] = why
         return verdicts

@@ -5,12 +5,17 @@
 -- the pages add up to: a counter moves once a batch, not once a page.
 -- ARGV: shard, conc, delay, '1' to keep relevant pages for revisits, links to hosts of other
 -- shards ('' for none: JSON, kept in 'outbox' until they are pushed there), fetch orders whose
--- outbox entries are delivered, then PAGE_ARGS values a page: lease, url, kind (page|bad|
--- redirect|failed), relevance, relevant, category, graph record ('' for none), hub score (''
--- for none), why it is a duplicate if that is known already ('' for not), its text checksum
--- ('' for no check here), URL fingerprint, Last-Modified, '1' for a revisit, its links
--- (push_packed).
-local PAGE_ARGS = 14
+-- outbox entries are delivered, the duplicates checks to make, in the batch's order ('' for
+-- none: JSON, [checksum, fingerprint, Last-Modified, '1' for a revisit, the page's place
+-- among this call's pages or 0 for a page of another shard] each; on a cluster only the first
+-- shard, which holds the crawl-wide keys, checks), links of pages acknowledged on other
+-- shards for this one's hosts ('' for none: JSON, parent and packed links in turn); then
+-- PAGE_ARGS values a page: lease, url, kind (page|bad|redirect|failed), relevance, relevant,
+-- category, graph record ('' for none), hub score ('' for none), why it is a duplicate if
+-- another shard checked it ('' for not), its links (push_packed).
+-- Returns per page its fetch order, new URLs and why it is a duplicate (''), then the new URLs
+-- of the other shards' links, then the verdicts of the other shards' pages.
+local PAGE_ARGS = 10
 local revisits = ARGV[4] == '1'
 local now = now_s()
 -- What the pages add up to, written at the end: counters (key -> field -> by; HINCRBY and
@@ -34,14 +39,25 @@ local hosts, owned = {}, {}  -- origin -> {acks, late, fetched}; owner -> its le
 local best, head, new_total = {}, {}, 0
 local pushed, owner = {}, '-'  -- per page the order its links went out with (0: none)
 local out = {}
-for a = 7, #ARGV, PAGE_ARGS do
+-- The checks, in the batch's order: of two pages with one text, the first is the original.
+local verdicts, checked = {}, {}  -- other shards' pages' verdicts; this call's, by place
+if ARGV[7] ~= '' then
+  for _, c in ipairs(cjson.decode(ARGV[7])) do
+    local why = duplicate_of(k(CHECKSUMS), k(MODIFIED), k(KNOWN), has_known, c[1], c[2], c[3],
+                             c[4] == '1') or ''
+    if c[5] == 0 then verdicts[#verdicts + 1] = why else checked[c[5]] = why end
+  end
+end
+local riders = 0
+if ARGV[8] ~= '' then
+  local given = cjson.decode(ARGV[8])
+  for i = 1, #given, 2 do riders = riders + push_packed(given[i + 1], given[i], best, head) end
+end
+for a = 9, #ARGV, PAGE_ARGS do
   local lm, url, kind = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local relevance, relevant, category = ARGV[a + 3], ARGV[a + 4] == '1', ARGV[a + 5]
-  local graph, hub, why = ARGV[a + 6], ARGV[a + 7], ARGV[a + 8]
-  if kind == 'page' and ARGV[a + 9] ~= '' then
-    why = duplicate_of(k(CHECKSUMS), k(MODIFIED), k(KNOWN), has_known, ARGV[a + 9], ARGV[a + 10],
-                       ARGV[a + 11], ARGV[a + 12] == '1') or ''
-  end
+  local graph, hub = ARGV[a + 6], ARGV[a + 7]
+  local why = checked[(a - 9) / PAGE_ARGS + 1] or ARGV[a + 8]
   if kind == 'page' and why ~= '' then kind = why == 'unchanged' and 'unchanged' or 'duplicate' end
   local page = kind == 'page'
   local o, s, w, m = split_lease(lm)

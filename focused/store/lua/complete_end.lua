@@ -3,7 +3,7 @@
   local pushes = ok and why == ''
   if ok then add(counts, k(TRIES), math.floor(tonumber(s) / TRY_UNIT), 1) end
   if pushes then
-    new = push_packed(ARGV[a + 13], order, best, head)
+    new = push_packed(ARGV[a + 9], order, best, head)
     new_total = new_total + new
   end
   pushed[#pushed + 1] = pushes and order or 0
@@ -63,5 +63,7 @@ end
 local done = {}
 for order in string.gmatch(ARGV[6], '%d+') do done[#done + 1] = order end
 if #done > 0 then redis.call('HDEL', k(OUTBOX), unpack(done)) end
-place_heads(best, head, hosts, now, new_total)
+place_heads(best, head, hosts, now, new_total + riders)
+out[#out + 1] = riders
+for _, why in ipairs(verdicts) do out[#out + 1] = why end
 return out
