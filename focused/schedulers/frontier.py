@@ -90,6 +90,7 @@ HOST_CAP = 4095
 HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
 REDELIVER_S = 30.0  # how often a pop on a cluster looks for outbox entries of gone processes
+SHARD_REST_S = 0.5  # longest a pop leaves alone a shard that had too few hosts ready
 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
@@ -172,6 +173,17 @@ class Pop:
     queued: int
     in_flight: int
     wake_in: float | None  # seconds until a waiting host or a lease deadline; None: nothing
+
+
+@dataclass(frozen=True, slots=True)
+class _Resting:
+    """A shard that had fewer hosts ready than a pop asked for: until when the pop leaves it
+    alone (unless ``changes`` moves), and its counts then."""
+
+    until: float
+    changes: int
+    queued: int
+    in_flight: int
 
 
 def _check(ack: Ack) -> tuple[str, str, str, str]:
@@ -314,6 +326,7 @@ class RedisFrontier:
         # next call there (``complete``) or at its close (``settle``).
         self._delivered: dict[int, list[str]] = {}
         self._redeliver_at = 0.0  # when the pop next looks for outbox entries of gone processes
+        self._resting: dict[int, _Resting] = {}  # shards the pop leaves alone for now
 
         def script(name: str) -> Any:
             return self.store.script(name, **PACKING)
@@ -411,23 +424,41 @@ class RedisFrontier:
 
         On several shards the pop draws from one shard after another, starting from the next
         one each call, until it has ``n``: every shard gets its turn first. The order within a
-        shard is the frontier's; across shards it is fair, not global. Queued and in-flight
-        counts are those of the shards it drew from (all of them when it leases fewer than n).
+        shard is the frontier's; across shards it is fair, not global. A shard that had fewer
+        ready than asked is left alone until its next host is due (at most ``SHARD_REST_S``)
+        unless this object has written since: a polite crawl's pops then cost one call, not
+        one per shard. Queued and in-flight counts are those of the shards it drew from
+        (all of them when it leases fewer than n), the last ones read for a shard left alone.
         """
         shards = len(self.store.shards)
-        if shards > 1 and time.monotonic() >= self._redeliver_at:
+        now = time.monotonic()
+        if shards > 1 and now >= self._redeliver_at:
             self.redeliver()
         popped: list[tuple[int, str, str]] = []  # (shard, lease, parent's url: record)
         queued = in_flight = 0
         wakes: list[float] = []
         for step in range(shards):
             shard = (self._first_shard + step) % shards
-            args = [n - len(popped), self.lease_s, self.max_tries, self.owner]
+            rest = self._resting.get(shard)
+            if rest is not None and rest.until > now and rest.changes == self.changes:
+                queued, in_flight = queued + rest.queued, in_flight + rest.in_flight
+                wakes.append(rest.until - now)
+                continue
+            asked = n - len(popped)
+            args = [asked, self.lease_s, self.max_tries, self.owner]
             out = self._call(self._pop, args, shard)
             queued, in_flight = queued + int(out[0]), in_flight + int(out[1])
             if out[2]:
                 wakes.append(float(out[2]))
-            popped += [(shard, out[i], out[i + 1]) for i in range(3, len(out), 2)]
+            got = [(shard, out[i], out[i + 1]) for i in range(3, len(out), 2)]
+            popped += got
+            if shards > 1 and len(got) < asked:
+                wake = min(float(out[2]) if out[2] else SHARD_REST_S, SHARD_REST_S)
+                self._resting[shard] = _Resting(
+                    now + max(wake, 0.0), self.changes, int(out[0]), int(out[1])
+                )
+            else:
+                self._resting.pop(shard, None)
             if len(popped) >= n:
                 break
         self._first_shard = (self._first_shard + 1) % shards
