@@ -54,6 +54,7 @@ FIXTURE_TIERS = {
     "redis_home": "redis",
     "redis_client": "redis",
     "frontier": "redis",
+    "frontier_client": "redis",
     "served": "crawl",
     "crawl": "crawl",
     "redis_cluster": "cluster",
