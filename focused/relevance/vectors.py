@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from focused.relevance.cache import default_cache_dir, keep
@@ -117,6 +116,8 @@ class WordVectors:
         ``k``. General knowledge of what else a text can be about, for topics that name only
         what they are about."""
         if k not in self._background:
+            from sklearn.cluster import KMeans  # only keyword topics need it
+
             by_rank = self.words[np.argsort(self.rows)][BACKGROUND_WORDS]
             decoded = (b.decode("utf-8", "replace") for b in by_rank)
             words = [w for w in decoded if analyze(w) == [w]]
