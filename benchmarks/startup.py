@@ -8,7 +8,7 @@ topic's models, WordNet, the word vectors) is paid once a job. The synthetic web
 before any timing, so the figure is a start with fitted models. Each run is one crawl of
 --crawl pages, as shipped (classification, anchor glosses, word vectors, WARC, main text);
 reported: the process's whole CPU time (user + system, from ``wait4``) and its CPU up to the
-first response (``common.CpuClock``), the median of --runs.
+first response (``cpuclock.CpuClock``), the median of --runs.
 """
 
 from __future__ import annotations

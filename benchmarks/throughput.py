@@ -27,7 +27,7 @@ Redis: a fresh redis-server on a Unix socket (the embedded Redis's binary), or
 FOCUSED_REDIS_URL.
 
 Besides pages/s, each run reports the crawler's CPU milliseconds per page (process CPU time
-from the first response to the spider's close, by the ``common.CpuClock`` extension) and the
+from the first response to the spider's close, by the ``cpuclock.CpuClock`` extension) and the
 Redis server's (INFO cpu). The crawlers are CPU-bound, so pages per CPU-second is what each
 would reach on an idle core, and it hardly moves when other work shares the machine, while
 pages/s does. It leaves out time the event loop spends blocked on Redis round trips (not
@@ -127,7 +127,7 @@ def child(args: argparse.Namespace) -> None:
         **BASE,
         "CONCURRENT_REQUESTS": args.concurrency,
         "CLOSESPIDER_ITEMCOUNT": args.crawl,
-        "EXTENSIONS": {"common.CpuClock": 0},
+        "EXTENSIONS": {"cpuclock.CpuClock": 0},
         "BENCH_CPU_FILE": args.cpu_file,
     }
     if args.child == "scrapy-redis":

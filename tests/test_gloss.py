@@ -11,7 +11,13 @@ from focused.items import PageItem
 from focused.pipelines.classify import ClassifierPipeline, anchor_glosser
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
-from focused.relevance.wordnet import WORDNET_ENV, _WordNet, find_wordnet
+from focused.relevance.wordnet import (
+    WORDNET_ENV,
+    _index_path,
+    _LemmaIndex,
+    _WordNet,
+    find_wordnet,
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +48,29 @@ def test_the_plain_file_reader_reads_what_nltks_own_streams_read(glosser):
     assert [s.definition() for s in plain.synsets("fast")] == [
         s.definition() for s in nltk_reader.synsets("fast")
     ]
+
+
+def test_the_lemma_index_is_built_once_and_kept(glosser, tmp_path):
+    folder = find_wordnet()
+    kept = _index_path(folder, str(tmp_path))
+    built = _WordNet(folder, kept)  # builds the index and writes it
+    assert kept.is_file() and list(tmp_path.iterdir()) == [kept]
+    again = _WordNet(folder, kept)  # reads it back
+    index = again._lemma_pos_offset_map
+    assert isinstance(index, _LemmaIndex) and not isinstance(
+        built._lemma_pos_offset_map, _LemmaIndex
+    )
+    assert index == built._lemma_pos_offset_map
+    assert list(again.all_lemma_names("n")) == list(built.all_lemma_names("n"))
+    assert again.satellite_offsets == built.satellite_offsets
+    from_kept, from_files = AnchorGlosser(), AnchorGlosser()
+    from_kept.wordnet, from_files.wordnet = again, built
+    for anchor in ("Tawny Owls", "Krypton", "Music of Thailand", "geese", "Xqzzyv", "fast"):
+        assert from_kept.gloss(anchor) == from_files.gloss(anchor)
+    kept.write_text("not an index")  # a damaged file is built again and replaced
+    assert _WordNet(folder, kept)._lemma_pos_offset_map == index
+    assert _WordNet(folder, kept)._lemma_pos_offset_map == index
+    assert kept.read_text().startswith("focused wordnet lemma index")
 
 
 def test_lookups_fall_back_to_the_head_and_its_last_words(glosser):

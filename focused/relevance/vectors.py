@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import import_module
@@ -30,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
+from focused.relevance.cache import default_cache_dir, keep
 from focused.relevance.taxonomy import _ancestors, _check_documents
 from focused.relevance.text import analyze
 
@@ -118,6 +116,8 @@ class WordVectors:
         ``k``. General knowledge of what else a text can be about, for topics that name only
         what they are about."""
         if k not in self._background:
+            from sklearn.cluster import KMeans  # only keyword topics need it
+
             by_rank = self.words[np.argsort(self.rows)][BACKGROUND_WORDS]
             decoded = (b.decode("utf-8", "replace") for b in by_rank)
             words = [w for w in decoded if analyze(w) == [w]]
@@ -190,15 +190,6 @@ def _read_vocabulary(path: Path) -> list[str]:
     return pq.read_table(path).column(0).to_pylist()
 
 
-def default_cache_dir() -> str:
-    """Where the sorted vocabulary is kept: ``$FOCUSED_CACHE``, else ``$XDG_CACHE_HOME/focused``
-    (``~/.cache/focused``)."""
-    if path := os.environ.get("FOCUSED_CACHE"):
-        return path
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "focused")
-
-
 @cache
 def word_vectors(cache_dir: str | None = None) -> WordVectors:
     """The process's word vectors (read once, shared by every model of the process), their
@@ -221,12 +212,7 @@ def word_vectors(cache_dir: str | None = None) -> WordVectors:
         pass
     vectors = WordVectors.from_words(_read_vocabulary(vocabulary_path), matrix)
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=cached.name, suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), 0o644)
-            np.savez(out, words=vectors.words, rows=vectors.rows)
-        os.replace(tmp, cached)
+        keep(cached, lambda out: np.savez(out, words=vectors.words, rows=vectors.rows))
     except OSError as exc:  # a read-only cache folder: read the Parquet file every time
         logger.warning("The word vectors' vocabulary is not kept in %s: %s", cache_dir, exc)
     return vectors

@@ -3,25 +3,35 @@ nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process.
 
 The folder is the ``wordnet`` argument, else the environment variable FOCUSED_WORDNET, else
 ``/usr/share/wordnet``, where Debian's ``wordnet-base`` installs it (``scripts/setup.sh``
-installs it). Reading the index takes about 0.8 s of CPU.
+installs it). Building nltk's lemma index from the index files takes about 0.8 s of CPU, so the
+first process of a machine keeps it in the cache folder (:mod:`focused.relevance.cache`) and
+every later one reads it back from there in about 0.1 s.
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import io
+import json
+import logging
 import os
 import warnings
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
+import nltk
 import nltk.data
 from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
 from focused.errors import FocusedError
+from focused.relevance.cache import default_cache_dir, keep
 
 __all__ = ["DEBIAN_WORDNET", "WORDNET_ENV", "find_wordnet", "load_wordnet"]
+
+logger = logging.getLogger("focused.relevance")
 
 DEBIAN_WORDNET = "/usr/share/wordnet"  # `apt-get install wordnet-base` puts the dict files here
 WORDNET_ENV = "FOCUSED_WORDNET"
@@ -87,6 +97,72 @@ _PLAIN_FILES = frozenset(
 ) | frozenset(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
 
 
+# The first line of a kept lemma index; a file that does not start with it is built again.
+_INDEX_FORMAT = "focused wordnet lemma index 1"
+# The files the kept index is built from (data.adj for its satellite adjectives).
+_INDEX_SOURCES = tuple(f"index.{pos}" for pos in ("noun", "verb", "adj", "adv")) + ("data.adj",)
+
+
+class _LemmaIndex(Mapping[str, dict[str, list[int]]]):
+    """nltk's lemma index (lemma -> part of speech -> synset offsets) read from a kept file:
+    a lemma's entry is kept as its JSON text and decoded when first looked up, so reading the
+    index builds one dict of strings instead of 150,000 dicts of lists."""
+
+    def __init__(self, entries: dict[str, str]):
+        self._entries = entries
+        self._decoded: dict[str, dict[str, list[int]]] = {}
+
+    def __getitem__(self, lemma: str) -> dict[str, list[int]]:
+        entry = self._decoded.get(lemma)
+        if entry is None:
+            entry = self._decoded[lemma] = json.loads(self._entries[lemma])
+        return entry
+
+    def __contains__(self, lemma: object) -> bool:
+        return lemma in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _index_path(folder: Path, cache_dir: str) -> Path:
+    """Where the lemma index of ``folder`` is kept: the digest covers the folder, its index
+    files' sizes and modification times, and nltk's version."""
+    digest = hashlib.sha256(f"{folder}\0{nltk.__version__}\0{_INDEX_FORMAT}\n".encode())
+    for name in _INDEX_SOURCES:
+        stat = (folder / name).stat()
+        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return Path(cache_dir) / f"wordnet-index-{digest.hexdigest()[:12]}.txt"
+
+
+def _read_index(path: Path) -> tuple[dict[str, str], set[int]] | None:
+    """A kept lemma index: each lemma's entry as JSON text, and the satellite adjectives'
+    offsets; None when there is none, or the file is not one."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+        if lines[0] != _INDEX_FORMAT:
+            return None
+        n = int(lines[1])
+        if len(lines) != 2 * n + 3:
+            return None
+        satellites = {int(offset) for offset in lines[-1].split()}
+    except (OSError, UnicodeDecodeError, IndexError, ValueError):
+        return None
+    return dict(zip(lines[2 : n + 2], lines[n + 2 : 2 * n + 2], strict=True)), satellites
+
+
+def _index_text(index: Mapping[str, dict[str, list[int]]], satellites: set[int]) -> str:
+    """The kept file of a lemma index: the format line, the number of lemmas, each lemma on a
+    line, then each lemma's entry as JSON on a line, then the satellites' offsets."""
+    entries = (json.dumps(entry, separators=(",", ":")) for entry in index.values())
+    return "\n".join(
+        [_INDEX_FORMAT, str(len(index)), *index, *entries, " ".join(map(str, sorted(satellites)))]
+    )
+
+
 class _WordNet(WordNetCorpusReader):
     """nltk's reader over a plain WordNet dict folder, such as Debian's wordnet-base.
 
@@ -95,13 +171,36 @@ class _WordNet(WordNetCorpusReader):
     is not read here; nltk would look for a download that is not there). The index, exception
     and data files are read as plain files: nltk's own seekable stream reads a line about 20
     times slower, and reading the indexes through it took most of the reader's 2.5 s start.
+
+    With ``index`` (a file in the cache folder) the lemma index and the satellite adjectives
+    are read from that file if it holds them, else built from the index files and written
+    there.
     """
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, index: Path | None = None):
         self._folder = folder
+        self._kept = None if index is None else _read_index(index)
         with warnings.catch_warnings():  # "multilingual functions are not available"
             warnings.simplefilter("ignore", UserWarning)
             super().__init__(str(folder), None)
+        if index is not None and self._kept is None:
+            text = _index_text(self._lemma_pos_offset_map, self.satellite_offsets).encode()
+            try:
+                keep(index, lambda out: out.write(text))
+            except OSError as exc:  # a read-only cache folder: build the index every time
+                logger.warning("WordNet's lemma index is not kept in %s: %s", index.parent, exc)
+
+    def _scan_satellites(self) -> None:
+        if self._kept is None:
+            super()._scan_satellites()
+        else:
+            self.satellite_offsets = self._kept[1]
+
+    def _load_lemma_pos_offset_map(self) -> None:
+        if self._kept is None:
+            super()._load_lemma_pos_offset_map()
+        else:
+            self._lemma_pos_offset_map = _LemmaIndex(self._kept[0])
 
     def open(self, file: str) -> IO[Any]:
         if file == "lexnames" and not (self._folder / file).is_file():
@@ -144,17 +243,18 @@ def find_wordnet(wordnet: str | os.PathLike[str] | None = None) -> Path:
 def _load(folder: Path) -> WordNetCorpusReader:
     if str(folder) not in nltk.data.path:  # nltk reads only below its data paths
         nltk.data.path.append(str(folder))
-    # The index is some 600,000 new lists and dicts, none of them garbage: the collector's
-    # passes over them while it is built cost a third of the time.
+    # The index is some 600,000 new lists and dicts (300,000 strings when kept), none of them
+    # garbage: the collector's passes over them while it is built cost a third of the time.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _WordNet(folder)
+        return _WordNet(folder, _index_path(folder, default_cache_dir()))
     finally:
         if enabled:
             gc.enable()
 
 
 def load_wordnet(wordnet: str | os.PathLike[str] | None = None) -> WordNetCorpusReader:
-    """nltk's WordNet reader over :func:`find_wordnet`'s folder, read once per process."""
+    """nltk's WordNet reader over :func:`find_wordnet`'s folder, read once per process (its
+    lemma index kept in the cache folder)."""
     return _load(find_wordnet(wordnet))
