@@ -1,8 +1,9 @@
 """Errors that reach the user as one line, never as a traceback."""
 
+import difflib
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -24,6 +25,19 @@ class TopicError(FocusedError):
     def __init__(self, path: object, field: str, problem: str):
         self.path, self.field, self.problem = str(path), field, problem
         super().__init__(f"{self.path}: {field}: {problem}" if field else f"{self.path}: {problem}")
+
+
+def one_of(words: Iterable[str]) -> str:
+    """The words a setting or a topic field takes, as every message and page shows them:
+    ``one of "relevant", "all", "none"`` (TOML's quotes, so ``""`` is visible)."""
+    return "one of " + ", ".join(f'"{word}"' for word in words)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean NAME?"`` for the known name closest to a misspelt one, else ``""``:
+    the one hint that unknown settings and topic fields get."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def exit_on_user_error(from_crawler: Callable[..., T]) -> Callable[..., T]:

@@ -8,12 +8,11 @@ warning naming the closest setting. Components read a choice back with :func:`ch
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from focused import defaults
-from focused.errors import FocusedError
+from focused.errors import FocusedError, did_you_mean, one_of
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 
 if TYPE_CHECKING:
@@ -60,8 +59,7 @@ def choice(settings: BaseSettings, name: str) -> str:
         return switch(name, value)
     word = "" if value is None else str(value).strip().lower()
     if word not in CHOICES[name]:
-        expected = ", ".join(repr(c) if c else '"" (the topic file\'s)' for c in CHOICES[name])
-        raise FocusedError(f"{name}: expected one of {expected}, got {value!r}")
+        raise FocusedError(f"{name}: expected {accepted(name)}, got {value!r}")
     return word
 
 
@@ -70,7 +68,7 @@ def accepted(name: str) -> str:
     if name in CHOICES:
         if CHOICES[name] is SWITCH:
             return "auto, true or false"
-        return "one of " + ", ".join(f'"{word}"' for word in CHOICES[name])
+        return one_of(CHOICES[name])
     words = _EXPECTED.get(_kind(name), "a string")
     return f"None or {words}" if getattr(defaults, name) is None else words
 
@@ -115,7 +113,5 @@ def check_settings(settings: BaseSettings) -> list[str]:
     warnings = []
     for name in sorted(key for key in settings if key.startswith(PREFIX)):
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            warnings.append(f"unknown setting {name} is ignored{hint}")
+            warnings.append(f"unknown setting {name} is ignored{did_you_mean(name, known)}")
     return warnings

@@ -9,7 +9,7 @@ from scrapy.settings import Settings
 
 from focused import defaults
 from focused.errors import FocusedError
-from focused.settingcheck import check_settings
+from focused.settingcheck import accepted, check_settings
 
 
 def settings(**values: object) -> Settings:
@@ -31,6 +31,21 @@ def settings(**values: object) -> Settings:
 def test_a_value_of_the_wrong_type_names_the_setting(name, value, expected):
     with pytest.raises(FocusedError, match=f"setting {name}='{value}': expected {expected}"):
         check_settings(settings(**{name: value}))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("FOCUSED_WARC", "relevent", 'one of "relevant", "all", "none"'),
+        ("FOCUSED_LINK_SCORE", "title", 'one of "", "content", "anchor", "both", "context"'),
+    ],
+)
+def test_a_word_outside_the_choices_lists_them_as_the_reference_does(name, value, expected):
+    """The same words, quoted the same way, as the settings reference and topic errors."""
+    with pytest.raises(FocusedError) as error:
+        check_settings(settings(**{name: value}))
+    assert str(error.value) == f"{name}: expected {expected}, got {value!r}"
+    assert accepted(name) == expected
 
 
 def test_good_values_pass_and_typos_name_the_closest_setting():

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from focused.errors import TopicError
+from focused.errors import TopicError, one_of
 from focused.store.keys import NAME_RE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 from focused.topic.fields import existing_path
@@ -141,9 +141,7 @@ def _read_strategy(path: Path, data: dict[str, Any]) -> str:
     fieldname = "focus" if "focus" in data else "strategy"
     strategy = data.get(fieldname, "soft")
     if strategy not in STRATEGIES:  # ``focus``: the older spelling, for seed 000's two modes
-        raise TopicError(
-            path, fieldname, f"expected one of {', '.join(STRATEGIES)}, got {strategy!r}"
-        )
+        raise TopicError(path, fieldname, f"expected {one_of(STRATEGIES)}, got {strategy!r}")
     return strategy
 
 
@@ -178,9 +176,7 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
         raise TopicError(path, "relevance", "missing table [relevance] (with method = ...)")
     method = data.get("method")
     if method not in METHODS:
-        raise TopicError(
-            path, "relevance.method", f"unknown method {method!r}; known: {', '.join(METHODS)}"
-        )
+        raise TopicError(path, "relevance.method", f"expected {one_of(METHODS)}, got {method!r}")
     unknown = set(data) - METHODS[method].fields - {"method", "link_score"}
     if unknown:
         raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
@@ -239,7 +235,7 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
     link_score = data["relevance"].get("link_score", "anchor")
     if link_score not in LINK_SCORES:
         raise TopicError(
-            path, "relevance.link_score", f"expected one of {LINK_SCORES}, got {link_score!r}"
+            path, "relevance.link_score", f"expected {one_of(LINK_SCORES)}, got {link_score!r}"
         )
     seeds_from = _read_seeds_from(path, data)
     return Topic(
