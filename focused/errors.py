@@ -3,7 +3,7 @@
 import difflib
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -38,6 +38,18 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     the one hint that unknown settings and topic fields get."""
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
     return f"; did you mean {close[0]}?" if close else ""
+
+
+def known_fields(
+    path: object, table: dict[str, Any], known: Collection[str], where: str = "", problem: str = ""
+) -> None:
+    """A TopicError for the first field of ``table`` (at ``where``) that is not in ``known``,
+    naming the closest known one: a misspelt field would otherwise be silently ignored."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        name = f"{where}.{unknown[0]}" if where else unknown[0]
+        hint = did_you_mean(unknown[0], known)
+        raise TopicError(path, name, f"{problem or 'unknown field'}{hint}")
 
 
 def exit_on_user_error(from_crawler: Callable[..., T]) -> Callable[..., T]:

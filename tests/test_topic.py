@@ -79,6 +79,26 @@ def test_bad_topic_names_field_and_problem(topic_dir, change, field, problem):
     assert problem in message
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("seeds =", "seed ="), "seed: unknown field; did you mean seeds?"),
+        (("strategy =", "stratgy ="), "stratgy: unknown field; did you mean strategy?"),
+        (("good =", "goods ="), "relevance.goods: not a field of 'taxonomy'; did you mean good?"),
+        (
+            ("[relevance]", '[strategy_options]\npath = "p.txt"\n[relevance]'),
+            "strategy_options.path: unknown option; did you mean paths?",
+        ),
+        (("strategy =", "colour ="), "colour: unknown field"),  # nothing like it: no guess
+    ],
+)
+def test_a_misspelt_field_is_named_with_the_closest_known_one(topic_dir, change, message):
+    path = write(topic_dir, GOOD.replace(*change))
+    with pytest.raises(TopicError) as error:
+        load_topic(path)
+    assert str(error.value) == f"{path}: {message}"
+
+
 def test_missing_topic_file(tmp_path):
     with pytest.raises(TopicError, match="topic file not found"):
         load_topic(tmp_path / "none.toml")
