@@ -1,7 +1,9 @@
-"""Checks of the ``FOCUSED_*`` settings a crawl starts with, before any component reads them.
+"""Checks of the settings a crawl starts with, before any component reads them.
 
-A value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``) or is not one
-of a setting's choices (:data:`CHOICES`) is one line naming the setting and what it expects; a
+A ``FOCUSED_*`` value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``)
+or is not one of a setting's choices (:data:`CHOICES`), or a value of one of Scrapy's settings
+that the crawl relies on (:data:`SCRAPY_TYPES`) that cannot be read as its type
+(``-s CLOSESPIDER_ITEMCOUNT=ten``), is one line naming the setting and what it expects; a
 ``FOCUSED_*`` name that is not a setting (a typo that would otherwise be silently ignored) is a
 warning naming the closest setting. Components read a choice back with :func:`choice`.
 """
@@ -22,6 +24,32 @@ PREFIX = "FOCUSED_"
 
 # Settings whose default is None but that take one type when they are set.
 OPTIONAL_TYPES: dict[str, type] = {"FOCUSED_RELEVANT_THRESHOLD": float}
+
+#: Scrapy's own settings that the crawl (or Scrapy under it) reads as numbers or switches, and
+#: their types: a bad value would otherwise end in a traceback from the component that reads it.
+SCRAPY_TYPES: dict[str, type] = {
+    "CLOSESPIDER_ERRORCOUNT": int,
+    "CLOSESPIDER_ITEMCOUNT": int,
+    "CLOSESPIDER_PAGECOUNT": int,
+    "CLOSESPIDER_PAGECOUNT_NO_ITEM": int,
+    "CLOSESPIDER_TIMEOUT": float,
+    "CLOSESPIDER_TIMEOUT_NO_ITEM": float,
+    "CONCURRENT_REQUESTS": int,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": int,
+    "DEPTH_LIMIT": int,
+    "DNS_TIMEOUT": float,
+    "DNSCACHE_ENABLED": bool,
+    "DNSCACHE_SIZE": int,
+    "DOWNLOAD_DELAY": float,
+    "DOWNLOAD_MAXSIZE": int,
+    "DOWNLOAD_TIMEOUT": float,
+    "DOWNLOAD_WARNSIZE": int,
+    "LOGSTATS_INTERVAL": float,
+    "REDIRECT_MAX_TIMES": int,
+    "RETRY_TIMES": int,
+    "ROBOTSTXT_OBEY": bool,
+    "URLLENGTH_LIMIT": int,
+}
 
 _EXPECTED = {bool: "True or False", int: "a whole number", float: "a number", list: "a list"}
 
@@ -95,11 +123,12 @@ def _reader(settings: BaseSettings, kind: type) -> Callable[[str], Any]:
 
 
 def check_settings(settings: BaseSettings) -> list[str]:
-    """Raise a FocusedError for the first ``FOCUSED_*`` value of the wrong type; return
-    warnings for names that are not settings."""
+    """Raise a FocusedError for the first ``FOCUSED_*`` or :data:`SCRAPY_TYPES` value of the
+    wrong type; return warnings for ``FOCUSED_*`` names that are not settings."""
     known = known_settings()
-    for name in sorted(known):
-        kind = _kind(name)
+    kinds = {name: _kind(name) for name in known} | SCRAPY_TYPES
+    for name in sorted(kinds):
+        kind = kinds[name]
         if kind not in _EXPECTED or settings.get(name) is None:
             continue
         try:

@@ -26,6 +26,12 @@ def settings(**values: object) -> Settings:
         ("FOCUSED_POP_BATCH", "1.5", "a whole number"),
         ("FOCUSED_CRAWL_GRAPH", "maybe", "True or False"),
         ("FOCUSED_RELEVANT_THRESHOLD", "high", "a number"),
+        # Scrapy's own settings that the crawl relies on
+        ("CLOSESPIDER_ITEMCOUNT", "ten", "a whole number"),
+        ("CLOSESPIDER_TIMEOUT", "1h", "a number"),
+        ("CONCURRENT_REQUESTS", "many", "a whole number"),
+        ("DOWNLOAD_DELAY", "soon", "a number"),
+        ("ROBOTSTXT_OBEY", "maybe", "True or False"),
     ],
 )
 def test_a_value_of_the_wrong_type_names_the_setting(name, value, expected):
@@ -58,9 +64,13 @@ def test_good_values_pass_and_typos_name_the_closest_setting():
     ]
 
 
-def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl):
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [("FOCUSED_HOST_DELAY", "abc", "a number"), ("CLOSESPIDER_ITEMCOUNT", "ten", "a whole number")],
+)
+def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl, name, value, expected):
     result = subprocess.run(
-        crawl.command("feed.jsonl", {"FOCUSED_HOST_DELAY": "abc"}),
+        crawl.command("feed.jsonl", {name: value}),
         env=crawl.env(),
         cwd=crawl.workdir,
         capture_output=True,
@@ -70,7 +80,7 @@ def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
-    assert len(errors) == 1 and "setting FOCUSED_HOST_DELAY='abc': expected a number" in errors[0]
+    assert len(errors) == 1 and f"setting {name}={value!r}: expected {expected}" in errors[0]
 
 
 def test_a_crawl_warns_of_a_misspelt_setting_and_runs(crawl):
