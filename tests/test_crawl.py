@@ -256,3 +256,14 @@ def test_a_crawl_logs_no_scrapy_deprecation_warning(crawl):
     """Every component takes the arguments Scrapy 2.19 passes (no ``spider`` argument)."""
     crawl.run(CLOSESPIDER_ITEMCOUNT=5)
     assert "ScrapyDeprecationWarning" not in crawl.log()
+
+
+def test_a_resumed_crawl_says_where_it_resumes(crawl, redis_client):
+    crawl.run(CLOSESPIDER_ITEMCOUNT=5)
+    assert "Resuming crawl" not in crawl.log()
+    before = crawl_status(redis_client, crawl.name)
+    crawl.run("again.jsonl", CLOSESPIDER_ITEMCOUNT=5)
+    assert (
+        f"INFO: Resuming crawl {crawl.name}: {before['fetched']} fetched before, "
+        f"{before['queued']} queued, {before['in_flight']} in flight"
+    ) in crawl.log("again.jsonl")
