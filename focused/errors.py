@@ -1,8 +1,9 @@
 """Errors that reach the user as one line, never as a traceback."""
 
+import difflib
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -24,6 +25,31 @@ class TopicError(FocusedError):
     def __init__(self, path: object, field: str, problem: str):
         self.path, self.field, self.problem = str(path), field, problem
         super().__init__(f"{self.path}: {field}: {problem}" if field else f"{self.path}: {problem}")
+
+
+def one_of(words: Iterable[str]) -> str:
+    """The words a setting or a topic field takes, as every message and page shows them:
+    ``one of "relevant", "all", "none"`` (TOML's quotes, so ``""`` is visible)."""
+    return "one of " + ", ".join(f'"{word}"' for word in words)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean NAME?"`` for the known name closest to a misspelt one, else ``""``:
+    the one hint that unknown settings and topic fields get."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def known_fields(
+    path: object, table: dict[str, Any], known: Collection[str], where: str = "", problem: str = ""
+) -> None:
+    """A TopicError for the first field of ``table`` (at ``where``) that is not in ``known``,
+    naming the closest known one: a misspelt field would otherwise be silently ignored."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        name = f"{where}.{unknown[0]}" if where else unknown[0]
+        hint = did_you_mean(unknown[0], known)
+        raise TopicError(path, name, f"{problem or 'unknown field'}{hint}")
 
 
 def exit_on_user_error(from_crawler: Callable[..., T]) -> Callable[..., T]:

@@ -1,19 +1,20 @@
-"""Checks of the ``FOCUSED_*`` settings a crawl starts with, before any component reads them.
+"""Checks of the settings a crawl starts with, before any component reads them.
 
-A value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``) or is not one
-of a setting's choices (:data:`CHOICES`) is one line naming the setting and what it expects; a
+A ``FOCUSED_*`` value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``)
+or is not one of a setting's choices (:data:`CHOICES`), or a value of one of Scrapy's settings
+that the crawl relies on (:data:`SCRAPY_TYPES`) that cannot be read as its type
+(``-s CLOSESPIDER_ITEMCOUNT=ten``), is one line naming the setting and what it expects; a
 ``FOCUSED_*`` name that is not a setting (a typo that would otherwise be silently ignored) is a
 warning naming the closest setting. Components read a choice back with :func:`choice`.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from focused import defaults
-from focused.errors import FocusedError
+from focused.errors import FocusedError, did_you_mean, one_of
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 
 if TYPE_CHECKING:
@@ -23,6 +24,32 @@ PREFIX = "FOCUSED_"
 
 # Settings whose default is None but that take one type when they are set.
 OPTIONAL_TYPES: dict[str, type] = {"FOCUSED_RELEVANT_THRESHOLD": float}
+
+#: Scrapy's own settings that the crawl (or Scrapy under it) reads as numbers or switches, and
+#: their types: a bad value would otherwise end in a traceback from the component that reads it.
+SCRAPY_TYPES: dict[str, type] = {
+    "CLOSESPIDER_ERRORCOUNT": int,
+    "CLOSESPIDER_ITEMCOUNT": int,
+    "CLOSESPIDER_PAGECOUNT": int,
+    "CLOSESPIDER_PAGECOUNT_NO_ITEM": int,
+    "CLOSESPIDER_TIMEOUT": float,
+    "CLOSESPIDER_TIMEOUT_NO_ITEM": float,
+    "CONCURRENT_REQUESTS": int,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": int,
+    "DEPTH_LIMIT": int,
+    "DNS_TIMEOUT": float,
+    "DNSCACHE_ENABLED": bool,
+    "DNSCACHE_SIZE": int,
+    "DOWNLOAD_DELAY": float,
+    "DOWNLOAD_MAXSIZE": int,
+    "DOWNLOAD_TIMEOUT": float,
+    "DOWNLOAD_WARNSIZE": int,
+    "LOGSTATS_INTERVAL": float,
+    "REDIRECT_MAX_TIMES": int,
+    "RETRY_TIMES": int,
+    "ROBOTSTXT_OBEY": bool,
+    "URLLENGTH_LIMIT": int,
+}
 
 _EXPECTED = {bool: "True or False", int: "a whole number", float: "a number", list: "a list"}
 
@@ -60,8 +87,7 @@ def choice(settings: BaseSettings, name: str) -> str:
         return switch(name, value)
     word = "" if value is None else str(value).strip().lower()
     if word not in CHOICES[name]:
-        expected = ", ".join(repr(c) if c else '"" (the topic file\'s)' for c in CHOICES[name])
-        raise FocusedError(f"{name}: expected one of {expected}, got {value!r}")
+        raise FocusedError(f"{name}: expected {accepted(name)}, got {value!r}")
     return word
 
 
@@ -70,7 +96,7 @@ def accepted(name: str) -> str:
     if name in CHOICES:
         if CHOICES[name] is SWITCH:
             return "auto, true or false"
-        return "one of " + ", ".join(f'"{word}"' for word in CHOICES[name])
+        return one_of(CHOICES[name])
     words = _EXPECTED.get(_kind(name), "a string")
     return f"None or {words}" if getattr(defaults, name) is None else words
 
@@ -97,11 +123,12 @@ def _reader(settings: BaseSettings, kind: type) -> Callable[[str], Any]:
 
 
 def check_settings(settings: BaseSettings) -> list[str]:
-    """Raise a FocusedError for the first ``FOCUSED_*`` value of the wrong type; return
-    warnings for names that are not settings."""
+    """Raise a FocusedError for the first ``FOCUSED_*`` or :data:`SCRAPY_TYPES` value of the
+    wrong type; return warnings for ``FOCUSED_*`` names that are not settings."""
     known = known_settings()
-    for name in sorted(known):
-        kind = _kind(name)
+    kinds = {name: _kind(name) for name in known} | SCRAPY_TYPES
+    for name in sorted(kinds):
+        kind = kinds[name]
         if kind not in _EXPECTED or settings.get(name) is None:
             continue
         try:
@@ -115,7 +142,5 @@ def check_settings(settings: BaseSettings) -> list[str]:
     warnings = []
     for name in sorted(key for key in settings if key.startswith(PREFIX)):
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            warnings.append(f"unknown setting {name} is ignored{hint}")
+            warnings.append(f"unknown setting {name} is ignored{did_you_mean(name, known)}")
     return warnings

@@ -103,7 +103,7 @@ def test_main_text_for_relevant_pages_all_or_none():
 
 
 def test_a_setting_outside_its_choices_is_refused():
-    with pytest.raises(FocusedError, match="FOCUSED_MAIN_TEXT: expected one of 'relevant'"):
+    with pytest.raises(FocusedError, match='FOCUSED_MAIN_TEXT: expected one of "relevant"'):
         choice(Settings({"FOCUSED_MAIN_TEXT": "some"}), "FOCUSED_MAIN_TEXT")
     assert choice(Settings({"FOCUSED_CLASSIFY_TEXT": " Main "}), "FOCUSED_CLASSIFY_TEXT") == "main"
     assert choice(Settings(), "FOCUSED_CLASSIFY_TEXT") == "page"  # the default

@@ -250,3 +250,20 @@ def test_links_carry_the_words_around_their_anchor_only_when_asked():
     assert extract_links(response, 3) == [
         ("http://a.test/Heron", "grey heron", "Birds: the great grey heron is a wading")
     ]
+
+
+def test_a_crawl_logs_no_scrapy_deprecation_warning(crawl):
+    """Every component takes the arguments Scrapy 2.19 passes (no ``spider`` argument)."""
+    crawl.run(CLOSESPIDER_ITEMCOUNT=5)
+    assert "ScrapyDeprecationWarning" not in crawl.log()
+
+
+def test_a_resumed_crawl_says_where_it_resumes(crawl, redis_client):
+    crawl.run(CLOSESPIDER_ITEMCOUNT=5)
+    assert "Resuming crawl" not in crawl.log()
+    before = crawl_status(redis_client, crawl.name)
+    crawl.run("again.jsonl", CLOSESPIDER_ITEMCOUNT=5)
+    assert (
+        f"INFO: Resuming crawl {crawl.name}: {before['fetched']} fetched before, "
+        f"{before['queued']} queued, {before['in_flight']} in flight"
+    ) in crawl.log("again.jsonl")

@@ -9,7 +9,7 @@ from scrapy.settings import Settings
 
 from focused import defaults
 from focused.errors import FocusedError
-from focused.settingcheck import check_settings
+from focused.settingcheck import accepted, check_settings
 
 
 def settings(**values: object) -> Settings:
@@ -26,11 +26,32 @@ def settings(**values: object) -> Settings:
         ("FOCUSED_POP_BATCH", "1.5", "a whole number"),
         ("FOCUSED_CRAWL_GRAPH", "maybe", "True or False"),
         ("FOCUSED_RELEVANT_THRESHOLD", "high", "a number"),
+        # Scrapy's own settings that the crawl relies on
+        ("CLOSESPIDER_ITEMCOUNT", "ten", "a whole number"),
+        ("CLOSESPIDER_TIMEOUT", "1h", "a number"),
+        ("CONCURRENT_REQUESTS", "many", "a whole number"),
+        ("DOWNLOAD_DELAY", "soon", "a number"),
+        ("ROBOTSTXT_OBEY", "maybe", "True or False"),
     ],
 )
 def test_a_value_of_the_wrong_type_names_the_setting(name, value, expected):
     with pytest.raises(FocusedError, match=f"setting {name}='{value}': expected {expected}"):
         check_settings(settings(**{name: value}))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("FOCUSED_WARC", "relevent", 'one of "relevant", "all", "none"'),
+        ("FOCUSED_LINK_SCORE", "title", 'one of "", "content", "anchor", "both", "context"'),
+    ],
+)
+def test_a_word_outside_the_choices_lists_them_as_the_reference_does(name, value, expected):
+    """The same words, quoted the same way, as the settings reference and topic errors."""
+    with pytest.raises(FocusedError) as error:
+        check_settings(settings(**{name: value}))
+    assert str(error.value) == f"{name}: expected {expected}, got {value!r}"
+    assert accepted(name) == expected
 
 
 def test_good_values_pass_and_typos_name_the_closest_setting():
@@ -43,9 +64,13 @@ def test_good_values_pass_and_typos_name_the_closest_setting():
     ]
 
 
-def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl):
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [("FOCUSED_HOST_DELAY", "abc", "a number"), ("CLOSESPIDER_ITEMCOUNT", "ten", "a whole number")],
+)
+def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl, name, value, expected):
     result = subprocess.run(
-        crawl.command("feed.jsonl", {"FOCUSED_HOST_DELAY": "abc"}),
+        crawl.command("feed.jsonl", {name: value}),
         env=crawl.env(),
         cwd=crawl.workdir,
         capture_output=True,
@@ -55,7 +80,7 @@ def test_a_crawl_with_a_bad_value_stops_with_one_line(crawl):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "CRITICAL" in line]
-    assert len(errors) == 1 and "setting FOCUSED_HOST_DELAY='abc': expected a number" in errors[0]
+    assert len(errors) == 1 and f"setting {name}={value!r}: expected {expected}" in errors[0]
 
 
 def test_a_crawl_warns_of_a_misspelt_setting_and_runs(crawl):

@@ -53,8 +53,13 @@ def test_good_topic_loads_with_paths_relative_to_the_file(topic_dir):
     ("change", "field", "problem"),
     [
         (('name = "birds"', 'name = "no spaces allowed"'), "name", "crawl name"),
-        (('strategy = "hard"', 'strategy = "medium"'), "strategy", "expected one of soft, hard,"),
-        (('method = "taxonomy"', 'method = "magic"'), "relevance.method", "unknown method"),
+        (('strategy = "hard"', 'strategy = "medium"'), "strategy", 'one of "soft", "hard",'),
+        (('method = "taxonomy"', 'method = "magic"'), "relevance.method", 'one of "taxonomy",'),
+        (
+            ("[relevance]", '[relevance]\nlink_score = "title"'),
+            "relevance.link_score",
+            'expected one of "content", "anchor", "both", "context", got \'title\'',
+        ),
         (('taxonomy = "tax"', 'taxonomy = "missing"'), "relevance.taxonomy", "folder not found"),
         (('good = ["Science/Birds"]', "good = []"), "relevance.good", "non-empty list"),
         (('seeds = ["http://www.a.test/Swan"]', 'seeds = ["ftp://x"]'), "seeds", "not an http"),
@@ -72,6 +77,26 @@ def test_bad_topic_names_field_and_problem(topic_dir, change, field, problem):
     assert message.startswith(str(path))
     assert f": {field}: " in message if field else True
     assert problem in message
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("seeds =", "seed ="), "seed: unknown field; did you mean seeds?"),
+        (("strategy =", "stratgy ="), "stratgy: unknown field; did you mean strategy?"),
+        (("good =", "goods ="), "relevance.goods: not a field of 'taxonomy'; did you mean good?"),
+        (
+            ("[relevance]", '[strategy_options]\npath = "p.txt"\n[relevance]'),
+            "strategy_options.path: unknown option; did you mean paths?",
+        ),
+        (("strategy =", "colour ="), "colour: unknown field"),  # nothing like it: no guess
+    ],
+)
+def test_a_misspelt_field_is_named_with_the_closest_known_one(topic_dir, change, message):
+    path = write(topic_dir, GOOD.replace(*change))
+    with pytest.raises(TopicError) as error:
+        load_topic(path)
+    assert str(error.value) == f"{path}: {message}"
 
 
 def test_missing_topic_file(tmp_path):
@@ -116,7 +141,7 @@ def crawl_error(result: subprocess.CompletedProcess) -> str:
 def test_scrapy_crawl_with_a_bad_topic_prints_one_line(topic_dir, redis_home):
     path = write(topic_dir, GOOD.replace('strategy = "hard"', 'strategy = "sideways"'))
     error = crawl_error(scrapy_crawl(path, redis_home))
-    assert f"{path}: strategy: expected one of soft, hard" in error
+    assert f'{path}: strategy: expected one of "soft", "hard"' in error
 
 
 @pytest.mark.crawl

@@ -102,7 +102,7 @@ def test_none_is_not_configured() -> None:
 @pytest.mark.parametrize(
     ("setting", "value", "error"),
     [
-        ("FOCUSED_WARC", "some", "expected one of 'relevant', 'all', 'none', got 'some'"),
+        ("FOCUSED_WARC", "some", 'expected one of "relevant", "all", "none", got \'some\''),
         ("FOCUSED_WARC_MAX_SIZE", 0, "expected bytes above 0, got 0"),
     ],
 )

@@ -22,6 +22,7 @@ from scrapy.utils.test import get_crawler
 
 from focused import defaults
 from focused.monitor.snapshot import crawl_snapshot
+from focused.schedulers.frontier import Link
 from focused.store import keys
 from tests.conftest import final_stats, wait_for
 
@@ -414,3 +415,37 @@ def test_status_shows_finished_processes_and_harvest(crawl, redis_home, redis_cl
     (process,) = snapshot["processes"]
     assert f"{process['id']}  finished (closespider_itemcount)" in result.stdout
     assert process["item_limit"] == 40 and process["items"] >= 40
+
+
+@pytest.mark.crawl
+def test_status_watch_waits_for_a_crawl_that_has_not_started(
+    redis_home, redis_client, frontier, crawl_name
+):
+    """Without --watch a crawl not in Redis is an error; with it, the watch waits (saying so
+    once), shows the crawl when its first URL is queued and stops on Ctrl-C."""
+    command = [sys.executable, "-m", "focused.cli.main", "status", crawl_name]
+    command += ["--home", str(redis_home)]
+    once = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert once.returncode == 2
+    assert once.stderr == f"focused: error: no crawl named {crawl_name!r} in this Redis\n"
+    watch = subprocess.Popen(
+        [*command, "--watch", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert watch.stdout.readline().startswith("reading embedded Redis")
+        line = watch.stdout.readline()
+        assert line == f"waiting for crawl {crawl_name!r} to start in this Redis (Ctrl-C stops)\n"
+        frontier().push_many([Link("http://www.example.test/first", 1.0)])
+        lines = []
+        while not any(line.startswith("frontier (queued)") for line in lines):
+            lines.append(watch.stdout.readline())
+            assert lines[-1], watch.stderr.read()
+        assert not any(line.startswith("waiting for crawl") for line in lines)
+        assert lines[-1].split() == ["frontier", "(queued)", "1"]
+        watch.send_signal(signal.SIGINT)
+        _, errors = watch.communicate(timeout=30)
+        assert watch.returncode == 130 and "Traceback" not in errors
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.communicate()

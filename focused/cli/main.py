@@ -61,11 +61,20 @@ def cmd_status(args: argparse.Namespace) -> int:
         names = crawl_names(client)
         print("\n".join(names) if names else "no crawls in this Redis")
         return 0
+    waiting = False
     while True:
         snapshot = crawl_snapshot(client, args.name)
-        if not snapshot:
+        if not snapshot and not args.watch:
             raise FocusedError(f"no crawl named {args.name!r} in this Redis")
-        if args.json:
+        if not snapshot:  # started before the crawl's first page: wait for it, said once
+            if not waiting:
+                print(
+                    f"waiting for crawl {args.name!r} to start in this Redis (Ctrl-C stops)",
+                    file=sys.stderr if args.json else sys.stdout,
+                    flush=True,
+                )
+                waiting = True
+        elif args.json:
             print(json.dumps(snapshot), flush=True)
         else:
             if args.watch:  # a terminal is cleared; a pipe gets one block per refresh
@@ -258,7 +267,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = command("status", cmd_status, "queue depth and harvest of a crawl, from Redis")
     sub.add_argument("name", nargs="?", help="crawl name (the topic's name); none: list crawls")
     sub.add_argument("--json", action="store_true", help="one JSON object per refresh")
-    sub.add_argument("--watch", type=float, metavar="SECONDS", help="refresh every SECONDS")
+    sub.add_argument(
+        "--watch",
+        type=float,
+        metavar="SECONDS",
+        help="refresh every SECONDS until Ctrl-C (waits for a crawl that has not started yet)",
+    )
     redis_options(sub)
 
     sub = command("report", cmd_report, "census, num_tries, harvest curve and alarms of a crawl")

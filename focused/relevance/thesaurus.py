@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from focused.errors import TopicError
+from focused.errors import TopicError, known_fields
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
 
@@ -88,13 +88,6 @@ class Thesaurus:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _unknown(path: Path, field: str, table: dict[str, Any], known: set[str]) -> None:
-    extra = sorted(set(table) - known)
-    if extra:
-        where = f"{field}.{extra[0]}" if field else extra[0]
-        raise TopicError(path, where, f"unknown field (expected {', '.join(sorted(known))})")
-
-
 def _weight(path: Path, field: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise TopicError(path, field, f"expected a number > 0, got {value!r}")
@@ -124,7 +117,7 @@ def _term(path: Path, field: str, value: Any) -> Term:
                 path, field, f"expected a term or {{term = ..., narrower = [...]}}, got {value!r}"
             )
         return Term(_phrase(path, field, value))
-    _unknown(path, field, value, {"term", "narrower"})
+    known_fields(path, value, {"term", "narrower"}, field)
     if "term" not in value:
         raise TopicError(path, f"{field}.term", "missing (the broader term itself)")
     text = _phrase(path, f"{field}.term", value["term"])
@@ -137,7 +130,7 @@ def _term(path: Path, field: str, value: Any) -> Term:
 def parse_thesaurus(data: dict[str, Any], path: str | os.PathLike) -> Thesaurus:
     """Check TOML data already parsed; errors name ``path`` and the field."""
     path = Path(path)
-    _unknown(path, "", data, {"facets", "negative"})
+    known_fields(path, data, {"facets", "negative"})
     tables = data.get("facets")
     if not isinstance(tables, dict) or not tables:
         raise TopicError(path, "facets", "expected at least one [facets.NAME] table")
@@ -146,13 +139,13 @@ def parse_thesaurus(data: dict[str, Any], path: str | os.PathLike) -> Thesaurus:
         field = f"facets.{name}"
         if not isinstance(table, dict):
             raise TopicError(path, field, "expected a table with terms = [...]")
-        _unknown(path, field, table, {"terms", "weight"})
+        known_fields(path, table, {"terms", "weight"}, field)
         terms = _terms(path, f"{field}.terms", table.get("terms"))
         facets.append(Facet(name, terms, _weight(path, f"{field}.weight", table.get("weight", 1))))
     negative = data.get("negative", {})
     if not isinstance(negative, dict):
         raise TopicError(path, "negative", "expected a table with terms = [...]")
-    _unknown(path, "negative", negative, {"terms", "weight"})
+    known_fields(path, negative, {"terms", "weight"}, "negative")
     words = negative.get("terms", [])
     if not isinstance(words, list):
         raise TopicError(path, "negative.terms", "expected a list of words and phrases")

@@ -18,6 +18,8 @@
   engine is asked to call again every ``BATCH_POLL_S`` seconds, a check without Redis.
 - ``has_pending_requests`` stays True while any URL of the crawl is queued or leased by any
   process (refreshed from Redis at most every ``POLL_S`` seconds).
+- ``open`` logs one INFO line when the crawl resumes: pages fetched before, URLs queued or in
+  flight.
 - ``close`` returns the buffered, unsent leases to the frontier.
 
 Stats: ``scheduler/enqueued/redis``, ``scheduler/dequeued/redis``, ``focused/frontier/pops``,
@@ -203,7 +205,22 @@ class FrontierScheduler(BaseScheduler):
         )
 
     def open(self, spider: Spider) -> None:
+        """Say so when the crawl resumes, before this process adds to its frontier: a crawl
+        name that was used before otherwise carries on silently where that run left off."""
         self.spider = spider
+        counts = self.frontier.counts()
+        fetched, queued = int(counts.get("fetched", 0)), int(counts.get("queued", 0))
+        if fetched or queued or counts["in_flight"]:
+            logger.info(
+                "Resuming crawl %(crawl)s: %(fetched)d fetched before, %(queued)d queued, "
+                "%(in_flight)d in flight",
+                {
+                    "crawl": self.frontier.store.crawl,
+                    "fetched": fetched,
+                    "queued": queued,
+                    "in_flight": counts["in_flight"],
+                },
+            )
 
     def close(self, reason: str) -> None:
         leases = [r.meta[META]["lease"] for r in self.buffer if r.meta.get(META, {}).get("lease")]

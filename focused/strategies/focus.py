@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
+from focused.errors import one_of
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.schedulers.frontier import Link
 from focused.strategies.base import Strategy
@@ -62,7 +63,7 @@ class SoftFocus(Strategy):
         carry_anchors: bool = False,
     ):
         if link_score not in LINK_SCORES:
-            raise ValueError(f"link_score must be one of {LINK_SCORES}, got {link_score!r}")
+            raise ValueError(f"link_score: expected {one_of(LINK_SCORES)}, got {link_score!r}")
         self.link_score = link_score
         self.depth_limit = depth_limit
         self.learner = learner

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from focused.errors import TopicError
+from focused.errors import TopicError, known_fields, one_of
 from focused.store.keys import NAME_RE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 from focused.topic.fields import existing_path
@@ -141,9 +141,7 @@ def _read_strategy(path: Path, data: dict[str, Any]) -> str:
     fieldname = "focus" if "focus" in data else "strategy"
     strategy = data.get(fieldname, "soft")
     if strategy not in STRATEGIES:  # ``focus``: the older spelling, for seed 000's two modes
-        raise TopicError(
-            path, fieldname, f"expected one of {', '.join(STRATEGIES)}, got {strategy!r}"
-        )
+        raise TopicError(path, fieldname, f"expected {one_of(STRATEGIES)}, got {strategy!r}")
     return strategy
 
 
@@ -158,9 +156,7 @@ def _read_strategy_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     options = data.get("strategy_options", {})
     if not isinstance(options, dict):
         raise TopicError(path, "strategy_options", "expected a table [strategy_options]")
-    unknown = set(options) - STRATEGY_OPTIONS
-    if unknown:
-        raise TopicError(path, f"strategy_options.{sorted(unknown)[0]}", "unknown option")
+    known_fields(path, options, STRATEGY_OPTIONS, "strategy_options", "unknown option")
     if "paths" in options:
         from focused.relevance.hmm import read_paths  # scikit-learn: only when needed
 
@@ -178,12 +174,9 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
         raise TopicError(path, "relevance", "missing table [relevance] (with method = ...)")
     method = data.get("method")
     if method not in METHODS:
-        raise TopicError(
-            path, "relevance.method", f"unknown method {method!r}; known: {', '.join(METHODS)}"
-        )
-    unknown = set(data) - METHODS[method].fields - {"method", "link_score"}
-    if unknown:
-        raise TopicError(path, f"relevance.{sorted(unknown)[0]}", f"not a field of {method!r}")
+        raise TopicError(path, "relevance.method", f"expected {one_of(METHODS)}, got {method!r}")
+    fields = METHODS[method].fields | {"method", "link_score"}
+    known_fields(path, data, fields, "relevance", f"not a field of {method!r}")
     return method, METHODS[method].options(path, data)
 
 
@@ -225,9 +218,7 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise TopicError(path, "", f"not valid TOML: {exc}") from None
-    unknown = set(data) - TOP_FIELDS
-    if unknown:
-        raise TopicError(path, sorted(unknown)[0], "unknown field")
+    known_fields(path, data, TOP_FIELDS)
     name = data.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise TopicError(
@@ -239,7 +230,7 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
     link_score = data["relevance"].get("link_score", "anchor")
     if link_score not in LINK_SCORES:
         raise TopicError(
-            path, "relevance.link_score", f"expected one of {LINK_SCORES}, got {link_score!r}"
+            path, "relevance.link_score", f"expected {one_of(LINK_SCORES)}, got {link_score!r}"
         )
     seeds_from = _read_seeds_from(path, data)
     return Topic(
