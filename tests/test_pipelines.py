@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from focused.items import PageItem
 from focused.pipelines.classify import ClassifierPipeline
+from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
+from focused.relevance.taxonomy import HierarchicalClassifier
+from focused.relevance.vectors import CategoryVectors, WordVectors
 
 
 def page(text: str, links=()) -> PageItem:
@@ -73,3 +79,69 @@ def test_bad_pages_pass_through_unscored():
     item = page("a swan")
     item["bad"] = "http_404"
     assert pipeline().process_item(item)["relevance"] is None
+
+
+TEXTS = [
+    "swan goose duck feathers wings lake",
+    "owl hawk prey feathers wings night",
+    "stocks bonds market shares trade",
+    "bank loans market interest trade",
+]
+LABELS = ["Birds/Water", "Birds/Prey", "Money/Markets", "Money/Banks"]
+
+
+@pytest.fixture(scope="module")
+def birds() -> HierarchicalClassifier:
+    """A two-branch taxonomy, so pages and anchors get categories and R strictly in (0, 1)."""
+    return HierarchicalClassifier(good=["Birds"], min_df=1).fit(TEXTS, LABELS)
+
+
+@pytest.fixture(scope="module")
+def glosses_and_vectors() -> dict:
+    """WordNet's glosses and word vectors (birds along one axis, money along the other)."""
+    words = ["swan", "goose", "owl", "hawk", "bird", "stocks", "bank", "market", "money"]
+    matrix = np.array([[1.0, 0.1 * i] if i < 5 else [0.1 * i, 1.0] for i in range(len(words))])
+    vectors = WordVectors.from_words(words, matrix.astype(np.float32))
+    return {
+        "glosser": AnchorGlosser(),
+        "vectors": CategoryVectors(good=["Birds"], vectors=vectors).fit(TEXTS, LABELS),
+    }
+
+
+def pages_sharing_anchors() -> list[PageItem]:
+    """Pages whose links repeat the same anchors (navigation), within a page and across them."""
+    nav = [("http://a.test/", "Home", "Home"), ("http://a.test/owls", "Owls", "tawny owl prey")]
+    items = []
+    for i, (text, anchor, extra) in enumerate(
+        [
+            ("a swan on the lake", "", [("http://b.test/1", "swan", "a swan and a goose")]),
+            ("owls and hawks at night", "Owls", [("http://b.test/2", "Home", "market shares")]),
+            ("stocks and bonds", "swan", [("http://b.test/3", "bank loans", "bank loans")]),
+            ("a goose and a duck", "Home", [("http://b.test/4", "swan", "stocks")]),
+        ]
+    ):
+        item = page(text, [*nav, *extra, *nav[:1]])
+        item["url"], item["anchor"] = f"http://a.test/{i}", anchor
+        items.append(item)
+    return items
+
+
+@pytest.mark.parametrize("link_score", ["anchor", "context"])
+@pytest.mark.parametrize("glossed", [False, True])
+def test_kept_anchor_scores_are_those_of_scoring_each_page_afresh(
+    birds, glosses_and_vectors, link_score, glossed
+):
+    options = glosses_and_vectors if glossed else {}
+    kept = ClassifierPipeline(
+        birds, threshold=0.5, link_score=link_score, needs_path=False, **options
+    )
+    fresh = ClassifierPipeline(
+        birds, threshold=0.5, link_score=link_score, needs_path=False, **options
+    )
+    fields = ("relevance", "category", "link_scores", "anchor_relevance")
+    for item in pages_sharing_anchors():
+        fresh.clear_caches()
+        expected = fresh.process_item(item.copy())
+        got = kept.process_item(item.copy())
+        assert [got.get(f) for f in fields] == [expected.get(f) for f in fields]
+    assert set(kept.anchor_scores) == {"Home", "Owls", "swan", "bank loans"}  # once each

@@ -329,5 +329,6 @@ def test_the_pipeline_gives_the_thesaurus_urls_and_the_anchor_a_page_was_reached
     base = scored("http://a.test/p", "")
     assert scored("http://a.test/frigate", "")["relevance"] > base["relevance"]
     assert scored("http://a.test/p", "the timber frigate")["relevance"] > base["relevance"]
-    # An out-link's estimate reads its target's URL words too.
+    # An out-link's estimate reads its target's URL words too, so an anchor's is not kept.
     assert base["link_scores"][0] > base["link_scores"][1]
+    assert not pipeline.anchor_scores

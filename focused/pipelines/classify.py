@@ -28,9 +28,10 @@ def log_odds_sum(p: np.ndarray, q: np.ndarray, weight: float = 1.0) -> np.ndarra
     return 1 / (1 + np.exp(-(np.log(p / (1 - p)) + weight * np.log(q / (1 - q)))))
 
 
-# Anchor texts whose glossed R is kept (an anchor is looked up in WordNet and its gloss scored
-# once per anchor text, not once per link); the cache starts again when full.
-GLOSSED_CACHE = 100_000
+# Anchor texts whose scores are kept (site navigation repeats the same anchors on every page, so
+# an anchor is scored, looked up in WordNet and its gloss scored once per anchor text, not once
+# per link); the caches start again when one is full.
+ANCHOR_CACHE = 100_000
 
 
 def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | None:
@@ -56,7 +57,9 @@ class ClassifierPipeline:
     ``path_good``; with any link score but ``content`` also ``link_scores``, the R of each
     out-link's anchor text (with ``context``, the geometric mean of that and R of the anchor in
     its context), and ``anchor_relevance``, the R of the anchor text the page was reached by
-    (for the online link model), all scored in one batch. With a ``glosser`` an anchor's R is
+    (for the online link model), all scored in one batch. An anchor text's R is kept and
+    only anchors not seen before are scored, unless the model reads URLs (``reads_urls``),
+    where an out-link's R depends on its target too. With a ``glosser`` an anchor's R is
     the mean of its R alone and with its gloss (:mod:`focused.relevance.gloss`), the latter
     scored once per anchor text; glossed anchors are counted in ``focused/links/glossed``.
     With ``vectors`` (a fitted CategoryVectors) an anchor's R is then combined with its R from
@@ -100,6 +103,8 @@ class ClassifierPipeline:
         self.max_chars = max_chars
         self.reads_urls = reads_urls
         self.glosser = glosser
+        # anchor -> the model's R of the anchor text alone (not kept when the model reads URLs)
+        self.anchor_scores: dict[str, float] = {}
         # anchor -> R with its gloss; None: WordNet does not know the anchor
         self.glossed_relevance: dict[str, float | None] = {}
         self.vectors = vectors
@@ -155,6 +160,15 @@ class ClassifierPipeline:
             if not extracted.text:
                 self.stats.inc_value("focused/main_text/empty")
 
+    def caches(self) -> tuple[dict[str, Any], ...]:
+        """The scores kept per anchor text, bounded and cleared together."""
+        return self.anchor_scores, self.glossed_relevance, self.vector_relevance
+
+    def clear_caches(self) -> None:
+        """Forget every anchor's kept scores: when one cache is full, or to time a cold start."""
+        for cache in self.caches():
+            cache.clear()
+
     def vector_scores(self, anchors: list[str], glosses: dict[str, str]) -> np.ndarray:
         """Each anchor's R from word vectors: the mean of its R alone and with its gloss (from
         ``glosses``, which holds those of the anchors not scored before), scored in one batch
@@ -183,15 +197,21 @@ class ClassifierPipeline:
         links = item["links"] if scores_links else []
         own = [item["anchor"]] if scores_links and item.get("anchor") else []
         anchors = [*own, *(anchor for _, anchor, _ in links)]
-        texts = [doc, *anchors]
+        if any(len(cache) >= ANCHOR_CACHE for cache in self.caches()):
+            self.clear_caches()
+        # The anchors scored in this batch: every link's when the model reads their URLs, else
+        # those whose R is not kept.
+        scored = (
+            anchors
+            if self.reads_urls
+            else [anchor for anchor in dict.fromkeys(anchors) if anchor not in self.anchor_scores]
+        )
+        texts = [doc, *scored]
         if self.link_score == "context":
             texts += [context for _, _, context in links]
         glossed: dict[int, float] = {}  # position in ``anchors`` -> R with the anchor's gloss
         pending: dict[str, list[int]] = {}  # glossed anchors not scored before, in ``texts``
         glosses: dict[str, str] = {}  # their glosses
-        if len(self.glossed_relevance) >= GLOSSED_CACHE:
-            self.glossed_relevance.clear()
-            self.vector_relevance.clear()
         if self.glosser is not None:
             known = self.glossed_relevance
             for i, anchor in enumerate(anchors):
@@ -232,7 +252,12 @@ class ClassifierPipeline:
             )
         if not anchors:
             return item
-        scores = np.asarray(relevance[1 : 1 + len(anchors)], dtype=float)
+        if self.reads_urls:
+            scores = np.asarray(relevance[1 : 1 + len(anchors)], dtype=float)
+        else:
+            kept = self.anchor_scores
+            kept.update(zip(scored, relevance[1 : 1 + len(scored)].tolist(), strict=True))
+            scores = np.fromiter((kept[anchor] for anchor in anchors), float, len(anchors))
         if pending:
             for (anchor, at), r in zip(pending.items(), relevance[-len(pending) :], strict=True):
                 self.glossed_relevance[anchor] = float(r)
@@ -248,7 +273,7 @@ class ClassifierPipeline:
             item["anchor_relevance"], scores = float(scores[0]), scores[1:]
         if links:
             if self.link_score == "context":
-                start = 1 + len(anchors)
+                start = 1 + len(scored)
                 scores = np.sqrt(scores * np.asarray(relevance[start : start + len(links)]))
             item["link_scores"] = scores.tolist()
         return item
