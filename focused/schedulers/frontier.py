@@ -195,6 +195,16 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def _parented(away: dict[int, list[tuple[int, str]]], orders: list[int]) -> dict[int, list[str]]:
+    """A batch's links for other shards (shard -> (page in the batch, packed links)) as the
+    push script's (parent fetch order, packed links) pairs; the links of a page whose order
+    is 0 (a duplicate, a failed fetch, a lease that did not parse) are not queued."""
+    return {
+        shard: [x for n, lines in pages if orders[n] for x in (str(orders[n]), lines)]
+        for shard, pages in away.items()
+    }
+
+
 def fingerprint(url: str) -> int:
     """64-bit fingerprint of a URL's canonical form: w3lib's canonicalisation (sorted query,
     the one Scrapy's request fingerprints use) of its clean form (:func:`focused.urls.clean_url`;
@@ -545,12 +555,14 @@ class RedisFrontier:
         counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
         of good sites and hubs, :mod:`focused.distill.lists`).
 
-        On one server the whole batch is one call. On several shards the duplicates checks
-        are one call to shard 0 (which holds the crawl-wide keys), then each shard gets one
-        call with its hosts' pages and the links to its hosts; the links to other shards'
-        hosts are kept in its ``outbox`` in the same call, then pushed to their shards (one
-        call each for the whole batch), and the outbox entry is deleted with this process's
-        next call there: a process killed in between loses none of them (:meth:`redeliver`).
+        On one server the whole batch is one call. On several shards each shard gets one call
+        with its hosts' pages, shard 0 first: it holds the crawl-wide keys, so its call checks
+        the whole batch's duplicates (a call of its own when the batch has no page there). A
+        page's links to other shards' hosts are kept in its shard's ``outbox`` in the same
+        call; they ride with the call of a shard that comes later in the batch, and the rest
+        are pushed at the end, one call per shard. The outbox entry is deleted with this
+        process's next call there: a process killed in between loses none of them
+        (:meth:`redeliver`).
         """
         shards = self.store.shards
         homes: dict[int, list[int]] = {}
@@ -561,7 +573,6 @@ class RedisFrontier:
         if checked and 0 not in homes:  # no call to the first shard to check them in
             verdicts = self._duplicates_of(acks, checked)
             checked = []
-        done: list[Acked] = []
         results: dict[int, Acked] = {}
         # Links for other shards' hosts, with their parents' fetch orders: they ride with the
         # acknowledgement of a shard called later, and the rest are pushed at the end.
@@ -574,7 +585,7 @@ class RedisFrontier:
             places = {i: n + 1 for n, i in enumerate(indices)}
             others = [i for i in checks if i not in places]
             args, away, sent = self._page_args(acks, indices, home, verdicts)
-            outbox = json.dumps(away, separators=(",", ":")) if away else ""
+            outbox = _json(away) if away else ""
             delivered = self._delivered.pop(home, [])
             extra = [
                 "1" if self.revisits else "",
@@ -589,10 +600,8 @@ class RedisFrontier:
             for i, why in zip(others, reply[3 * len(indices) + 1 :], strict=True):
                 verdicts[i] = why
             orders = [0 if why else int(order) for order, _, why in replies]
-            for shard, pages in away.items():
-                riding.setdefault(shard, []).extend(
-                    x for n, lines in pages if orders[n] for x in (str(orders[n]), lines)
-                )
+            for shard, pairs in _parented(away, orders).items():
+                riding.setdefault(shard, []).extend(pairs)
             if away and any(orders):
                 self._delivered.setdefault(home, []).append(str(next(o for o in orders if o)))
             for n, (i, (order, new, why)) in enumerate(zip(indices, replies, strict=True)):
@@ -656,16 +665,6 @@ class RedisFrontier:
             verdicts[i] = why
         return verdicts
 
-    def _push_away(self, away: dict[int, list[tuple[int, str]]], orders: list[int]) -> int:
-        """Push the links a batch keeps for other shards, each with its page's fetch order
-        (0: the page's links are not queued: a duplicate, a failed fetch or a lease that did
-        not parse); returns how many URLs were new."""
-        by_shard = {
-            shard: [x for n, lines in pages if orders[n] for x in (orders[n], lines)]
-            for shard, pages in away.items()
-        }
-        return self._push_shards(by_shard)
-
     def redeliver(self) -> int:
         """Push the links kept in the shards' outboxes by processes that are gone (their
         heartbeat expired; for one without a heartbeat, after the lease time) to their shards,
@@ -693,7 +692,7 @@ class RedisFrontier:
                 if not gone:
                     continue
                 away = {int(j): pages for j, pages in json.loads(payload).items()}
-                self._push_away(away, [int(order) for order in orders.split(",")])
+                self._push_shards(_parented(away, [int(order) for order in orders.split(",")]))
                 store.retrying(lambda k=outbox, o=key: client.hdel(k, o))
                 delivered += 1
         return delivered

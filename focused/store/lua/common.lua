@@ -28,13 +28,16 @@ local function record_key(name, n) return P .. name .. math.floor(n / SHARD_COUN
 
 -- Host o may not be hit again before DELAY seconds from now: after a fetch starts (a pop)
 -- and after it ends (an ack), so the delay holds however long fetches take. Returns the time
--- the host may be hit again (a later one set by back_off is kept).
+-- the host may be hit again (a later one set by back_off is kept): held_until from the time
+-- already read, hold reading and writing it.
+local function held_until(nxt, now)
+  if DELAY > 0 and now + DELAY > nxt then return now + DELAY end
+  return nxt
+end
 local function hold(o, now)
-  local nxt = tonumber(redis.call('HGET', hkey(o), 'n') or '0')
-  if DELAY > 0 and now + DELAY > nxt then
-    nxt = now + DELAY
-    redis.call('HSET', hkey(o), 'n', secs(nxt))
-  end
+  local was = tonumber(redis.call('HGET', hkey(o), 'n') or '0')
+  local nxt = held_until(was, now)
+  if nxt ~= was then redis.call('HSET', hkey(o), 'n', secs(nxt)) end
   return nxt
 end
 

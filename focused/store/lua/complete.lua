@@ -19,8 +19,9 @@ local PAGE_ARGS = 10
 local revisits = ARGV[4] == '1'
 local now = now_s()
 -- What the pages add up to, written at the end: counters (key -> field -> by; HINCRBY and
--- HINCRBYFLOAT), hash fields (key -> {field, value, ...}), sorted-set and list entries.
-local counts, floats, hashes, zsets, lists = {}, {}, {}, {}, {}
+-- HINCRBYFLOAT), hash fields (key -> {field, value, ...}), sorted-set entries, and the R of
+-- the classified pages for the 'recent' list.
+local counts, floats, hashes, zsets, recent = {}, {}, {}, {}, {}
 local function add(into, key, field, by)
   local fields = into[key]
   if not fields then fields = {}; into[key] = fields end

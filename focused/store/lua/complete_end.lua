@@ -21,7 +21,7 @@ for o, host in pairs(hosts) do
   local nxt = tonumber(state[2] or '0')
   local crawled = tonumber(state[3] or '0') + host.fetched
   if crawled == host.fetched then add(counts, k(STATS), 'hosts', 1) end
-  if host.acks > 0 and DELAY > 0 and now + DELAY > nxt then nxt = now + DELAY end
+  if host.acks > 0 then nxt = held_until(nxt, now) end
   redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt), 'c', crawled)
   if not host.late and inflight + host.acks >= CONC then
     place(o, now, nxt)  -- the host was full: in neither 'ready' nor 'wait'
@@ -34,10 +34,8 @@ add(counts, k(STATS), 'classified', classified - classified_before)
 for key, leases in pairs(owned) do redis.call('SREM', key, unpack(leases)) end
 for key, fields in pairs(hashes) do redis.call('HSET', key, unpack(fields)) end
 for key, entries in pairs(zsets) do redis.call('ZADD', key, unpack(entries)) end
-for key, values in pairs(lists) do
-  if redis.call('LPUSH', key, unpack(values)) > RECENT_LEN + 100 then
-    redis.call('LTRIM', key, 0, RECENT_LEN - 1)
-  end
+if #recent > 0 and redis.call('LPUSH', k(RECENT), unpack(recent)) > RECENT_LEN + 100 then
+  redis.call('LTRIM', k(RECENT), 0, RECENT_LEN - 1)
 end
 for key, fields in pairs(counts) do
   for field, by in pairs(fields) do

@@ -1,2 +1,2 @@
 -- R of the last RECENT_LEN classified pages (trimmed at the end), newest first.
-if page then append(lists, k(RECENT), relevance) end
+if page then recent[#recent + 1] = relevance end

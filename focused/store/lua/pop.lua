@@ -34,8 +34,8 @@ while popped < n do
     if w ~= '-' then redis.call('SADD', k(OWNED) .. w, lm) end
     -- A slot taken and the host held (hold(), in one read and one write).
     local state = redis.call('HMGET', hkey(o), 'i', 'n')
-    local inflight, nxt = tonumber(state[1] or '0') + 1, tonumber(state[2] or '0')
-    if DELAY > 0 and now + DELAY > nxt then nxt = now + DELAY end
+    local inflight = tonumber(state[1] or '0') + 1
+    local nxt = held_until(tonumber(state[2] or '0'), now)
     redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt))
     local parent = parent_of(m)
     local purl = ''
