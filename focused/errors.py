@@ -9,6 +9,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 # The finish reason of a crawl stopped because its Redis stayed unreachable (exit code 3).
 REDIS_LOST = "focused_redis_lost"
+# The finish reason of a crawl stopped because its Redis kept refusing writes (OOM, READONLY,
+# MISCONF; exit code 3).
+REDIS_REFUSED = "focused_redis_refused"
 
 
 class FocusedError(Exception):

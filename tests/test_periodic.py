@@ -4,6 +4,7 @@ trigger, its lock, no second start while a run is in progress, and its failures.
 from __future__ import annotations
 
 import logging
+import time
 
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
@@ -15,7 +16,7 @@ from focused.store.periodic import PeriodicJob
 FAILURES = "focused/test/failed"
 
 
-def periodic(redis_client, crawl_name, job, every: int = 3):
+def periodic(redis_client, crawl_name, job, every: int = 3, **options):
     """A job run in the caller's thread (the crawl's runs it in a thread), with what each run
     handed to ``done`` in ``results``."""
     results: list = []
@@ -30,6 +31,7 @@ def periodic(redis_client, crawl_name, job, every: int = 3):
         stats=MemoryStatsCollector(get_crawler()),
         failures=FAILURES,
         background=False,
+        **options,
     )
     return runner, results
 
@@ -68,7 +70,9 @@ def test_one_process_at_a_time_under_the_crawl_lock(redis_client, crawl_name):
     assert runner.start() and calls == [1] and results == [None, "ran"]
 
 
-def test_a_failing_run_is_logged_and_counted_and_later_runs_go_on(redis_client, crawl_name, caplog):
+def test_a_failing_run_is_logged_once_and_counted_and_the_job_backs_off(
+    redis_client, crawl_name, caplog
+):
     errors = [RuntimeError("broken model"), FocusedError("Redis connection lost")]
 
     def job() -> str:
@@ -76,18 +80,41 @@ def test_a_failing_run_is_logged_and_counted_and_later_runs_go_on(redis_client, 
             raise errors.pop(0)
         return "ran"
 
-    runner, results = periodic(redis_client, crawl_name, job)
-    with caplog.at_level(logging.WARNING, logger="focused.store.periodic"):
+    runner, results = periodic(redis_client, crawl_name, job, backoff=0.3)
+    with caplog.at_level(logging.INFO, logger="focused.store.periodic"):
         assert runner.offer(3, 0)
-        assert runner.offer(6, 3)  # not stuck "running" after the failure
-    assert results == [] and runner.stats.get_value(FAILURES) == 2
-    failed, skipped = caplog.records
-    assert (failed.levelname, failed.getMessage()) == ("ERROR", "Test job failed")
+        assert not runner.offer(6, 3) and not runner.start()  # backing off
+        time.sleep(0.3)
+        assert runner.offer(6, 3)  # not stuck "running" after the failure; fails again
+        time.sleep(0.3)
+        assert not runner.start()  # the wait doubled after a second failure in a row
+        time.sleep(0.3)
+        assert runner.offer(9, 6) and results == ["ran"]
+    assert runner.stats.get_value(FAILURES) == 2
+    failed, again = caplog.records  # the second failure in a row is counted, not logged
+    assert (failed.levelname, failed.getMessage()) == (
+        "ERROR",
+        "Test job failed; tried again in 0 s at the earliest, then less often while it fails",
+    )
     assert failed.exc_info and "broken model" in caplog.text  # with its traceback
-    assert (skipped.levelname, skipped.getMessage()) == (
-        "WARNING",
-        "Test job skipped: Redis connection lost",
+    assert (again.levelname, again.getMessage()) == (
+        "INFO",
+        "Test job ran again after 2 failed runs",
     )
     assert not redis_client.exists(runner.lock)  # a failed run lets the lock go too
-    assert runner.offer(9, 6) and results == ["ran"]
-    assert runner.stats.get_value(FAILURES) == 2
+    assert runner.offer(12, 9) and results == ["ran", "ran"]  # no wait after a success
+
+
+def test_a_skipped_run_is_a_warning(redis_client, crawl_name, caplog):
+    def job() -> None:
+        raise FocusedError("Redis connection lost")
+
+    runner, _ = periodic(redis_client, crawl_name, job)
+    with caplog.at_level(logging.WARNING, logger="focused.store.periodic"):
+        assert runner.offer(3, 0)
+    (skipped,) = caplog.records
+    assert (skipped.levelname, skipped.getMessage()) == (
+        "WARNING",
+        "Test job skipped: Redis connection lost; tried again in 1 s at the earliest, then "
+        "less often while it fails",
+    )

@@ -8,7 +8,8 @@ run ``scrapy crawl`` through ``scrapy.cmdline`` with the project's settings, run
 
 Exit codes: 0, the crawl ended (its frontier empty, a ``CLOSESPIDER_*`` limit, Ctrl-C); 1,
 Scrapy could not start it; 2, a mistake the user can fix, in one line (a topic file, a
-setting, no Redis at the start); 3, it stopped because Redis was lost (:data:`EXIT_CODES`).
+setting, no Redis at the start); 3, it stopped because Redis was lost or kept refusing writes
+(:data:`EXIT_CODES`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.commands import crawl
 
-from focused.errors import REDIS_LOST
+from focused.errors import REDIS_LOST, REDIS_REFUSED
 
 if TYPE_CHECKING:
     import argparse
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 # Finish reasons that end the command with an exit code of their own.
-EXIT_CODES = {REDIS_LOST: 3}
+EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3}
 
 
 class Command(crawl.Command):
@@ -37,7 +38,8 @@ class Command(crawl.Command):
     def long_desc(self) -> str:
         return (
             f"{self.short_desc()}. Exit code 3 when the crawl stopped because it lost its "
-            "Redis (finish reason focused_redis_lost)."
+            "Redis (finish reason focused_redis_lost) or Redis kept refusing writes "
+            "(focused_redis_refused)."
         )
 
     def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:

@@ -43,11 +43,11 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.defer import deferred_from_coro
 
-from focused.errors import REDIS_LOST, FocusedError, exit_on_user_error
+from focused.errors import REDIS_LOST, REDIS_REFUSED, FocusedError, exit_on_user_error
 from focused.items import META
 from focused.schedulers.frontier import Link, RedisFrontier
 from focused.store import keys
-from focused.store.connection import from_settings
+from focused.store.connection import RedisRefused, from_settings
 from focused.store.keys import NAME_RE
 from focused.urls import BadURL
 
@@ -89,6 +89,9 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
 
         def on_retry(attempt: int, error: Exception) -> None:
             stats.inc_value("focused/redis/retries")
+            if isinstance(error, RedisRefused):  # it says what it is
+                logger.warning("%(error)s; retry %(attempt)d", {"error": error, "attempt": attempt})
+                return
             logger.warning(
                 "Redis connection lost (%(error)s); retry %(attempt)d",
                 {"error": error, "attempt": attempt},
@@ -98,9 +101,12 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             stats.inc_value(f"focused/links/bad/{error.reason}")
 
         def on_lost(error: FocusedError) -> None:
-            logger.error("%(error)s; stopping the crawl", {"error": error})
-            stats.set_value("focused/redis/lost", 1)
-            deferred_from_coro(crawler.engine.close_spider_async(reason=REDIS_LOST))
+            refused = isinstance(error, RedisRefused)
+            then = ", then resume the crawl; stopping it" if refused else "; stopping the crawl"
+            logger.error("%(error)s%(then)s", {"error": error, "then": then})
+            stats.set_value("focused/redis/refused" if refused else "focused/redis/lost", 1)
+            reason = REDIS_REFUSED if refused else REDIS_LOST
+            deferred_from_coro(crawler.engine.close_spider_async(reason=reason))
 
         _frontiers[crawler] = RedisFrontier(
             from_settings(s),

@@ -134,6 +134,8 @@ class OutageRetry(Retry):
 
     def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any], *args, **kwargs) -> T:
         def failed(error: Exception, *count: int) -> Any:
+            if isinstance(error, redis.AuthenticationError):
+                raise error  # a password missing or refused: no outage, and no retry mends it
             OUTAGES.failed(error)
             fail(error, *count)
             if OUTAGES.given_up:
@@ -220,9 +222,29 @@ def connect(
 def _reached(client: T, where: str) -> T:
     try:
         client.ping()
+    except redis.AuthenticationError as exc:
+        if isinstance(client, RedisCluster):
+            given = client.get_connection_kwargs().get("password")
+        else:
+            given = client.connection_pool.connection_kwargs.get("password")
+        raise FocusedError(unauthenticated(where, bool(given), exc)) from exc
     except (redis.RedisError, RedisClusterException) as exc:
         raise FocusedError(f"cannot reach {where}: {exc}") from exc
     return client
+
+
+def unauthenticated(where: str, given: bool, error: Exception) -> str:
+    """The one line for a Redis that refused a client without a password (the server's
+    ``NOAUTH``), or with a wrong one (``WRONGPASS``; ``given``)."""
+    if given:
+        return f"Redis at {where} refused the password given: {error}"
+    scheme, nodes = ("redis", "host:port/0")
+    if is_cluster_url(where):
+        scheme, nodes = ("redis+cluster", "host:port,host:port")
+    return (
+        f"Redis at {where} requires a password: put it in the URL, {scheme}://:PASSWORD@{nodes} "
+        f"({scheme}://USER:PASSWORD@{nodes} for an ACL user)"
+    )
 
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
@@ -280,11 +302,15 @@ def cluster_client(url: str, params: dict[str, Any] | None = None) -> RedisClust
 def _cluster(url: str, params: dict[str, Any]) -> RedisCluster:
     """:func:`cluster_client`, a FocusedError if no node answers: it reads the cluster's slots
     as it starts."""
+    where = describe_url(url)
     try:
         client = cluster_client(url, params)
     except (redis.RedisError, RedisClusterException) as exc:
-        raise FocusedError(f"cannot reach {describe_url(url)}: {exc}") from exc
-    return _reached(client, describe_url(url))
+        if isinstance(exc.__cause__, redis.AuthenticationError):  # no node let it in
+            given = where != url  # a password was masked
+            raise FocusedError(unauthenticated(where, given, exc.__cause__)) from exc
+        raise FocusedError(f"cannot reach {where}: {exc}") from exc
+    return _reached(client, where)
 
 
 def connect_existing(
@@ -550,18 +576,49 @@ def held_lock(
             run(lambda: client.eval(scripts.source("unlock"), 1, key, token))
 
 
+# Redis's refusals of a write: the code of its error reply (a script's error names it too) ->
+# what it means and what to do.
+REFUSALS = {
+    "OOM": "its used memory is over maxmemory (OOM); raise maxmemory or free memory",
+    "READONLY": "it is a read-only replica (READONLY); give the crawl the URL of its master",
+    "MISCONF": (
+        "it cannot save its snapshot (MISCONF: see its log); give it disk space or a writable "
+        "dir, or set stop-writes-on-bgsave-error no"
+    ),
+}
+_REFUSAL = re.compile(r"(?:^|-)(OOM|READONLY|MISCONF) ")
+
+
+def refusal(error: Exception) -> str | None:
+    """What Redis means by refusing a write with ``error``, and what to do (:data:`REFUSALS`);
+    None for any other error."""
+    if isinstance(error, redis.OutOfMemoryError):  # redis-py takes the code off its message
+        return REFUSALS["OOM"]
+    if isinstance(error, redis.ReadOnlyError):
+        return REFUSALS["READONLY"]
+    match = _REFUSAL.search(str(error)) if isinstance(error, redis.ResponseError) else None
+    return REFUSALS[match[1]] if match else None
+
+
+class RedisRefused(FocusedError):
+    """Redis refuses writes (:data:`REFUSALS`): the message says why and what to do."""
+
+
 def retrying(
     call: Callable[[], T],
     *,
     retries: int,
     on_retry: Callable[[int, Exception], None] | None = None,
 ) -> T:
-    """Run a Redis call, retrying lost connections with exponential backoff.
+    """Run a Redis call, retrying lost connections and refused writes with exponential backoff.
 
     Each failed attempt is reported through ``on_retry(attempt, error)`` (the frontier logs
-    it and counts it in stats). After ``retries`` failures a FocusedError is raised: the
-    caller stops the crawl instead of losing a write silently; until Redis answers again,
-    calls make one attempt each (:attr:`Outages.given_up`).
+    it and counts it in stats); a refused write as a :class:`RedisRefused`. After ``retries``
+    failures a FocusedError is raised (a RedisRefused for a refused write): the caller stops
+    the crawl instead of losing a write silently; until Redis answers again, calls make one
+    attempt each (:attr:`Outages.given_up`). A refused write is retried as long as a lost
+    connection (about 16 s by default) because the refusals often pass that soon: a failover
+    promotes the replica, the next snapshot succeeds, someone raises ``maxmemory``.
     """
     for attempt in range(1, retries + 2):
         try:
@@ -572,7 +629,15 @@ def retrying(
                 raise FocusedError(
                     f"Redis connection lost and not back after {retries} retries: {exc}"
                 ) from exc
-            if on_retry is not None:
-                on_retry(attempt, exc)
-            time.sleep(min(0.05 * 2**attempt, 5.0))
+            error: Exception = exc
+        except redis.ResponseError as exc:
+            why = refusal(exc)
+            if why is None:
+                raise
+            error = RedisRefused(f"Redis refuses writes: {why}")
+            if attempt > retries:
+                raise error from exc
+        if on_retry is not None:
+            on_retry(attempt, error)
+        time.sleep(min(0.05 * 2**attempt, 5.0))
     raise AssertionError("unreachable")
