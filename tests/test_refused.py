@@ -11,6 +11,7 @@ import logging
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -25,6 +26,7 @@ from focused.errors import REDIS_REFUSED, FocusedError
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.store.connection import REFUSALS, RedisRefused, connect, refusal, retrying
+from focused.store.crawl import CrawlStore
 from focused.store.periodic import PeriodicJob
 from focused.store.server import server_command
 from tests.conftest import focused, free_port, stop, wait_for
@@ -53,6 +55,8 @@ def test_a_crawl_whose_redis_reaches_maxmemory_exits_3_and_loses_nothing(crawl, 
     assert EXIT_CODES[REDIS_REFUSED] == 3
     client = connect(own_server.url)
     fast = {"FOCUSED_HOST_DELAY": 0.05, "CONCURRENT_REQUESTS": 4, "FOCUSED_HEARTBEAT_S": 1}
+    # The distiller as often as it goes, in its thread: the crawl does not wait for its retries.
+    fast |= {"FOCUSED_DISTILL_PAGES": 5, "FOCUSED_DISTILL_INTERVAL": 1}
     process = on_server(crawl, own_server).start("first.jsonl", **fast)
     try:
         wait_for(lambda: fetched(client, crawl.name) >= 30, 120)
@@ -68,6 +72,7 @@ def test_a_crawl_whose_redis_reaches_maxmemory_exits_3_and_loses_nothing(crawl, 
     assert f"Spider closed ({REDIS_REFUSED})" in log and "Traceback" not in log, log[-3000:]
     errors = [line for line in log.splitlines() if " ERROR: " in line]
     assert len(errors) == 1 and errors[0].endswith(OOM_LINE), errors
+    assert log.count("Distiller skipped") <= 1 and took < 45
     first = {url_key(item["url"]) for item in crawl.feed("first.jsonl")}
     pages = {url_key(e["url"]) for e in served_pages(served.log_path) if e["status"] == 200}
     unfed = pages - first  # fetched, never acknowledged: they must come back
@@ -225,3 +230,27 @@ def test_a_missing_password_is_one_line_at_once(tmp_path):
         result = focused("status", "--redis-url", url)
         assert result.returncode == 2 and time.monotonic() - started < 30
         assert result.stderr == f"focused: error: {raised.value}\n"
+
+
+@pytest.mark.redis
+def test_a_store_that_gives_redis_up_ends_its_threads_retries(own_server):
+    client = connect(own_server.url)
+    lost: list = []
+    store = CrawlStore(client, "refused", retries=0, on_lost=lost.append)
+    worker = store.for_thread()
+    worker.retries = 8  # about 16 s of retries
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", 1)
+    with ThreadPoolExecutor(1) as pool:
+        retried = pool.submit(worker.retrying, lambda: client.set("k", 1))
+        time.sleep(0.5)
+        started = time.monotonic()
+        with pytest.raises(RedisRefused):
+            store.retrying(lambda: client.set("k", 1))
+        with pytest.raises(RedisRefused):
+            retried.result(timeout=5)
+        assert time.monotonic() - started < 2
+    assert len(lost) == 1 and worker.lost and store.lost  # reported once, by the crawl's own
+    with pytest.raises(RedisRefused):
+        worker.retrying(lambda: client.set("k", 1))
+    assert len(lost) == 1

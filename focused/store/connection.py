@@ -609,6 +609,7 @@ def retrying(
     *,
     retries: int,
     on_retry: Callable[[int, Exception], None] | None = None,
+    given_up: threading.Event | None = None,
 ) -> T:
     """Run a Redis call, retrying lost connections and refused writes with exponential backoff.
 
@@ -616,28 +617,38 @@ def retrying(
     it and counts it in stats); a refused write as a :class:`RedisRefused`. After ``retries``
     failures a FocusedError is raised (a RedisRefused for a refused write): the caller stops
     the crawl instead of losing a write silently; until Redis answers again, calls make one
-    attempt each (:attr:`Outages.given_up`). A refused write is retried as long as a lost
-    connection (about 16 s by default) because the refusals often pass that soon: a failover
-    promotes the replica, the next snapshot succeeds, someone raises ``maxmemory``.
+    attempt each (:attr:`Outages.given_up`). ``given_up``, once set (another call of the crawl
+    gave up: a :class:`~focused.store.crawl.CrawlStore`'s), ends the retries at once, so a
+    thread does not keep the stopping crawl waiting.
+
+    A refused write is retried as long as a lost connection (about 16 s by default): the
+    refusals often pass that soon (a failover promotes the replica, the next snapshot
+    succeeds, someone raises ``maxmemory``), and the pages fetched meanwhile are then
+    acknowledged instead of fetched again.
     """
     for attempt in range(1, retries + 2):
         try:
             return call()
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            if attempt > retries:
-                OUTAGES.given_up = True
-                raise FocusedError(
-                    f"Redis connection lost and not back after {retries} retries: {exc}"
-                ) from exc
-            error: Exception = exc
+            cause, error = exc, exc
+            final = FocusedError(
+                f"Redis connection lost and not back after {retries} retries: {exc}"
+            )
         except redis.ResponseError as exc:
             why = refusal(exc)
             if why is None:
                 raise
-            error = RedisRefused(f"Redis refuses writes: {why}")
-            if attempt > retries:
-                raise error from exc
+            cause, error = exc, RedisRefused(f"Redis refuses writes: {why}")
+            final = error
+        if attempt > retries or (given_up is not None and given_up.is_set()):
+            if not isinstance(final, RedisRefused):
+                OUTAGES.given_up = True
+            raise final from cause
         if on_retry is not None:
             on_retry(attempt, error)
-        time.sleep(min(0.05 * 2**attempt, 5.0))
+        delay = min(0.05 * 2**attempt, 5.0)
+        if given_up is None:
+            time.sleep(delay)
+        else:
+            given_up.wait(delay)
     raise AssertionError("unreachable")

@@ -10,6 +10,7 @@ one report of a lost connection, and none of them builds a key name by hand.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -40,8 +41,9 @@ class CrawlStore:
       0's on a cluster); ``key(name, suffix, shard=j)`` that of shard j, for the keys every
       shard has, and ``host_key`` a host's, in its shard. ``shards`` says where keys live.
     - ``retrying(call)`` runs one Redis call (or pipeline) with ``retries`` retries; a
-      connection that stays lost is reported once through ``on_lost`` (the crawl stops), and
-      from then on calls fail fast with FocusedError. ``on_retry`` hears of each retry.
+      connection that stays lost, or writes Redis keeps refusing (a RedisRefused), is reported
+      once through ``on_lost`` (the crawl stops), and from then on calls fail fast with
+      FocusedError, in every thread (``lost``). ``on_retry`` hears of each retry.
     - ``script(name)`` registers one of the project's Lua scripts (:mod:`focused.store.scripts`).
     - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time).
     - ``for_thread()`` is a copy for a worker thread: the callbacks belong to the reactor's
@@ -67,7 +69,15 @@ class CrawlStore:
         self.retries = retries
         self.on_retry = on_retry
         self.on_lost = on_lost
-        self.lost = False  # the connection stayed lost through all retries
+        # Set once a call gave Redis up (lost, or refusing writes, through all retries); shared
+        # with the copies for threads, whose retries it then ends.
+        self.given_up = threading.Event()
+        self.reported = False  # on_lost was called (once, in the reactor's thread)
+
+    @property
+    def lost(self) -> bool:
+        """Whether a call of this crawl's process gave Redis up: calls then fail fast."""
+        return self.given_up.is_set()
 
     @cached_property
     def binary(self) -> redis.Redis:
@@ -84,14 +94,16 @@ class CrawlStore:
         return f"{self.shards.host_prefix(origin)}{name}{origin}"
 
     def retrying(self, call: Callable[[], T]) -> T:
-        """Run a Redis call with retries; a connection that stays lost is reported, then raised."""
+        """Run a Redis call with retries; a connection that stays lost (or writes that stay
+        refused) is reported, then raised."""
         retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
         try:
-            return retrying(call, retries=retries, on_retry=self.on_retry)
+            return retrying(call, retries=retries, on_retry=self.on_retry, given_up=self.given_up)
         except FocusedError as exc:
-            if not self.lost and self.on_lost is not None:
+            if not self.reported and self.on_lost is not None:
+                self.reported = True
                 self.on_lost(exc)
-            self.lost = True
+            self.given_up.set()
             raise
 
     def script(self, name: str, **values: str | int) -> Script:

@@ -195,7 +195,7 @@ class HMMStrategy(SoftFocus):
             client=self.client,
             lock=store.key(keys.HMM_LOCK),
             lock_s=lock_s,
-            call=partial(retrying, retries=store.retries),
+            call=partial(retrying, retries=store.retries, given_up=store.given_up),
             every=refit,
             done=self.fitted,
             stats=stats,
