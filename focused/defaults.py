@@ -21,8 +21,8 @@ FOCUSED_HOME = None
 # Retries of a Redis command after a lost connection, with exponential backoff, each logged and
 # counted; when they are spent the crawl stops with the reason "focused_redis_lost" and a
 # one-line error. A write Redis refuses (used memory over maxmemory, a read-only replica, a
-# snapshot it cannot save) is retried as often, then the crawl stops with the reason
-# "focused_redis_refused" and a line saying why and what to do. 8 retries take about 16 s.
+# snapshot it cannot save, too few replicas) is retried as often, then the crawl stops with the
+# reason "focused_redis_refused" and a line saying why and what to do. 8 retries take about 16 s.
 FOCUSED_REDIS_RETRIES = 8
 
 # == Naming, seeding and resuming a crawl ==

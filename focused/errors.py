@@ -10,7 +10,7 @@ T = TypeVar("T")
 # The finish reason of a crawl stopped because its Redis stayed unreachable (exit code 3).
 REDIS_LOST = "focused_redis_lost"
 # The finish reason of a crawl stopped because its Redis kept refusing writes (OOM, READONLY,
-# MISCONF; exit code 3).
+# MISCONF, NOREPLICAS; exit code 3).
 REDIS_REFUSED = "focused_redis_refused"
 
 

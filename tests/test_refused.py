@@ -18,13 +18,18 @@ from pathlib import Path
 
 import pytest
 import redis
+from scrapy.exceptions import DropItem
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
+from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from focused.commands.crawl import EXIT_CODES
 from focused.errors import REDIS_REFUSED, FocusedError
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
+from focused.pipelines.frontier import FrontierPipeline
+from focused.schedulers.frontier import Ack, Acked, Link, RedisFrontier
 from focused.store.connection import REFUSALS, RedisRefused, connect, refusal, retrying
 from focused.store.crawl import CrawlStore
 from focused.store.periodic import PeriodicJob
@@ -107,6 +112,8 @@ def test_refusals_are_told_apart_by_their_code_in_each_reply_redis_gives():
         (redis.ResponseError(f"{script}READONLY {readonly}"), "READONLY"),
         (redis.ResponseError(misconf), "MISCONF"),
         (redis.ResponseError(f"{script}MISCONF Redis is configured"), "MISCONF"),
+        (redis.ResponseError("NOREPLICAS Not enough good replicas to write."), "NOREPLICAS"),
+        (redis.ResponseError(f"{script}NOREPLICAS Not enough good replicas"), "NOREPLICAS"),
     ]:
         assert refused(error) == f"Redis refuses writes: {REFUSALS[code]}"
         assert refusal(error) == REFUSALS[code]
@@ -150,6 +157,9 @@ def test_each_refusal_of_a_real_server_is_retried_then_named(own_server):
     assert cause() == f"Redis refuses writes: {REFUSALS['MISCONF']}"
     client.config_set("stop-writes-on-bgsave-error", "no")
     client.config_set("dir", str(own_server.folder))
+    client.config_set("min-replicas-to-write", 1)  # and it has none
+    assert cause() == f"Redis refuses writes: {REFUSALS['NOREPLICAS']}"
+    client.config_set("min-replicas-to-write", 0)
     assert retrying(lambda: client.set("k", 2), retries=0)  # writes again
 
 
@@ -254,3 +264,32 @@ def test_a_store_that_gives_redis_up_ends_its_threads_retries(own_server):
     with pytest.raises(RedisRefused):
         worker.retrying(lambda: client.set("k", 1))
     assert len(lost) == 1
+
+
+@pytest.mark.cluster
+def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_name):
+    frontier = RedisFrontier(cluster, crawl_name, host_delay=0.0, host_concurrency=10, retries=0)
+    shards = frontier.store.shards
+    hosts = {shards.of_host(f"http://h{i}.test"): f"http://h{i}.test" for i in range(30)}
+    assert sorted(hosts) == [0, 1, 2]
+    frontier.push_many([Link(f"{host}/p", 0.5) for host in hosts.values()])
+    leased = frontier.pop_ready(3).leased
+    pipeline = FrontierPipeline(frontier, None, get_crawler().stats, batch=3)  # type: ignore[arg-type]
+    outcomes: dict[str, object] = {}
+    for lease in leased:
+        acked: defer.Deferred = defer.Deferred()
+        acked.addBoth(lambda result, url=lease.url: outcomes.__setitem__(url, result))
+        pipeline.waiting.append((Ack(lease.lease, lease.url, "bad"), acked))
+    last = cluster.get_node_from_key(shards.prefixes[2])  # called last
+    cluster.config_set("min-replicas-to-write", 1, target_nodes=last)  # it has none: refuses
+    try:
+        pipeline.flush()
+    finally:
+        cluster.config_set("min-replicas-to-write", 0, target_nodes=last)
+    for shard, host in hosts.items():
+        outcome = outcomes[f"{host}/p"]
+        if shard == 2:  # not acknowledged, still leased: it comes back
+            assert isinstance(outcome, Failure) and outcome.check(DropItem)
+        else:  # acknowledged: its item goes on to the feed
+            assert isinstance(outcome, Acked) and outcome.order % 3 == shard
+    assert frontier.counts()["in_flight"] == 1

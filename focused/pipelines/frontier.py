@@ -13,7 +13,7 @@ from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import duplicate_fields, mark_duplicate
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
-from focused.schedulers.frontier import Ack, Acked
+from focused.schedulers.frontier import Ack, Acked, PartlyAcknowledged
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies.registry import build_strategy
 from focused.urls import origin
@@ -158,7 +158,9 @@ class FrontierPipeline:
 
     def flush(self) -> None:
         """Acknowledge the pages waiting, in one call per shard; each item then goes on, or
-        is dropped unacknowledged if Redis is gone (its lease brings the URL back)."""
+        is dropped unacknowledged if Redis is gone or refuses writes (its lease brings the URL
+        back). On a cluster whose one master fails, the pages other masters acknowledged go on
+        (``PartlyAcknowledged``), so that the feed has every page acknowledged."""
         if self._timer is not None:
             self._timer.cancel()
         self._timer = None
@@ -168,8 +170,12 @@ class FrontierPipeline:
         try:
             done = self.frontier.complete_many([ack for ack, _ in waiting])
         except FocusedError as exc:
-            for _, acked in waiting:
-                acked.errback(DropItem(f"not acknowledged: {exc}", log_level="DEBUG"))
+            partly = exc.acked if isinstance(exc, PartlyAcknowledged) else {}
+            for i, (_, acked) in enumerate(waiting):
+                if i in partly:
+                    acked.callback(partly[i])
+                else:
+                    acked.errback(DropItem(f"not acknowledged: {exc}", log_level="DEBUG"))
             return
         self.stats.inc_value("focused/ack/batches")
         for (_, acked), result in zip(waiting, done, strict=True):

@@ -147,6 +147,16 @@ class Acked:
     duplicate: str = ""
 
 
+class PartlyAcknowledged(FocusedError):
+    """``complete_many`` failed part-way (Redis lost, or refusing writes): ``acked`` holds what
+    it did for the pages already acknowledged (on a cluster, those of the shards called
+    before), by their index in the batch; the others are not (their leases bring them back)."""
+
+    def __init__(self, error: FocusedError, acked: dict[int, Acked]):
+        super().__init__(str(error))
+        self.acked = acked
+
+
 @dataclass(frozen=True, slots=True)
 class Leased:
     """A URL popped from the frontier and leased to this process."""
@@ -562,7 +572,8 @@ class RedisFrontier:
         call; they ride with the call of a shard that comes later in the batch, and the rest
         are pushed at the end, one call per shard. The outbox entry is deleted with this
         process's next call there: a process killed in between loses none of them
-        (:meth:`redeliver`).
+        (:meth:`redeliver`). A call that fails raises :class:`PartlyAcknowledged`, with the
+        results of the pages acknowledged before it.
         """
         shards = self.store.shards
         homes: dict[int, list[int]] = {}
@@ -594,7 +605,10 @@ class RedisFrontier:
                 _json([[*_check(acks[i]), places.get(i, 0)] for i in checks]) if checks else "",
                 _json(riding.pop(home)) if home in riding else "",
             ]
-            reply = self._call(self._complete, [*extra, *args], home)
+            try:
+                reply = self._call(self._complete, [*extra, *args], home)
+            except FocusedError as exc:  # the shards called before acknowledged theirs
+                raise PartlyAcknowledged(exc, results) from exc
             replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
             extra_new += int(reply[3 * len(indices)])
             for i, why in zip(others, reply[3 * len(indices) + 1 :], strict=True):
@@ -609,7 +623,10 @@ class RedisFrontier:
                     self._remember(sent[n])
                 results[i] = Acked(int(order), int(new), why or "")
                 self.held.pop(acks[i].lease, None)
-        extra_new += self._push_shards(riding)  # for shards called before their links were known
+        try:  # for shards called before their links were known
+            extra_new += self._push_shards(riding)
+        except FocusedError as exc:  # every page is acknowledged, its links in an outbox
+            raise PartlyAcknowledged(exc, results) from exc
         done = [results[i] for i in range(len(acks))]
         if extra_new and done:  # the other shards' new URLs count with the batch's first page
             done[0] = Acked(done[0].order, done[0].new + extra_new, done[0].duplicate)

@@ -585,8 +585,12 @@ REFUSALS = {
         "it cannot save its snapshot (MISCONF: see its log); give it disk space or a writable "
         "dir, or set stop-writes-on-bgsave-error no"
     ),
+    "NOREPLICAS": (
+        "fewer of its replicas answer than its min-replicas-to-write (NOREPLICAS); bring them "
+        "back or lower min-replicas-to-write"
+    ),
 }
-_REFUSAL = re.compile(r"(?:^|-)(OOM|READONLY|MISCONF) ")
+_REFUSAL = re.compile(r"(?:^|-)(OOM|READONLY|MISCONF|NOREPLICAS) ")
 
 
 def refusal(error: Exception) -> str | None:

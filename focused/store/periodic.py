@@ -6,7 +6,7 @@ in one crawl. :class:`PeriodicJob` holds what they share: the trigger (N more pa
 last run, as the feature counts them crawl-wide), the crawl's lock (:func:`held_lock`, so one
 process runs the job and the others find it held), the run in a thread, no second start while a
 run is in progress, and failures logged and counted alike: a Redis outage (FocusedError) or a
-write Redis refuses (OOM, READONLY, MISCONF) as a skipped run (a warning), anything else as a
+write Redis refuses (OOM, READONLY, ...) as a skipped run (a warning), anything else as a
 failed run (an error with its traceback), both counted in the feature's ``failures`` stat.
 
 A failed run is not tried again at once: the next trigger runs the job only after ``backoff``
