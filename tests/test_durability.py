@@ -147,7 +147,7 @@ def test_a_crawl_rides_out_a_five_second_outage_and_counts_it(crawl, server):
 
 
 def test_a_crawl_that_loses_redis_exits_3(crawl, server):
-    assert EXIT_CODES == {REDIS_LOST: 3}
+    assert EXIT_CODES[REDIS_LOST] == 3
     client = connect(server.url)
     process = on_server(crawl, server).start(
         FOCUSED_REDIS_RETRIES=2, FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2

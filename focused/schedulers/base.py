@@ -48,8 +48,9 @@ class Frontier(Protocol):
       and ``in_flight``; ``len()`` the URLs queued or leased.
     - ``settle()`` finishes this process's share of cross-shard work, at its close.
     - ``store`` is the crawl's :class:`~focused.store.crawl.CrawlStore`, shared by every
-      component of the process: a Redis that stays lost is reported once through it, and
-      every call above then raises :class:`~focused.errors.FocusedError`.
+      component of the process: a Redis that stays lost, or keeps refusing writes, is
+      reported once through it, and every call above then raises
+      :class:`~focused.errors.FocusedError`.
     - ``owner`` names this process's heartbeat record (``-`` for none), so that its leases
       go back soon after it dies; ``host_delay`` and ``host_concurrency`` are the politeness
       above, recorded in the crawl's ``meta`` for its readers.
