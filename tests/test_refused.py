@@ -34,7 +34,7 @@ from focused.store.connection import REFUSALS, RedisRefused, connect, refusal, r
 from focused.store.crawl import CrawlStore
 from focused.store.periodic import PeriodicJob
 from focused.store.server import server_command
-from tests.conftest import focused, free_port, stop, wait_for
+from tests.conftest import Crawl, focused, free_port, stop, wait_for
 from tests.test_crawl import reachable, served_pages
 from tests.test_durability import Server, fetched, on_server
 
@@ -293,3 +293,17 @@ def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_na
         else:  # acknowledged: its item goes on to the feed
             assert isinstance(outcome, Acked) and outcome.order % 3 == shard
     assert frontier.counts()["in_flight"] == 1
+
+
+def test_a_crawl_without_the_password_stops_at_start_with_exit_2(crawl, tmp_path):
+    with password_server(tmp_path / "redis") as url:
+        crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": url}
+        process = crawl.start()
+        try:
+            assert process.wait(60) == 2
+        finally:
+            if process.poll() is None:
+                process.kill()
+    log = crawl.log()
+    assert f"CRITICAL: focused: error: Redis at {url} requires a password: put it in" in log
+    assert "Traceback" not in log and "Redis unreachable" not in log

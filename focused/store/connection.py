@@ -227,13 +227,13 @@ def _reached(client: T, where: str) -> T:
             given = client.get_connection_kwargs().get("password")
         else:
             given = client.connection_pool.connection_kwargs.get("password")
-        raise FocusedError(unauthenticated(where, bool(given), exc)) from exc
+        raise FocusedError(_unauthenticated(where, bool(given), exc)) from exc
     except (redis.RedisError, RedisClusterException) as exc:
         raise FocusedError(f"cannot reach {where}: {exc}") from exc
     return client
 
 
-def unauthenticated(where: str, given: bool, error: Exception) -> str:
+def _unauthenticated(where: str, given: bool, error: Exception) -> str:
     """The one line for a Redis that refused a client without a password (the server's
     ``NOAUTH``), or with a wrong one (``WRONGPASS``; ``given``)."""
     if given:
@@ -308,7 +308,7 @@ def _cluster(url: str, params: dict[str, Any]) -> RedisCluster:
     except (redis.RedisError, RedisClusterException) as exc:
         if isinstance(exc.__cause__, redis.AuthenticationError):  # no node let it in
             given = where != url  # a password was masked
-            raise FocusedError(unauthenticated(where, given, exc.__cause__)) from exc
+            raise FocusedError(_unauthenticated(where, given, exc.__cause__)) from exc
         raise FocusedError(f"cannot reach {where}: {exc}") from exc
     return _reached(client, where)
 
