@@ -126,8 +126,9 @@ def cmd_seed(args: argparse.Namespace) -> int:
     key = store.key(keys.START_URLS)
     waiting = store.client.rpush(key, *urls)
     print(
-        f"pushed {len(urls)} URLs to {key} ({waiting} waiting): a running crawl moves them "
-        "into its frontier within seconds, else the next `scrapy crawl` of it at its start"
+        f"pushed {len(urls)} URL{'s' * (len(urls) != 1)} to {key} ({waiting} waiting): a running "
+        "crawl moves them into its frontier within seconds, else the next `scrapy crawl` of it at "
+        "its start"
     )
     return 0
 
