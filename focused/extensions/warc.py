@@ -286,7 +286,9 @@ class WarcFiles:
                 os.replace(opened, incomplete)
             except OSError:  # it stays .open, as a killed process's file
                 return
-            logger.info("Closed WARC file %(path)s, its last record cut", {"path": incomplete})
+            logger.info(
+                "Closed WARC file %(path)s; its last record may be cut", {"path": incomplete}
+            )
             return
         if end:
             self._log_closed(end)
