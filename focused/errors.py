@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 # The finish reason of a crawl stopped because its Redis stayed unreachable (exit code 3).
 REDIS_LOST = "focused_redis_lost"
+# The finish reason of a crawl stopped because an output could not be written (exit code 4).
+DISK_ERROR = "focused_disk_error"
 
 
 class FocusedError(Exception):
