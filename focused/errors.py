@@ -12,6 +12,8 @@ REDIS_LOST = "focused_redis_lost"
 # The finish reason of a crawl stopped because its Redis kept refusing writes (OOM, READONLY,
 # MISCONF, NOREPLICAS; exit code 3).
 REDIS_REFUSED = "focused_redis_refused"
+# The finish reason of a crawl stopped because an output could not be written (exit code 4).
+DISK_ERROR = "focused_disk_error"
 
 
 class FocusedError(Exception):

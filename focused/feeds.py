@@ -10,47 +10,117 @@ being written, whose page is acknowledged in Redis anyway (``focused export`` wr
 A JSON-lines feed appended to (``-o``, a restarted crawl) that ends in part of a line, written
 by a process killed in mid-write, is cut back to its last whole line first, so the next item
 does not run on from it (a warning says how many bytes were dropped).
+
+A feed file that cannot be opened or written (a full disk, a read-only folder: any OSError) is a
+disk fault (:mod:`focused.diskfaults`): one error line, the crawl stops, and the feed takes no
+more items (``focused export`` writes them all from Redis).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.extensions.feedexport import FileFeedStorage
 
+from focused.diskfaults import disk_fault
+from focused.schedulers.scheduler import crawl_name
+
 if TYPE_CHECKING:
     from scrapy import Spider
+    from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
 LINE_FORMATS = ("jsonlines", "jl")
 
 
+# Told of the OSError that ended a feed file's writes.
+OnFault = Callable[[OSError], None]
+
+
 class FlushedWriter(io.BufferedWriter):
-    """A buffered file that flushes each write: whole writes reach the file in one call."""
+    """A buffered file that flushes each write: whole writes reach the file in one call.
+
+    With ``on_fault``, the first write the file refuses (OSError) is handed to it, and every
+    write from then on is dropped, so the exporter neither fails nor writes half items."""
+
+    def __init__(self, raw: io.RawIOBase, on_fault: OnFault | None = None):
+        super().__init__(raw)
+        self.on_fault = on_fault
+        self.failed = False
 
     def write(self, data: Any) -> int:
-        written = super().write(data)
-        self.flush()
+        if self.failed:
+            return len(data)
+        try:
+            written = super().write(data)
+            self.flush()
+        except OSError as exc:
+            if self.on_fault is None:
+                raise
+            self.failed = True
+            self.on_fault(exc)
+            return len(data)
         return written
+
+    def flush(self) -> None:
+        if not self.failed:
+            super().flush()
+
+    def close(self) -> None:
+        if self.failed:  # what the file refused stays in the buffer: not written again
+            self.raw.close()
+        super().close()
 
 
 class FlushedFileFeedStorage(FileFeedStorage):
-    """Scrapy's local-file feed storage, written through (module doc)."""
+    """Scrapy's local-file feed storage, written through; in a crawl, a disk fault stops it
+    (module doc)."""
 
-    def __init__(self, uri: str, *, feed_options: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        uri: str,
+        *,
+        feed_options: dict[str, Any] | None = None,
+        crawler: Crawler | None = None,
+    ):
         super().__init__(uri, feed_options=feed_options)
         self.format = (feed_options or {}).get("format")
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(
+        cls, crawler: Crawler, uri: str, *, feed_options: dict[str, Any] | None = None
+    ) -> FlushedFileFeedStorage:
+        return cls(uri, feed_options=feed_options, crawler=crawler)
 
     def open(self, spider: Spider) -> IO[bytes]:
         path = Path(self.path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if self.write_mode == "ab" and self.format in LINE_FORMATS:
-            cut_partial_line(path)
-        return FlushedWriter(io.FileIO(path, self.write_mode))
+        on_fault = None
+        if self.crawler is not None:
+            crawler = self.crawler
+
+            def on_fault(exc: OSError) -> None:
+                note = f"; `focused export {crawl_name(crawler)}` writes every page fetched"
+                disk_fault(crawler, "feed", path, exc, note)
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if self.write_mode == "ab" and self.format in LINE_FORMATS:
+                cut_partial_line(path)
+            raw = io.FileIO(path, self.write_mode)
+        except OSError as exc:
+            if on_fault is None:
+                raise
+            on_fault(exc)
+            writer = FlushedWriter(io.BytesIO())  # takes the items that cannot be written
+            writer.failed = True
+            return writer
+        return FlushedWriter(raw, on_fault)
 
 
 def cut_partial_line(path: Path) -> None:

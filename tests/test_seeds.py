@@ -53,7 +53,7 @@ def test_seeds_pushed_before_and_during_a_crawl_are_fetched_once(
     # Before the crawl starts: waiting in the list, moved into the frontier at its start.
     result = focused("seed", crawl.name, far[0], *home)
     assert result.returncode == 0, result.stderr
-    assert f"pushed 1 URLs to {keys.prefix(crawl.name)}start_urls" in result.stdout
+    assert f"pushed 1 URL to {keys.prefix(crawl.name)}start_urls" in result.stdout
     process = crawl.start(DEPTH_LIMIT=1, FOCUSED_HOST_DELAY=0.3, CONCURRENT_REQUESTS=2)
     try:
         wait_for(lambda: crawl_status(redis_client, crawl.name).get("fetched", 0) >= 5, 120)

@@ -126,8 +126,9 @@ def cmd_seed(args: argparse.Namespace) -> int:
     key = store.key(keys.START_URLS)
     waiting = store.client.rpush(key, *urls)
     print(
-        f"pushed {len(urls)} URLs to {key} ({waiting} waiting): a running crawl moves them "
-        "into its frontier within seconds, else the next `scrapy crawl` of it at its start"
+        f"pushed {len(urls)} URL{'s' * (len(urls) != 1)} to {key} ({waiting} waiting): a running "
+        "crawl moves them into its frontier within seconds, else the next `scrapy crawl` of it at "
+        "its start"
     )
     return 0
 
@@ -136,14 +137,16 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from focused.monitor import dashboard
     from focused.store.connection import connect_existing
 
-    return dashboard.run(*connect_existing(args.redis_url, args.home), args.host, args.port)
+    where = connect_existing(args.redis_url, args.home)
+    return dashboard.run(*where, args.host, args.port, args.allow_host)
 
 
 def cmd_exporter(args: argparse.Namespace) -> int:
     from focused.monitor import metrics
     from focused.store.connection import connect_existing
 
-    return metrics.run(*connect_existing(args.redis_url, args.home), args.host, args.port)
+    where = connect_existing(args.redis_url, args.home)
+    return metrics.run(*where, args.host, args.port, args.allow_host)
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
@@ -293,6 +296,15 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             "anyone who can reach it)",
         )
         sub.add_argument("--port", type=int, default=port, help="port (default %(default)s)")
+        sub.add_argument(
+            "--allow-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="a Host name to answer besides localhost, the --host address and any IP "
+            "address (the machine's names too with --host 0.0.0.0); repeatable. Other names "
+            "are refused, against DNS rebinding",
+        )
         redis_options(sub)
 
     def distill_options(sub: argparse.ArgumentParser) -> None:

@@ -8,7 +8,8 @@ run ``scrapy crawl`` through ``scrapy.cmdline`` with the project's settings, run
 
 Exit codes: 0, the crawl ended (its frontier empty, a ``CLOSESPIDER_*`` limit, Ctrl-C); 1,
 Scrapy could not start it; 2, a mistake the user can fix, in one line (a topic file, a
-setting, no Redis at the start); 3, it stopped because Redis was lost or kept refusing writes
+setting, no Redis at the start); 3, it stopped because Redis was lost or kept refusing writes;
+4, an output (feed, WARC files, lists) could not be written (:mod:`focused.diskfaults`)
 (:data:`EXIT_CODES`).
 """
 
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.commands import crawl
 
-from focused.errors import REDIS_LOST, REDIS_REFUSED
+from focused.diskfaults import DISK_ERRORS
+from focused.errors import DISK_ERROR, REDIS_LOST, REDIS_REFUSED
 
 if TYPE_CHECKING:
     import argparse
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 # Finish reasons that end the command with an exit code of their own.
-EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3}
+EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3, DISK_ERROR: 4}
 
 
 class Command(crawl.Command):
@@ -39,7 +41,8 @@ class Command(crawl.Command):
         return (
             f"{self.short_desc()}. Exit code 3 when the crawl stopped because it lost its "
             "Redis (finish reason focused_redis_lost) or Redis kept refusing writes "
-            "(focused_redis_refused)."
+            "(focused_redis_refused); 4 when an output (feed, WARC files, lists) could not "
+            "be written (focused_disk_error)."
         )
 
     def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
@@ -52,4 +55,7 @@ class Command(crawl.Command):
         if self.exitcode:  # Scrapy's own (1: the crawl could not start)
             return
         reasons = {crawler.stats.get_value("finish_reason") for crawler in self.crawlers}
+        # An output that failed as the crawl closed did so after its finish reason was set.
+        if any(crawler.stats.get_value(DISK_ERRORS) for crawler in self.crawlers):
+            reasons.add(DISK_ERROR)
         self.exitcode = max((EXIT_CODES.get(reason, 0) for reason in reasons), default=0)

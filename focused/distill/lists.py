@@ -79,8 +79,12 @@ def write_lists(lists: dict[str, Any], folder: str | Path) -> Path:
     # Readers never see half a file, and processes of one crawl closing at once (each writes
     # the crawl's lists) never share a partial file.
     partial = path.with_suffix(f".json.{os.getpid()}.part")
-    partial.write_text(json.dumps(lists, indent=1) + "\n")
-    partial.replace(path)
+    try:
+        partial.write_text(json.dumps(lists, indent=1) + "\n")
+        partial.replace(path)
+    except OSError:  # a full disk: no part left behind
+        partial.unlink(missing_ok=True)
+        raise
     return path
 
 

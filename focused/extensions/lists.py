@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from focused.diskfaults import disk_fault
 from focused.distill.job import distill
-from focused.distill.lists import read_lists, write_lists
+from focused.distill.lists import lists_path, read_lists, write_lists
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 
@@ -26,7 +27,8 @@ class ListWriter:
     top 10 hubs (as ``focused hubs`` names them), when the spider closes.
 
     Every process of a crawl writes the same file from Redis; the last one to close has the
-    whole crawl's counts. Logs how many it wrote and where.
+    whole crawl's counts. Logs how many it wrote and where; a file that cannot be written is a
+    disk fault (:mod:`focused.diskfaults`).
     """
 
     def __init__(self, crawler: Crawler):
@@ -52,7 +54,11 @@ class ListWriter:
                 lists["top_hubs"] = [{"url": url, "score": round(h, 6)} for url, h in result.hubs]
         except FocusedError:  # Redis is lost (reported by the frontier): nothing to read
             return
-        path = write_lists(lists, self.folder)
+        try:
+            path = write_lists(lists, self.folder)
+        except OSError as exc:
+            disk_fault(self.crawler, "lists file", lists_path(self.folder, lists["crawl"]), exc)
+            return
         logger.info(
             "Wrote %(hubs)d good hubs and %(sites)d good sites to %(path)s",
             {"hubs": len(lists["hubs"]), "sites": len(lists["sites"]), "path": path},

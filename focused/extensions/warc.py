@@ -28,14 +28,22 @@ Files (:class:`WarcFiles`) rotate per process in FOCUSED_WARC_DIR (None:
 item is scraped (``benchmarks/warc.py`` measures the cost). Stats: ``focused/warc/records``
 (every record written: warcinfo, request, response, revisit), ``focused/warc/revisits``,
 ``focused/warc/files`` (files started), ``focused/warc/bytes`` (gzip'd bytes written).
+
+A record the disk refuses (full, read-only, an I/O error: any OSError) is a disk fault
+(:mod:`focused.diskfaults`): the file is cut back to its last whole page and closed under its
+final name (``.incomplete`` if it cannot be cut back), one error line, the crawl stops, and no
+more records are written (the pages fetched from then on are in Redis and ``focused export``,
+not in the WARC files).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -56,6 +64,7 @@ from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
 
 import focused
+from focused.diskfaults import disk_fault
 from focused.errors import FocusedError, exit_on_user_error
 from focused.pipelines.duplicates import UNCHANGED
 from focused.schedulers.frontier import fingerprint
@@ -78,6 +87,7 @@ logger = logging.getLogger(__name__)
 WARC_VERSION = "1.1"
 BUILDER = RecordBuilder(warc_version=WARC_VERSION)
 OPEN_SUFFIX = ".open"
+INCOMPLETE_SUFFIX = ".incomplete"  # a file closed after a write failed, not cut back
 # The duplicates pipeline's reasons that mean "this URL came back as it was fetched before".
 SAME_URL = ("known", "last_modified")
 # Not the stored body's (Scrapy joined the chunks; Content-Length is set anew), or a secret.
@@ -188,6 +198,10 @@ class WarcFiles:
     to ``<name>`` once it holds ``max_size`` bytes or more (so by at most one page more), and
     by :meth:`close`. Each record is a gzip member of its own, flushed as written: the ``.open``
     file of a killed process is readable up to its last record. Logs each file closed.
+
+    A write that fails (OSError, raised again) closes the file at once, cut back to the end of
+    its last whole page: under its final name, or removed if it held nothing yet, or, if it
+    cannot be cut back, as ``<name>.incomplete``, whose last record may be cut.
     """
 
     def __init__(
@@ -216,7 +230,11 @@ class WarcFiles:
             self._open()
         assert self.out is not None and self.writer is not None
         start = self.out.tell()
-        self.writer.write_request_response_pair(request, response)
+        try:
+            self.writer.write_request_response_pair(request, response)
+        except OSError:
+            self._abandon(start)
+            raise
         self._count(2, self.out.tell() - start)
         if self.out.tell() >= self.max_size:
             self.close()
@@ -225,14 +243,11 @@ class WarcFiles:
         """Close the file being written, if any, and give it its final name."""
         if self.out is None or self.path is None:
             return
-        size = self.out.tell()
-        self.out.close()
-        self.out = self.writer = None
+        size, out = self.out.tell(), self.out
+        self.out = self.writer = None  # not closed twice if closing fails
+        out.close()
         os.replace(self.path.with_name(self.path.name + OPEN_SUFFIX), self.path)
-        logger.info(
-            "Closed WARC file %(path)s: %(records)d records, %(size)d bytes",
-            {"path": self.path, "records": self.records, "size": size},
-        )
+        self._log_closed(size)
 
     def _open(self) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")[:17]
@@ -244,8 +259,45 @@ class WarcFiles:
         self.writer = WARCWriter(self.out, gzip=True, warc_version=WARC_VERSION)
         self.records = 0
         self.stats.inc_value("focused/warc/files")
-        self.writer.write_record(self.writer.create_warcinfo_record(name, self.info))
+        try:
+            self.writer.write_record(self.writer.create_warcinfo_record(name, self.info))
+        except OSError:
+            self._abandon(0)
+            raise
         self._count(1, self.out.tell())
+
+    def _abandon(self, end: int) -> None:
+        """Close the file being written after a write failed, cut back to ``end`` bytes (its
+        whole records: warcio flushes each one) and named for what it then holds."""
+        assert self.out is not None and self.path is not None
+        opened = self.path.with_name(self.path.name + OPEN_SUFFIX)
+        with contextlib.suppress(OSError):  # flushing what the disk refused fails again
+            self.out.close()
+        self.out = self.writer = None
+        try:
+            os.truncate(opened, end)
+            if end:
+                os.replace(opened, self.path)
+            else:
+                opened.unlink()
+        except OSError:
+            incomplete = self.path.with_name(self.path.name + INCOMPLETE_SUFFIX)
+            try:
+                os.replace(opened, incomplete)
+            except OSError:  # it stays .open, as a killed process's file
+                return
+            logger.info(
+                "Closed WARC file %(path)s; its last record may be cut", {"path": incomplete}
+            )
+            return
+        if end:
+            self._log_closed(end)
+
+    def _log_closed(self, size: int) -> None:
+        logger.info(
+            "Closed WARC file %(path)s: %(records)d records, %(size)d bytes",
+            {"path": self.path, "records": self.records, "size": size},
+        )
 
     def _count(self, records: int, size: int) -> None:
         self.records += records
@@ -258,7 +310,9 @@ class WarcWriter:
     after every pipeline, so the relevant flag is known.
 
     Its calls on the crawl's ``warc`` hash go through the crawl's store (``store.retrying``).
-    With Redis lost the page is still written, as a response record.
+    With Redis lost the page is still written, as a response record. With ``on_fault``, the
+    first write the disk refuses is handed to it (the file and the OSError) and nothing more
+    is written.
     """
 
     def __init__(
@@ -268,12 +322,15 @@ class WarcWriter:
         *,
         keep_all: bool,
         stats: StatsCollector,
+        on_fault: Callable[[Path, OSError], None] | None = None,
     ):
         self.files = files
         self.store = store
         self.keep_all = keep_all
         self.stats = stats
         self.key = store.key(keys.WARC)
+        self.on_fault = on_fault
+        self.failed = False
 
     @classmethod
     @exit_on_user_error
@@ -305,7 +362,13 @@ class WarcWriter:
             "http-header-user-agent": s.get("USER_AGENT"),
         }
         files = WarcFiles(folder, crawl, max_size=max_size, info=info, stats=crawler.stats)
-        writer = cls(files, store_for(crawler), keep_all=keep == "all", stats=crawler.stats)
+        writer = cls(
+            files,
+            store_for(crawler),
+            keep_all=keep == "all",
+            stats=crawler.stats,
+            on_fault=functools.partial(disk_fault, crawler, "WARC file"),
+        )
         crawler.signals.connect(writer.item_scraped, signal=signals.item_scraped)
         if writer.keep_all:
             crawler.signals.connect(writer.response_downloaded, signal=signals.response_downloaded)
@@ -320,22 +383,40 @@ class WarcWriter:
         original = self.original(response.url) if unchanged else None
         if original is not None and original.digest == payload_digest(response.body):
             record = revisit_record(response, date, original)
-            self.files.write_pair(request_record(response.request), record)
-            self.stats.inc_value("focused/warc/revisits")
+            if self.write_pair(request_record(response.request), record):
+                self.stats.inc_value("focused/warc/revisits")
             return
         # A page the pipelines found unchanged while its bytes changed: kept if the first was.
         if not (self.keep_all or item["relevant"] or original is not None):
             return
         record = response_record(response, date)
-        self.files.write_pair(request_record(response.request), record)
-        self.remember(response.url, record)
+        if self.write_pair(request_record(response.request), record):
+            self.remember(response.url, record)
 
     def response_downloaded(self, response: Response, request: Request) -> None:
         """``all``: keep the responses that never reach the spider, as downloaded: redirects
         followed and robots.txt."""
         if 300 <= response.status < 400 or request.callback is NO_CALLBACK:
             record = response_record(response, BUILDER.curr_warc_date())
-            self.files.write_pair(request_record(request), record)
+            self.write_pair(request_record(request), record)
+
+    def write_pair(self, request: ArcWarcRecord, response: ArcWarcRecord) -> bool:
+        """Write a response record and its request's, unless the disk refused one before:
+        whether they were written."""
+        if self.failed:
+            return False
+        try:
+            self.files.write_pair(request, response)
+        except OSError as exc:
+            self.fault(exc)
+            return False
+        return True
+
+    def fault(self, exc: OSError) -> None:
+        if self.on_fault is None:
+            raise exc
+        self.failed = True
+        self.on_fault(self.files.path or self.files.folder, exc)
 
     def original(self, url: str) -> Original | None:
         """The response record this crawl wrote for ``url``, if any."""
@@ -360,4 +441,7 @@ class WarcWriter:
             self.store.retrying(lambda: self.store.client.hset(self.key, fp, str(written)))
 
     def spider_closed(self) -> None:
-        self.files.close()
+        try:
+            self.files.close()
+        except OSError as exc:
+            self.fault(exc)

@@ -15,7 +15,8 @@ def crawl_command(
     """The command that crawls ``topic`` with ``-s KEY=VALUE`` settings, writing ``feed``.
 
     It is the project's ``scrapy crawl`` (:mod:`focused.commands.crawl`): it exits 0 when the
-    crawl ended, 3 when it stopped because it lost Redis, 1 or 2 when it could not start.
+    crawl ended, 3 when it stopped because it lost Redis, 4 when an output could not be
+    written (a full disk), 1 or 2 when it could not start.
     """
     command = [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={topic}"]
     if feed is not None:

@@ -6,7 +6,8 @@ offline) whose script polls ``GET /api/crawls`` every REFRESH_S seconds. That an
 ``{"redis": WHERE, "crawls": [...]}``, each crawl's :func:`focused.monitor.snapshot.crawl_snapshot`
 with its harvest curve thinned to at most CURVE_POINTS points. Redis is read in a worker thread, so
 a slow read never stalls the server. Every figure on the page carries ``data-crawl``,
-``data-figure`` and ``data-value`` (the raw value), for tests and scrapers.
+``data-figure`` and ``data-value`` (the raw value), for tests and scrapers. It answers only
+the Host names it was started for (:mod:`focused.monitor.hosts`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from focused.errors import FocusedError
+from focused.monitor.hosts import REFUSED, allowed_hosts, is_allowed
 from focused.monitor.snapshot import crawl_snapshots
 from focused.store.connection import RedisError
 
@@ -52,8 +55,15 @@ def thin(points: list[dict[str, Any]], most: int = CURVE_POINTS) -> list[dict[st
     return kept if kept[-1] is points[-1] else [*kept, points[-1]]
 
 
-def make_app(client: redis.Redis, where: str) -> web.Application:
-    """The dashboard's routes: the page, its files and its JSON."""
+def make_app(client: redis.Redis, where: str, allowed: frozenset[str]) -> web.Application:
+    """The dashboard's routes: the page, its files and its JSON, for requests whose Host is
+    ``allowed``."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if is_allowed(request.headers.get("Host"), allowed):
+            return await handler(request)
+        return web.Response(status=403, text=REFUSED)
 
     async def crawls(request: web.Request) -> web.Response:
         try:
@@ -64,7 +74,7 @@ def make_app(client: redis.Redis, where: str) -> web.Application:
             snapshot["curve"] = thin(snapshot["curve"])
         return web.json_response({"redis": where, "crawls": snapshots})
 
-    app = web.Application()
+    app = web.Application(middlewares=[guard])
     for name, text in static_files().items():
         path, content_type = STATIC[name]
         app.router.add_get(path, _serve_file(text, content_type))
@@ -91,8 +101,9 @@ def _serve_file(text: str, content_type: str) -> Handler:
     return serve
 
 
-def run(client: redis.Redis, where: str, host: str, port: int) -> int:
-    """Serve the dashboard on ``host:port`` until SIGINT or SIGTERM.
+def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
+    """Serve the dashboard on ``host:port`` until SIGINT or SIGTERM, to requests for ``host``
+    and the names in ``allow`` (:mod:`focused.monitor.hosts`).
 
     Prints the ready line ``dashboard of the crawls in WHERE on http://HOST:PORT/``.
     """
@@ -101,7 +112,8 @@ def run(client: redis.Redis, where: str, host: str, port: int) -> int:
             f"focused: the dashboard on {host} shows the crawls to anyone who can reach it",
             file=sys.stderr,
         )
-    asyncio.run(_serve(make_app(client, where), where, host, port))
+    app = make_app(client, where, allowed_hosts(host, allow))
+    asyncio.run(_serve(app, where, host, port))
     return 0
 
 

@@ -5,24 +5,32 @@ on each scrape, so the figures are Redis's at that moment and the exporter keeps
 metric has the label ``crawl``; those of one crawler process also ``process`` (its heartbeat
 id, ``host:pid:token``). :data:`CRAWL_METRICS` and the families built in
 :meth:`CrawlCollector.collect` are the documented list (README, "Prometheus metrics").
+It answers only the Host names it was started for (:mod:`focused.monitor.hosts`).
 """
 
 from __future__ import annotations
 
 import signal
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.registry import Collector
 
 from focused.errors import FocusedError
+from focused.monitor.hosts import REFUSED, allowed_hosts, is_allowed
 from focused.monitor.snapshot import WINDOWS, crawl_snapshots
 from focused.store.connection import RedisError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
     import redis
 
 ALARMS = ("stagnation", "diffusion")
@@ -190,20 +198,45 @@ class CrawlCollector(Collector):
         yield from (up, beat, started, *counters.values(), rate, left)
 
 
-def run(client: redis.Redis, where: str, host: str, port: int) -> int:
-    """Serve the metrics on ``host:port`` until SIGINT or SIGTERM.
+def guarded(app: WSGIApplication, allowed: frozenset[str]) -> Callable[..., Iterable[bytes]]:
+    """``app``, answering only requests whose Host is ``allowed`` (:mod:`focused.monitor.hosts`)."""
+
+    def guard(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if is_allowed(environ.get("HTTP_HOST"), allowed):
+            return app(environ, start_response)
+        start_response("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8")])
+        return [REFUSED.encode()]
+
+    return guard
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Logs no request."""
+
+
+def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
+    """Serve the metrics on ``host:port`` until SIGINT or SIGTERM, to requests for ``host``
+    and the names in ``allow`` (:mod:`focused.monitor.hosts`).
 
     Prints the ready line ``metrics of the crawls in WHERE on http://HOST:PORT/metrics``.
     """
     registry = CollectorRegistry()
     registry.register(CrawlCollector(client))
+    app = guarded(make_wsgi_app(registry), allowed_hosts(host, allow))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        server, thread = start_http_server(port, addr=host, registry=registry)
+        family, _, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        server_class = type("Server", (ThreadingWSGIServer,), {"address_family": family})
+        server = make_server(address[0], port, app, server_class, handler_class=QuietHandler)
     except OSError as exc:
         raise FocusedError(f"cannot listen on {host}:{port} ({exc})") from exc
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     print(
         f"metrics of the crawls in {where} on http://{host}:{server.server_port}/metrics",
         flush=True,

@@ -15,7 +15,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 import zipfile
 from collections.abc import Iterable
@@ -28,7 +27,8 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, T
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
-from focused.errors import TopicError
+from focused.errors import FocusedError, TopicError
+from focused.relevance.cache import keep
 from focused.relevance.centroid import CentroidModel, example_pages, read_examples
 from focused.relevance.examples import ExamplesModel
 from focused.relevance.examples import read_examples as read_labelled_examples
@@ -168,20 +168,18 @@ def _cache_path(
 
 
 def _save(model: Any, path: Path) -> None:
-    """Write to a temporary name and rename, so a crawler process starting at the same moment
-    reads either nothing (and trains too) or a whole model."""
+    """Write to a temporary name and rename (:func:`~focused.relevance.cache.keep`), so a
+    crawler process starting at the same moment reads either nothing (and trains too) or a
+    whole model. A FocusedError when the models folder cannot be written (read-only, full)."""
     arrays: dict[str, np.ndarray] = {}
     state = json.dumps(_encode(model, arrays)).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as out:
-            os.fchmod(out.fileno(), 0o644)  # mkstemp's 0600 would lock out other users' crawlers
-            np.savez(out, **arrays, **{_STATE: np.frombuffer(state, dtype=np.uint8)})
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        keep(path, lambda out: np.savez(out, **arrays, **{_STATE: np.frombuffer(state, np.uint8)}))
+    except OSError as exc:
+        raise FocusedError(
+            f"cannot save the model {path} ({exc.strerror or exc}): FOCUSED_MODELS_DIR must "
+            "name a folder this user can write, with room for the model"
+        ) from None
 
 
 def _load(path: Path, kind: type[Model]) -> Model | None:
