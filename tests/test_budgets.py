@@ -4,12 +4,14 @@ on a host's queue; on a real Redis (one server, then a cluster)."""
 from __future__ import annotations
 
 import itertools
+import re
 import time
 
 import pytest
 import redis
 
 from focused.domains import RegisteredDomains
+from focused.monitor.snapshot import crawl_snapshot, format_status
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
 
@@ -162,3 +164,33 @@ def test_hosts_queued_before_their_domain_went_over_are_held_when_popped(frontie
     # All four were put in 'ready' before any was fetched; the pop holds three.
     pop = f.pop_ready(2)
     assert len([one for one in pop.leased if "farm" in one.url]) == 1
+
+
+def test_status_shows_what_the_defences_took(frontier, crawl_name):
+    f = frontier(budgets=Budgets(domain_hosts=1, host_queued=5), host_concurrency=1)
+    farm = on_shard_0(f, "http://s{}.farm.test", 3)
+    f.push_many([Link(f"{o}/{i}", 0.9 - i / 100) for o in farm for i in range(8)])
+    f.push_many([Link(f"{o}/", 0.1) for o in on_shard_0(f, "http://good{}.test", 1)])
+    f.pop_ready(10)
+    client = f.store.client
+    client.hset(
+        f.store.key(keys.SCRAPY_STATS),
+        mapping={
+            "focused/links/out_of_scope/hops": 7,
+            "focused/links/out_of_scope/path_repeats": 2,
+            "focused/links/capped": 40,
+        },
+    )
+    snapshot = crawl_snapshot(client, crawl_name)
+    assert snapshot["hosts_held"] == 2
+    assert snapshot["held"] == {"host": 0, "domain": 0, "hosts": 2}
+    assert snapshot["dropped_host_queue"] == 9
+    assert snapshot["out_of_scope"] == {"hops": 7, "path_repeats": 2}
+    assert snapshot["links_capped"] == 40
+    lines = format_status(snapshot).splitlines()
+    assert any(
+        re.fullmatch(r"hosts held now / by host, domain, host-count budget +2 / 0, 0, 2", line)
+        for line in lines
+    )
+    assert any(re.fullmatch(r"dropped \(host queue full\) +9", line) for line in lines)
+    assert any(line.endswith("hops 7, path_repeats 2 / 40") for line in lines)
