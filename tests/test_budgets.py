@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from focused.domains import RegisteredDomains
+from focused.monitor.metrics import CrawlCollector
 from focused.monitor.snapshot import crawl_snapshot, format_status
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
@@ -194,3 +195,15 @@ def test_status_shows_what_the_defences_took(frontier, crawl_name):
     )
     assert any(re.fullmatch(r"dropped \(host queue full\) +9", line) for line in lines)
     assert any(line.endswith("hops 7, path_repeats 2 / 40") for line in lines)
+    # The exporter serves the same figures.
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in CrawlCollector(client).collect()
+        for sample in family.samples
+    }
+    crawl = ("crawl", crawl_name)
+    assert samples["focused_frontier_hosts", (crawl, ("state", "held"))] == 2
+    assert samples["focused_hosts_held_total", (("budget", "hosts"), crawl)] == 2
+    assert samples["focused_urls_dropped_host_queue_total", (crawl,)] == 9
+    assert samples["focused_links_out_of_scope_total", (crawl, ("rule", "hops"))] == 7
+    assert samples["focused_links_capped_total", (crawl,)] == 40
