@@ -190,7 +190,9 @@ def test_status_shows_what_the_defences_took(frontier, crawl_name):
     assert snapshot["links_capped"] == 40
     lines = format_status(snapshot).splitlines()
     assert any(
-        re.fullmatch(r"hosts held now / by host, domain, host-count budget +2 / 0, 0, 2", line)
+        re.fullmatch(
+            r"hosts held now +2 \(put on hold by budget: host 0, domain 0, hosts 2\)", line
+        )
         for line in lines
     )
     assert any(re.fullmatch(r"dropped \(host queue full\) +9", line) for line in lines)

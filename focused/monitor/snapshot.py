@@ -410,12 +410,13 @@ def format_status(snapshot: dict[str, Any]) -> str:
         ),
         ("dropped (frontier full)", snapshot["dropped_buffer"]),
         (
-            "hosts held now / by host, domain, host-count budget",
-            f"{snapshot['hosts_held']} / "
-            + ", ".join(str(snapshot["held"][budget]) for budget in BUDGETS),
+            "hosts held now",
+            f"{snapshot['hosts_held']} (put on hold by budget: "
+            + ", ".join(f"{budget} {snapshot['held'][budget]}" for budget in BUDGETS)
+            + ")",
         ),
         ("dropped (host queue full)", snapshot["dropped_host_queue"]),
-        ("links out of scope (by rule) / capped", f"{scope or 0} / {snapshot['links_capped']}"),
+        ("links out of scope / capped", f"{scope or 0} / {snapshot['links_capped']}"),
         ("harvest (relevant share)", _show(snapshot["harvest"])),
         (
             f"harvest, last {windows}",
