@@ -32,24 +32,31 @@ if BUDGETS then
     schedule(first, now)
   end
 end
--- Whether only held hosts have URLs queued, 'ready' being empty: every host waiting out its
--- delay is held, and so is every host with URLs leased and more queued. Its work is bounded by
--- the held hosts waiting and the leases.
-local function only_held_queued()
-  for _, o in ipairs(redis.call('ZRANGE', k(WAIT), 0, -1)) do
-    if not redis.call('HGET', hkey(o), 'b') then return false end
-  end
-  local looked = {}
-  for _, lm in ipairs(redis.call('ZRANGE', k(LEASES), 0, -1)) do
-    local o = split_lease(lm)
-    if o and not looked[o] then
-      looked[o] = true
-      if not redis.call('HGET', hkey(o), 'b') and redis.call('ZCARD', qkey(o)) > 0 then
-        return false
-      end
+-- Whether held hosts may be served, 'ready' being empty: some are held, and only held hosts
+-- have URLs queued (every host waiting out its delay is held, and so is every host with URLs
+-- leased and more queued). It reads 'wait' and 'leases' 100 at a time and stops at the first
+-- host not held: its work is bounded by the held hosts waiting and the leases.
+local function chunks(key, each)
+  local from = 0
+  while true do
+    local part = redis.call('ZRANGE', k(key), from, from + 99)
+    for _, member in ipairs(part) do
+      if not each(member) then return false end
     end
+    if #part < 100 then return true end
+    from = from + 100
   end
-  return true
+end
+local function only_held_queued()
+  if redis.call('ZCARD', k(HELD)) == 0 then return false end
+  local looked = {}
+  return chunks(WAIT, function(o) return redis.call('HGET', hkey(o), 'b') end)
+    and chunks(LEASES, function(lm)
+      local o = split_lease(lm)
+      if not o or looked[o] then return true end
+      looked[o] = true
+      return redis.call('HGET', hkey(o), 'b') or redis.call('ZCARD', qkey(o)) == 0
+    end)
 end
 local out = {}
 local popped = 0
