@@ -121,7 +121,6 @@ class HarvestMonitor:
                 "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
-                "budgets": frontier.budgets.limits(),
                 "threshold": self.crawler.spider.plan.threshold,
                 "alarm_min_pages": self.limits["min_pages"],
                 "diffusion_ratio": self.limits["diffusion_ratio"],

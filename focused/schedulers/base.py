@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from focused.schedulers.frontier import Ack, Acked, Budgets, Link, Pop
+    from focused.schedulers.frontier import Ack, Acked, Link, Pop
     from focused.store.crawl import CrawlStore
 
 __all__ = ["Frontier"]
@@ -52,8 +52,7 @@ class Frontier(Protocol):
       every call above then raises :class:`~focused.errors.FocusedError`.
     - ``owner`` names this process's heartbeat record (``-`` for none), so that its leases
       go back soon after it dies; ``host_delay`` and ``host_concurrency`` are the politeness
-      above and ``budgets`` what one host or domain may take (a host over one is held until
-      nothing else is ready), recorded in the crawl's ``meta`` for its readers.
+      above, recorded in the crawl's ``meta`` for its readers.
 
     The strategies and the distiller take the concrete ``RedisFrontier``: they read and
     re-order its queues (``raise_to``, ``drop_worst``, ``host_queue``, the crawl graph),
@@ -65,7 +64,6 @@ class Frontier(Protocol):
     changes: int
     host_delay: float
     host_concurrency: int
-    budgets: Budgets
 
     def push_many(self, links: Iterable[Link]) -> int: ...
 
