@@ -131,3 +131,36 @@ def test_hostile_names_and_urls_stay_text(hostile, redis_home, tmp_path):
         f"https://example.org/{HOSTILE}",
     ]
     assert [link.get("href") for link in links] == [None, f"https://example.org/{HOSTILE}"]
+
+
+def test_the_defences_are_shown(redis_client, redis_home, tmp_path):
+    name = "defended"
+    prefix = keys.prefix(name)
+    redis_client.hset(
+        prefix + keys.STATS,
+        mapping={"fetched": 9, "queued": 4, "held/hosts": 3, "dropped/host_queue": 12},
+    )
+    redis_client.zadd(prefix + keys.HELD, {"http://s4.farm.test": 1, "http://s5.farm.test": 2})
+    redis_client.hset(
+        prefix + keys.SCRAPY_STATS,
+        mapping={
+            "focused/links/out_of_scope/hops": 5,
+            f"focused/links/out_of_scope/{HOSTILE}": 1,
+            "focused/links/capped": 40,
+        },
+    )
+    try:
+        with serving("dashboard", "--home", str(redis_home)) as url:
+            page = lxml.html.fromstring(chromium(url, tmp_path, "--dump-dom"))
+    finally:
+        reset_crawl(redis_client, name)
+    card = page.xpath("//section[@data-crawl=$c]", c=name)[0]
+    shown = {
+        cell.get("data-figure"): cell.text
+        for cell in card.xpath(".//*[@data-figure and @data-crawl=$c]", c=name)
+    }
+    assert shown["hosts_held"] == "2" and shown["held_hosts"] == "3"
+    assert shown["held_host"] == "0" and shown["dropped_host_queue"] == "12"
+    assert shown["out_of_scope_hops"] == "5" and shown["links_capped"] == "40"
+    assert shown[f"out_of_scope_{HOSTILE}"] == "1"
+    assert not page.xpath("//img | //*[@onerror]")

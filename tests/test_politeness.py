@@ -12,7 +12,7 @@ import pytest
 
 from focused.lab.webs.bundle import write_bundle
 from focused.lab.webs.server import ServedWeb, read_log
-from tests.conftest import Crawl
+from tests.conftest import Crawl, final_stats
 
 TOPIC = """
 name = "politeness"
@@ -101,3 +101,49 @@ def test_servers_are_left_alone_as_they_ask_and_chains_end(
     assert stats["focused/bad_page/redirects"] == 1
     # The other host was crawled all along.
     assert "http://www.b.test/" in [url for _, url in times["www.b.test"]]
+
+
+SHARED = "focused/robotstxt/shared"
+ROBOTS_TOPIC = """
+name = "robots"
+seeds = ["http://www.a.test/", "http://www.b.test/", "http://www.c.test/"]
+[relevance]
+method = "keywords"
+keywords = ["swan"]
+"""
+
+
+@pytest.mark.crawl
+def test_two_processes_fetch_each_robots_txt_once(tmp_path, redis_home, redis_client, crawl_name):
+    hosts = ["www.a.test", "www.b.test", "www.c.test"]
+    pages = []
+    for host in hosts:
+        pages.append(page(f"http://{host}/", links(*(f"/p{i}" for i in range(16)))))
+        pages += [page(f"http://{host}/p{i}", links()) for i in range(16)]
+        pages.append(
+            page(
+                f"http://{host}/robots.txt",
+                "User-agent: *\nDisallow: /p7\n",
+                200,
+                {"Content-Type": "text/plain"},
+            )
+        )
+    web = write_bundle(tmp_path / "web", pages)
+    (web / "topic.toml").write_text(ROBOTS_TOPIC)
+    log = tmp_path / "served.jsonl"
+    with ServedWeb(web, log_path=log) as served:
+        crawl = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+        both = [crawl.start(f"feed{n}.jsonl", FOCUSED_HOST_DELAY=0.3) for n in (1, 2)]
+        for process in both:
+            assert process.wait(120) == 0
+    fetched = [entry["url"] for entry in read_log(log)]
+    feeds = [crawl.feed(f"feed{n}.jsonl") for n in (1, 2)]
+    both_fetched_from = [h for h in hosts if all(any(h in i["url"] for i in f) for f in feeds)]
+    shared = sum(final_stats(crawl.log(f"feed{n}.jsonl")).get(SHARED, 0) for n in (1, 2))
+    # Both processes fetched pages of a host (or more), yet each robots.txt was fetched once:
+    # the process that came second read it from Redis, and obeyed it.
+    assert both_fetched_from
+    for host in hosts:
+        assert fetched.count(f"http://{host}/robots.txt") == 1
+        assert f"http://{host}/p7" not in fetched
+    assert shared >= len(both_fetched_from)

@@ -6,6 +6,12 @@ or times out. Scrapy then allows the whole host (as we do) but logs each failure
 with a full traceback. Here it is one warning that names the URL and the reason
 (:func:`focused.failures.failure_reason`, the names of bad pages).
 
+robots.txt is fetched once per host for the crawl, not once per process: each one fetched is
+kept in the crawl's Redis (``robots:<origin>``, its first ROBOTS_MAX_BYTES, or the "allow all"
+of one that could not be fetched) for ROBOTS_KEEP_S, and every process reads it there before
+fetching it (``focused/robotstxt/shared``). Past ROBOTS_MAX_BYTES a robots.txt is cut, as
+Google cuts it past 500 KiB, in the process that fetched it too, so that all read one policy.
+
 robots.txt is fetched outside the frontier, right before the first page of its host, which
 then came 2-45 ms after it. It is a fetch from the host like any other: the page that asked
 for it waits FOCUSED_HOST_DELAY after it, and so does every process (the frontier's
@@ -19,6 +25,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.downloadermiddlewares import robotstxt
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
@@ -26,25 +33,33 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from focused.errors import FocusedError
 from focused.failures import failure_reason
-from focused.schedulers.scheduler import frontier_for
+from focused.schedulers.scheduler import frontier_for, store_for
+from focused.store import keys
 
 if TYPE_CHECKING:
+    from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
 
 logger = logging.getLogger(__name__)
+
+ROBOTS_MAX_BYTES = 512 * 1024
+ROBOTS_KEEP_S = 24 * 3600
+FETCHED, FAILED = b"1", b"0"  # the head of a kept robots.txt: its body follows, or nothing
 
 
 class RobotsTxtMiddleware(robotstxt.RobotsTxtMiddleware):
     """Scrapy's, but a robots.txt that cannot be downloaded is one warning, not a traceback.
 
-    Registered by the add-on in place of Scrapy's, at its priority (100). As in Scrapy, one
-    robots.txt is fetched per host, shared by that host's requests, and a failed one allows
-    every URL of the host and is counted under ``robotstxt/exception_count/<type>``.
+    Registered by the add-on in place of Scrapy's, at its priority (100). One robots.txt is
+    fetched per host for the crawl (module doc), shared by that host's requests in every
+    process, and a failed one allows every URL of the host and is counted under
+    ``robotstxt/exception_count/<type>``.
     """
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
@@ -52,25 +67,67 @@ class RobotsTxtMiddleware(robotstxt.RobotsTxtMiddleware):
         netloc = url.netloc
         if netloc not in self._parsers:
             self._parsers[netloc] = Deferred()
-            robots = Request(
-                f"{url.scheme}://{netloc}/robots.txt",
-                priority=self.DOWNLOAD_PRIORITY,
-                meta={"dont_obey_robotstxt": True},
-                callback=NO_CALLBACK,
-            )
-            try:
-                response = await self.crawler.engine.download_async(robots)
-                await self._parse_robots(response, netloc, request)
-            except Exception as exc:
-                if not isinstance(exc, IgnoreRequest):
-                    self._log_failure(robots, exc)
-                self._robots_error(exc, netloc)
-            self._stats.inc_value("robotstxt/request_count")
-            await self._wait_out_delay(robots)
+            origin = f"{url.scheme}://{netloc}"
+            kept = self._kept(origin)
+            if kept is not None:
+                self._stats.inc_value("focused/robotstxt/shared")
+                await self._use_kept(kept, netloc, request)
+            else:
+                await self._fetch(origin, netloc, request)
         parser = self._parsers[netloc]
         if isinstance(parser, Deferred):
             return await maybe_deferred_to_future(parser)
         return parser
+
+    async def _fetch(self, origin: str, netloc: str, request: Request) -> None:
+        """Fetch a host's robots.txt, parse it and keep it for the crawl's other processes."""
+        robots = Request(
+            f"{origin}/robots.txt",
+            priority=self.DOWNLOAD_PRIORITY,
+            meta={"dont_obey_robotstxt": True},
+            callback=NO_CALLBACK,
+        )
+        try:
+            response: Response = await self.crawler.engine.download_async(robots)
+            if len(response.body) > ROBOTS_MAX_BYTES:
+                response = response.replace(body=response.body[:ROBOTS_MAX_BYTES])
+            await self._parse_robots(response, netloc, request)
+            self._keep(origin, FETCHED + response.body)
+        except Exception as exc:
+            if not isinstance(exc, IgnoreRequest):
+                self._log_failure(robots, exc)
+            self._robots_error(exc, netloc)
+            self._keep(origin, FAILED)
+        self._stats.inc_value("robotstxt/request_count")
+        await self._wait_out_delay(robots)
+
+    def _kept(self, origin: str) -> bytes | None:
+        """The robots.txt another process kept for this crawl, if any (a lost Redis: none; the
+        frontier reports it)."""
+        store = store_for(self.crawler)
+        key = store.key(keys.ROBOTS, origin)
+        with contextlib.suppress(FocusedError):
+            return store.retrying(lambda: store.binary.get(key))
+        return None
+
+    def _keep(self, origin: str, kept: bytes) -> None:
+        store = store_for(self.crawler)
+        key = store.key(keys.ROBOTS, origin)
+        with contextlib.suppress(FocusedError):
+            store.retrying(lambda: store.binary.set(key, kept, ex=ROBOTS_KEEP_S))
+
+    async def _use_kept(self, kept: bytes, netloc: str, request: Request) -> None:
+        """Parse a robots.txt kept in Redis as Scrapy parses a fetched one (no fetch, no wait)."""
+        deferred = self._parsers[netloc]
+        assert isinstance(deferred, Deferred)
+        parser = None
+        if kept.startswith(FETCHED):
+            parser = build_from_crawler(self._parserimpl, self.crawler, kept[len(FETCHED) :])
+            await self.crawler.signals.send_catch_log_async(
+                signal=signals.robots_parsed, robotparser=parser, request=request
+            )
+        self._parsers[netloc] = parser
+        deferred.callback(parser)
 
     async def _wait_out_delay(self, robots: Request) -> None:
         delay = self.crawler.settings.getfloat("FOCUSED_HOST_DELAY")

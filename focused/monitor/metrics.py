@@ -45,6 +45,13 @@ CRAWL_METRICS = (
     ("focused_pages_duplicate", "counter", "Fetched pages that repeat another's text", "duplicate"),
     ("focused_urls_failed", "counter", "URLs given up after their tries", "failed"),
     ("focused_urls_reboosted", "counter", "Queued URLs the distiller raised", "reboosted"),
+    (
+        "focused_urls_dropped_host_queue",
+        "counter",
+        "Queued URLs dropped for good past a host's queue cap",
+        "dropped_host_queue",
+    ),
+    ("focused_links_capped", "counter", "Out-links left out past a page's cap", "links_capped"),
     ("focused_frontier_queued", "gauge", "URLs queued in the frontier", "queued"),
     ("focused_frontier_in_flight", "gauge", "URLs leased, not acknowledged", "in_flight"),
     ("focused_processes_alive", "gauge", "Crawler processes heard from in three beats", "alive"),
@@ -101,8 +108,19 @@ class CrawlCollector(Collector):
         )
         hosts = GaugeMetricFamily(
             "focused_frontier_hosts",
-            "Hosts with URLs ready to fetch or waiting out their delay, and hosts crawled",
+            "Hosts with URLs ready to fetch, waiting out their delay or held over a budget, "
+            "and hosts crawled",
             labels=["crawl", "state"],
+        )
+        held = CounterMetricFamily(
+            "focused_hosts_held",
+            "Hosts put on hold by each budget (host, domain, hosts)",
+            labels=["crawl", "budget"],
+        )
+        scope = CounterMetricFamily(
+            "focused_links_out_of_scope",
+            "Out-links left out by each scope rule",
+            labels=["crawl", "rule"],
         )
         census = CounterMetricFamily(
             "focused_category_pages",
@@ -138,8 +156,12 @@ class CrawlCollector(Collector):
                     harvest.add_metric([crawl, window], s[f"harvest{suffix}"])
                 if s[f"mean_relevance{suffix}"] is not None:
                     relevance.add_metric([crawl, window], s[f"mean_relevance{suffix}"])
-            for state in ("ready", "waiting", "crawled"):
+            for state in ("ready", "waiting", "held", "crawled"):
                 hosts.add_metric([crawl, state], s[f"hosts_{state}"])
+            for budget, count in s["held"].items():
+                held.add_metric([crawl, budget], count)
+            for rule, count in s["out_of_scope"].items():
+                scope.add_metric([crawl, rule], count)
             for category, pages in s["census"].items():
                 census.add_metric([crawl, category], pages)
             raised = {a["name"] for a in s["alarms"]}
@@ -152,7 +174,7 @@ class CrawlCollector(Collector):
             for stat, value in s["scrapy"].items():
                 if isinstance(value, int | float):
                     scrapy.add_metric([crawl, stat], value)
-        yield from (running, harvest, relevance, hosts, census, alarm)
+        yield from (running, harvest, relevance, hosts, held, scope, census, alarm)
         yield from (distilled, distill_runs, distill_seconds, scrapy)
 
     def _process_families(self, snapshots: list[dict[str, Any]]) -> Iterator[Metric]:

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     import redis
 
 WINDOWS = (100, 1000)
+# The frontier's budgets, as its stats name them (held/<budget>): a host's, its domain's pages,
+# its domain's hosts.
+BUDGETS = ("host", "domain", "hosts")
+# Scrapy stats of the defences on out-links: the scope rules' (then the rule) and the cap's.
+OUT_OF_SCOPE = "focused/links/out_of_scope/"
+LINKS_CAPPED = "focused/links/capped"
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
 PROCESS_NUMBERS = (
     "pid",
@@ -139,11 +145,14 @@ def _status(store: CrawlStore) -> dict[str, Any]:
         pipe.zcard(store.key(keys.LEASES, shard=shard))
         pipe.zcard(store.key(keys.READY, shard=shard))
         pipe.zcard(store.key(keys.WAIT, shard=shard))
+        pipe.zcard(store.key(keys.HELD, shard=shard))
         pipe.lrange(store.key(keys.RECENT, shard=shard), 0, max(WINDOWS) - 1)
     pipe.hgetall(store.key(keys.DISTILL))
     pipe.hgetall(store.key(keys.META))
     *replies, distilled, meta = pipe.execute()
-    stats, leased, ready_hosts, waiting_hosts, recents = (replies[i::5] for i in range(5))
+    stats, leased, ready_hosts, waiting_hosts, held_hosts, recents = (
+        replies[i::6] for i in range(6)
+    )
     in_flight, ready, waiting = sum(leased), sum(ready_hosts), sum(waiting_hosts)
     recent = newest_first(recents, max(WINDOWS))
     if not any(stats) and not in_flight:
@@ -168,6 +177,11 @@ def _status(store: CrawlStore) -> dict[str, Any]:
         "hosts_ready": ready,
         "hosts_waiting": waiting,
         "hosts_crawled": int(counts.get("hosts", 0)),
+        # the budgets: hosts held now (over a budget, with URLs queued), hosts put on hold by
+        # each budget (held/<budget>: host, domain, hosts), URLs dropped by the host-queue cap
+        "hosts_held": sum(held_hosts),
+        "held": {budget: int(counts.get(f"held/{budget}", 0)) for budget in BUDGETS},
+        "dropped_host_queue": int(counts.get("dropped/host_queue", 0)),
         "harvest": _share(counts.get("relevant", 0), classified),
         "mean_relevance": _share(counts.get("relevance_sum", 0), classified),
         # the distiller's last run: at how many fetched pages, its top hub, what it re-boosted
@@ -301,6 +315,14 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
         "tries": {int(t): int(n) for t, n in sorted(tries.items(), key=lambda x: int(x[0]))},
         "curve": _curve(curve, status, len(store.shards)),
         "scrapy": {name: _number(value) for name, value in sorted(scrapy.items())},
+        # the scope rules on out-links (by rule) and the cap on a page's out-links, counted by
+        # the processes in their Scrapy stats
+        "out_of_scope": {
+            name.removeprefix(OUT_OF_SCOPE): int(float(value))
+            for name, value in sorted(scrapy.items())
+            if name.startswith(OUT_OF_SCOPE)
+        },
+        "links_capped": int(float(scrapy.get(LINKS_CAPPED, 0))),
     }
 
 
@@ -373,6 +395,7 @@ def format_status(snapshot: dict[str, Any]) -> str:
     elif snapshot["finish_reason"]:
         state += f" ({snapshot['finish_reason']})"
     windows = " / ".join(str(w) for w in WINDOWS)
+    scope = ", ".join(f"{rule} {n}" for rule, n in snapshot["out_of_scope"].items())
     rows = [
         ("crawl", snapshot["crawl"]),
         ("state", state),
@@ -386,6 +409,14 @@ def format_status(snapshot: dict[str, Any]) -> str:
             f"{snapshot['bad']} / {snapshot['duplicate']} / {snapshot['failed']}",
         ),
         ("dropped (frontier full)", snapshot["dropped_buffer"]),
+        (
+            "hosts held now",
+            f"{snapshot['hosts_held']} (put on hold by budget: "
+            + ", ".join(f"{budget} {snapshot['held'][budget]}" for budget in BUDGETS)
+            + ")",
+        ),
+        ("dropped (host queue full)", snapshot["dropped_host_queue"]),
+        ("links out of scope / capped", f"{scope or 0} / {snapshot['links_capped']}"),
         ("harvest (relevant share)", _show(snapshot["harvest"])),
         (
             f"harvest, last {windows}",

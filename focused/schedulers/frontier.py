@@ -47,6 +47,20 @@ the page's links to other servers, compactly: its own fingerprint (8 bytes), the
 target host's 32-bit hash and the target's fingerprint (12 bytes), big-endian, in
 ``graph:<order // 512>``. Links within a server carry no vote and are not stored.
 
+Budgets (:class:`Budgets`, FOCUSED_HOST_MAX_PAGES and the others): a pop that meets a host
+over a budget puts it in ``held`` instead of leasing from it; held hosts are served, best
+first, only when no host that is not held is ready or waiting out its delay, so a one-site
+crawl is never slowed and a link farm or a trap never crowds out the rest. The pop decides,
+one read of the host's hash and one of its domain's per host popped: the budgets are checked
+where a URL would be leased, whoever queued it (the distiller re-boosting held hosts puts them
+back in ``ready``, and the next pop holds them again). A host's registered domain
+(:mod:`focused.domains`) is worked out here, once per host per call, and stored in its hash at
+its first push; Lua never parses a host name. On a cluster a domain's counts are per shard (a
+script reaches one shard): each shard counts the fetches and hosts of the domain's hosts it
+holds, and applies the host-count budget split evenly between the shards, since hosts are
+spread by hash. A push also drops a host's worst queued URLs past ``host_queued`` for good
+(``dropped/host_queue``): one page of 100,000 links to its own host queues 10,000 by default.
+
 Buffer cap (seed 003's MAX_BUFFER, best-N-first): ``drop_worst`` drops the worst queued URLs
 beyond a maximum for good; they stay in the seen set, so they never come back. Worst is the
 host queues' own order (num_tries, then score, then hash), without the host part: the URLs
@@ -72,6 +86,7 @@ from typing import TYPE_CHECKING, Any
 
 from w3lib.url import canonicalize_url
 
+from focused.domains import RegisteredDomains
 from focused.errors import FocusedError
 from focused.store import keys
 from focused.store.crawl import CrawlStore
@@ -95,6 +110,43 @@ SHARD_REST_S = 0.5  # longest a pop leaves alone a shard that had too few hosts 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
 EDGE_RECORD = struct.Struct(">IQ")  # one cross-server link: target host hash, target fingerprint
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    """How much of a crawl one host or registered domain may take (module doc, ``defaults``).
+
+    A host is over its budget past ``host_pages`` fetches and ``host_share`` of the crawl's;
+    a domain likewise (its hosts together); a host not popped from yet is over once
+    ``domain_hosts`` hosts of its domain have been. ``host_queued`` caps a host's queue. 0 (and
+    0 with 0 for the pair): none. The defaults are none, as for a frontier built in a test.
+    """
+
+    host_pages: int = 0
+    host_share: float = 0.0
+    domain_pages: int = 0
+    domain_share: float = 0.0
+    domain_hosts: int = 0
+    host_queued: int = 0
+    private_suffixes: tuple[str, ...] = ()
+
+    def limits(self) -> str:
+        """The budgets as the scripts read them (``common.lua``), after the shard."""
+        return " ".join(
+            repr(float(x)) if isinstance(x, float) else str(int(x))
+            for x in (
+                self.host_pages,
+                self.host_share,
+                self.domain_pages,
+                self.domain_share,
+                self.domain_hosts,
+                self.host_queued,
+            )
+        )
+
+    def of_domains(self) -> bool:
+        """Whether a budget needs the hosts' registered domains."""
+        return bool(self.domain_pages or self.domain_share or self.domain_hosts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +361,7 @@ class RedisFrontier:
         revisits: bool = False,
         max_url_length: int = 2083,
         seen_cache: int = 262_144,
+        budgets: Budgets | None = None,
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
         on_rejected: Callable[[BadURL], None] | None = None,
@@ -330,6 +383,12 @@ class RedisFrontier:
         self.revisits = revisits  # keep relevant pages in ``revisit`` (maintenance mode)
         self.max_url_length = max_url_length  # longer URLs are not queued (0: no limit)
         self.on_rejected = on_rejected  # called with each URL refused (``BadURL``)
+        self.budgets = budgets = budgets or Budgets()
+        self._limits = budgets.limits()
+        # Registered domains of the links' hosts, sent with them when a budget needs them.
+        self._domains = (
+            RegisteredDomains(budgets.private_suffixes) if budgets.of_domains() else None
+        )
         # Fingerprints this process's calls have put in the seen set (emptied when it holds more
         # than ``seen_cache``): a link to one of them is not sent again, Redis has it seen.
         self.seen_cache = seen_cache
@@ -373,7 +432,11 @@ class RedisFrontier:
         """Run one of the scripts on one shard (its keys' prefix in KEYS routes it there)."""
         if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
-        fixed = [f"{shard} {len(self.store.shards)}", self.host_concurrency, self.host_delay]
+        fixed = [
+            f"{shard} {len(self.store.shards)} {self._limits}",
+            self.host_concurrency,
+            self.host_delay,
+        ]
         prefix = [self.store.shards.prefixes[shard]]
         return self.store.retrying(lambda: script(keys=prefix, args=[*fixed, *args]))
 
@@ -390,9 +453,12 @@ class RedisFrontier:
         ``max_url_length`` long) are queued; the others go to ``on_rejected``. Links this
         process has stored before (``known``) are left out. With ``edges``, the links to
         servers other than ``page_origin`` are appended to it as crawl-graph records (every
-        one of them).
+        one of them). When a budget needs them, the hosts' registered domains follow the links
+        after an empty line, one ``origin domain`` a line.
         """
         by_shard: dict[int, list[str]] = {}
+        hosts: dict[int, set[str]] = {}
+        domains = self._domains
         sent: list[int] = []
         for link in links:
             try:
@@ -414,9 +480,15 @@ class RedisFrontier:
             depth = f"{link.depth}+{link.redirects}" if link.redirects else link.depth
             # The seen set: a bucket, and a member that fits a signed 64-bit integer.
             bucket, member = fp % self.seen_buckets, (fp >> 1) // self.seen_buckets
-            by_shard.setdefault(self.store.shards.of_host(link_origin), []).append(
+            shard = self.store.shards.of_host(link_origin)
+            by_shard.setdefault(shard, []).append(
                 f"{link_origin} {pack(link.score, 0, fp)} {bucket} {member} {depth} {rest}"
             )
+            if domains is not None:
+                hosts.setdefault(shard, set()).add(link_origin)
+        if domains is not None:
+            for shard, origins in hosts.items():
+                by_shard[shard] += ["", *(f"{o} {domains(o)}" for o in sorted(origins))]
         return {shard: "\n".join(lines) for shard, lines in by_shard.items()}, sent
 
     def _remember(self, fingerprints: list[int]) -> None:

@@ -45,7 +45,7 @@ from scrapy.utils.defer import deferred_from_coro
 
 from focused.errors import REDIS_LOST, REDIS_REFUSED, FocusedError, exit_on_user_error
 from focused.items import META
-from focused.schedulers.frontier import Link, RedisFrontier
+from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
 from focused.store.connection import RedisRefused, from_settings
 from focused.store.keys import NAME_RE
@@ -122,6 +122,15 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             revisits=s.getfloat("FOCUSED_REVISIT_SHARE") > 0
             and s.get("FOCUSED_REVISIT_ORDER") == "relevance",
             max_url_length=s.getint("URLLENGTH_LIMIT"),
+            budgets=Budgets(
+                host_pages=s.getint("FOCUSED_HOST_MAX_PAGES"),
+                host_share=s.getfloat("FOCUSED_HOST_MAX_SHARE"),
+                domain_pages=s.getint("FOCUSED_DOMAIN_MAX_PAGES"),
+                domain_share=s.getfloat("FOCUSED_DOMAIN_MAX_SHARE"),
+                domain_hosts=s.getint("FOCUSED_DOMAIN_MAX_HOSTS"),
+                host_queued=s.getint("FOCUSED_HOST_MAX_QUEUED"),
+                private_suffixes=tuple(s.getlist("FOCUSED_PRIVATE_SUFFIXES")),
+            ),
             on_retry=on_retry,
             on_lost=on_lost,
             on_rejected=on_rejected,

@@ -28,7 +28,16 @@ key (after prefix)     type    what it holds
 ``reaped``             string  unix time leases of gone processes were last looked for
 ``h:<origin>``         hash    one host: ``i`` URLs leased and not yet acknowledged, ``n`` unix time
                                it may be hit again, ``c`` URLs fetched (the seed-000 server
-                               priority); a hash per host, so each is a few bytes to read
+                               priority); with budgets ``d`` its registered domain, ``s`` popped
+                               from before, ``b`` why it is held; a hash per host, so each is a
+                               few bytes to read
+``held``               zset    hosts over a budget, with queued URLs, served only when no other
+                               host is ready or waiting; score as in ``ready``
+``d:<domain>``         hash    one registered domain (budgets on): ``p`` URLs fetched from its
+                               hosts, ``h`` its hosts popped from
+``robots:<origin>``    string  a host's robots.txt for every process of the crawl: ``1`` then its
+                               body (at most 512 KiB), or ``0`` for one that could not be
+                               fetched (everything allowed); expires after a day
 ``seen:<bucket>``      set     64-bit URL fingerprints (integer members: Redis intset encoding)
 ``outbox``             hash    on a cluster: fetch order -> "<owner> <time> <links>" of a page whose
                                links to hosts of other shards are being pushed there (JSON;
@@ -109,6 +118,9 @@ LEASES = "leases"
 OWNED = "owned:"
 REAPED = "reaped"
 HOST = "h:"
+HELD = "held"
+DOMAIN = "d:"
+ROBOTS = "robots:"
 SEEN = "seen:"
 OUTBOX = "outbox"
 SHARDS = "shards"

@@ -17,8 +17,9 @@ Per shard (everything the frontier's scripts write; readers add the shards up):
 - a host's keys (its queue ``q:``, its hash ``h:``) and the seen fingerprints of its URLs: a
   host belongs to shard ``host_hash(origin) % S``, so a push checks seen and queues in one
   script;
-- ``ready``, ``wait``, ``leases``, ``owned:``, ``procs``/``proc:`` (the heartbeats the lease
-  reaper reads), ``reaped``, ``outbox``;
+- ``ready``, ``wait``, ``held``, ``d:`` (a domain's counts over the shard's hosts),
+  ``leases``, ``owned:``, ``procs``/``proc:`` (the heartbeats the lease reaper reads),
+  ``reaped``, ``outbox``;
 - the per-page records: a page fetched from shard j gets fetch order ``n·S + j`` (its n-th),
   kept in ``url:``/``graph:`` bucket ``n // 512`` of shard j; ``stats``, ``curve``, ``recent``,
   ``census``, ``tries``, ``hubscore``, ``sites``, ``found``, ``revisit``.

@@ -172,6 +172,26 @@ function distiller(c) {
       ranked("Top authorities", c.crawl, "authority", d.top_authorities)));
 }
 
+function defences(c) {
+  // What the budgets, the host-queue cap and the scope rules took (Bound a crawl, in the docs).
+  const scope = Object.entries(c.out_of_scope);
+  const rows = [
+    ["hosts_held", "hosts held now (over a budget, fetched when nothing else is queued)",
+      c.hosts_held],
+    ...Object.entries(c.held).map(([budget, n]) =>
+      ["held_" + budget, `hosts put on hold by the ${budget} budget`, n]),
+    ["dropped_host_queue", "queued URLs dropped, host queue full", c.dropped_host_queue],
+    ...scope.map(([rule, n]) => ["out_of_scope_" + rule, `links out of scope: ${rule}`, n]),
+    ["links_capped", "links left out past a page's cap", c.links_capped],
+  ];
+  return h("div", {class: "block"},
+    h("h3", {}, "Defences"),
+    h("table", {}, rows.map(([name, label, value]) =>
+      h("tr", {}, h("td", {}, label),
+        h("td", {class: "num", "data-crawl": c.crawl, "data-figure": name,
+          "data-value": raw(value)}, int(value))))));
+}
+
 function scrapyStats(c) {
   const details = h("details", {"data-crawl": c.crawl},
     h("summary", {}, `Crawl-wide Scrapy stats (${Object.keys(c.scrapy).length})`),
@@ -220,6 +240,7 @@ function card(c) {
       census(c)),
     processes(c),
     distiller(c),
+    defences(c),
     scrapyStats(c));
 }
 

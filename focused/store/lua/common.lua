@@ -1,17 +1,27 @@
 -- The frontier's helpers (focused.schedulers.frontier), the head of each of its scripts.
 -- Every script runs on one shard (focused.store.shards): KEYS[1] is its key prefix, ARGV[1]
--- its index and the number of shards ("0 1" on one server), ARGV[2] and ARGV[3] the host
--- concurrency and delay.
+-- its index and the number of shards ("0 1" on one server) then the budgets, if any, ARGV[2]
+-- and ARGV[3] the host concurrency and delay.
 local P = KEYS[1]
 -- This shard's index and the crawl's number of shards (1 on one server; ``focused.store.shards``).
-local SHARD, SHARD_COUNT = string.match(ARGV[1], '^(%d+) (%d+)$')
+local SHARD, SHARD_COUNT, LIMITS = string.match(ARGV[1], '^(%d+) (%d+) ?(.*)$')
 SHARD, SHARD_COUNT = tonumber(SHARD), tonumber(SHARD_COUNT)
+-- The budgets (focused.schedulers.frontier.Budgets, in its field order), 0 for none.
+local LIMIT = {}
+for x in string.gmatch(LIMITS, '%S+') do LIMIT[#LIMIT + 1] = tonumber(x) end
+local HOST_PAGES, HOST_SHARE = LIMIT[1] or 0, LIMIT[2] or 0
+local DOMAIN_PAGES, DOMAIN_SHARE, DOMAIN_HOSTS = LIMIT[3] or 0, LIMIT[4] or 0, LIMIT[5] or 0
+local HOST_QUEUED = LIMIT[6] or 0
+local BUDGETS = HOST_PAGES + HOST_SHARE + DOMAIN_PAGES + DOMAIN_SHARE + DOMAIN_HOSTS > 0
 local CONC = tonumber(ARGV[2])
 local DELAY = tonumber(ARGV[3])
 local function k(name) return P .. name end
 local function qkey(o) return P .. HOST_QUEUE .. o end
--- A host's own hash: i (URLs leased), n (unix time it may be hit again), c (URLs fetched).
+-- A host's own hash: i (URLs leased), n (unix time it may be hit again), c (URLs fetched),
+-- d (its registered domain), s (popped before), b (why it is held, while it is).
 local function hkey(o) return P .. HOST .. o end
+-- A registered domain's hash: p (URLs fetched from its hosts), h (its hosts popped from).
+local function dkey(d) return P .. DOMAIN .. d end
 local function now_s()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -65,6 +75,7 @@ end
 local function schedule(o, now, inflight, nxt)
   redis.call('ZREM', k(READY), o)
   redis.call('ZREM', k(WAIT), o)
+  redis.call('ZREM', k(HELD), o)  -- back in 'ready', a held host is held again by the next pop
   if not inflight then
     local state = redis.call('HMGET', hkey(o), 'i', 'n')
     inflight, nxt = tonumber(state[1] or '0'), tonumber(state[2] or '0')
@@ -88,11 +99,21 @@ local function head_changed(o, now, s)
   end
 end
 
+-- Origin -> registered domain of the hosts of the links pushed (push_packed), for place_heads.
+local DOMAINS = {}
+
 -- Queue the links of one page (a packed string, one link a line: origin, packed score, seen
 -- bucket, seen member, depth, then the path without its leading '/' and a TAB and the anchor,
--- if any), found on page number parent; returns the number of new URLs. The best new member
--- of each host goes into best and head (host -> packed score, member), for place_heads.
+-- if any; then, after an empty line, "origin domain" lines: the links' hosts' registered
+-- domains, when there are budgets), found on page number parent; returns the number of new
+-- URLs. The best new member of each host goes into best and head (host -> packed score,
+-- member), for place_heads.
 local function push_packed(links, parent, best, head)
+  local cut = string.find(links, '\n\n', 1, true)
+  if cut then
+    for o, d in string.gmatch(string.sub(links, cut + 2), '(%S+) (%S+)') do DOMAINS[o] = d end
+    links = string.sub(links, 1, cut - 1)
+  end
   local new = 0
   for o, s, b, f, d, r in string.gmatch(links, '(%S+) (%S+) (%S+) (%S+) (%S+) ([^\n]*)') do
     if redis.call('SADD', k(SEEN) .. b, f) == 1 then
@@ -106,19 +127,51 @@ local function push_packed(links, parent, best, head)
   return new
 end
 
--- After pushes: a host whose best queued URL is now a new one is placed anew (head_changed),
--- but for the hosts in skip, which the caller schedules itself; one whose head did not change
--- keeps its place. Counts the new URLs as queued and seen.
+-- After pushes, for each host that got new URLs: its domain noted, its worst URLs past
+-- HOST_QUEUED dropped for good (they stay seen; counted in dropped/host_queue), and, if its
+-- best queued URL is now a new one, its place anew (head_changed), but for the hosts in skip,
+-- which the caller schedules itself; one whose head did not change keeps its place. Counts the
+-- new URLs (less those dropped) as queued, and as seen.
 local function place_heads(best, head, skip, now, new)
+  local dropped = 0
   for o, m in pairs(head) do
+    if DOMAINS[o] then redis.call('HSETNX', hkey(o), 'd', DOMAINS[o]) end
+    if HOST_QUEUED > 0 then
+      local over = redis.call('ZCARD', qkey(o)) - HOST_QUEUED
+      if over > 0 then
+        redis.call('ZREMRANGEBYRANK', qkey(o), -over, -1)
+        dropped = dropped + over
+      end
+    end
     if not skip[o] and redis.call('ZRANGE', qkey(o), 0, 0)[1] == m then
       head_changed(o, now, best[o])
     end
   end
-  if new > 0 then
-    redis.call('HINCRBY', k(STATS), 'queued', new)
-    redis.call('HINCRBY', k(STATS), 'seen', new)
+  if new - dropped ~= 0 then redis.call('HINCRBY', k(STATS), 'queued', new - dropped) end
+  if new > 0 then redis.call('HINCRBY', k(STATS), 'seen', new) end
+  if dropped > 0 then redis.call('HINCRBY', k(STATS), 'dropped/host_queue', dropped) end
+end
+
+-- Why a host is over a budget ('host', 'domain' or 'hosts', the stats' held/<why>), or nil:
+-- c its fetches, d its registered domain (nil: not known), started whether it was popped
+-- before, total the crawl's fetches. On a cluster each shard counts the fetches and hosts of
+-- the domain's hosts it holds: total is this shard's fetches times the shards (hosts spread
+-- evenly by hash), and the host-count budget is split evenly between the shards.
+local function over_budget(c, d, started, total)
+  if (HOST_PAGES > 0 or HOST_SHARE > 0) and c > math.max(HOST_PAGES, HOST_SHARE * total) then
+    return 'host'
   end
+  if not d then return nil end
+  local dom = redis.call('HMGET', dkey(d), 'p', 'h')
+  if (DOMAIN_PAGES > 0 or DOMAIN_SHARE > 0)
+      and tonumber(dom[1] or '0') > math.max(DOMAIN_PAGES, DOMAIN_SHARE * total) then
+    return 'domain'
+  end
+  if DOMAIN_HOSTS > 0 and not started
+      and tonumber(dom[2] or '0') >= math.ceil(DOMAIN_HOSTS / SHARD_COUNT) then
+    return 'hosts'
+  end
+  return nil
 end
 
 -- Take lease lm off 'leases' and put its URL back in its host queue, one try later when bump

@@ -16,11 +16,12 @@ end
 -- (a later time set by back_off is kept; as hold() does, in one read and one write), and
 -- their places.
 for o, host in pairs(hosts) do
-  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c')
+  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c', 'd')
   local inflight = tonumber(state[1] or '0') - host.acks
   local nxt = tonumber(state[2] or '0')
   local crawled = tonumber(state[3] or '0') + host.fetched
   if crawled == host.fetched then add(counts, k(STATS), 'hosts', 1) end
+  if state[4] then add(counts, dkey(state[4]), 'p', host.fetched) end
   if host.acks > 0 then nxt = held_until(nxt, now) end
   redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt), 'c', crawled)
   if not host.late and inflight + host.acks >= CONC then

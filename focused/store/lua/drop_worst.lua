@@ -1,5 +1,5 @@
--- ARGV: shard, conc, delay, max_queued. A host with queued URLs is in 'ready' or 'wait', or
--- has all its slots leased (then it is in 'leases'), so those three list every such host at a
+-- ARGV: shard, conc, delay, max_queued. A host with queued URLs is in 'ready', 'wait' or
+-- 'held', or has all its slots leased (then it is in 'leases'), so those list every such host at a
 -- cost bounded by the queue, not by the hosts ever crawled. A heap of hosts by their worst
 -- queued URL then yields the worst URLs overall one by one, each host's from its tail: the
 -- work is one read per host and per URL dropped, never a sort of the whole queue.
@@ -46,6 +46,7 @@ local function list(o)
 end
 for _, o in ipairs(redis.call('ZRANGE', k(READY), 0, -1)) do list(o) end
 for _, o in ipairs(redis.call('ZRANGE', k(WAIT), 0, -1)) do list(o) end
+for _, o in ipairs(redis.call('ZRANGE', k(HELD), 0, -1)) do list(o) end
 for _, lm in ipairs(redis.call('ZRANGE', k(LEASES), 0, -1)) do
   local o = split_lease(lm)
   if o then list(o) end

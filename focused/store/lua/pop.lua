@@ -16,13 +16,83 @@ if #due > 0 then
   redis.call('ZREM', k(WAIT), unpack(due))
   for _, o in ipairs(due) do place(o, now, 0) end
 end
+-- Budgets: a host popped from 'ready' that is over one goes to 'held' (scored as in 'ready')
+-- instead, marked with why (b). Held hosts are served, best first, only when no host that is
+-- not held has URLs queued (only_held_queued); the best held host is looked at again each pop,
+-- and goes back to 'ready' once under its budgets (the crawl has grown).
+local total = tonumber(redis.call('HGET', k(STATS), 'fetched') or '0') * SHARD_COUNT
+local function why_held(o)
+  local state = redis.call('HMGET', hkey(o), 'c', 'd', 's')
+  return over_budget(tonumber(state[1] or '0'), state[2], state[3], total)
+end
+if BUDGETS then
+  local first = redis.call('ZRANGE', k(HELD), 0, 0)[1]
+  if first and not why_held(first) then
+    redis.call('HDEL', hkey(first), 'b')
+    schedule(first, now)
+  end
+end
+-- Whether held hosts may be served, 'ready' being empty: some are held, and only held hosts
+-- have URLs queued (every host waiting out its delay is held, and so is every host with URLs
+-- leased and more queued). It reads 'wait' and 'leases' 100 at a time and stops at the first
+-- host not held: its work is bounded by the held hosts waiting and the leases.
+local function chunks(key, each)
+  local from = 0
+  while true do
+    local part = redis.call('ZRANGE', k(key), from, from + 99)
+    for _, member in ipairs(part) do
+      if not each(member) then return false end
+    end
+    if #part < 100 then return true end
+    from = from + 100
+  end
+end
+local function only_held_queued()
+  if redis.call('ZCARD', k(HELD)) == 0 then return false end
+  local looked = {}
+  return chunks(WAIT, function(o) return redis.call('HGET', hkey(o), 'b') end)
+    and chunks(LEASES, function(lm)
+      local o = split_lease(lm)
+      if not o or looked[o] then return true end
+      looked[o] = true
+      return redis.call('HGET', hkey(o), 'b') or redis.call('ZCARD', qkey(o)) == 0
+    end)
+end
 local out = {}
 local popped = 0
+local serve_held  -- decided once, when 'ready' runs dry
 while popped < n do
   local top = redis.call('ZPOPMIN', k(READY))
+  local from_held = false
+  if #top == 0 and BUDGETS then
+    if serve_held == nil then serve_held = only_held_queued() end
+    if serve_held then
+      top = redis.call('ZPOPMIN', k(HELD))
+      from_held = true
+    end
+  end
   if #top == 0 then break end
   local o = top[1]
-  local item = redis.call('ZPOPMIN', qkey(o))
+  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c', 'd', 's', 'b')
+  local why = BUDGETS and over_budget(tonumber(state[3] or '0'), state[4], state[5], total)
+  local item = {}
+  if why and not from_held then
+    redis.call('ZADD', k(HELD), top[2], o)
+    if not state[6] then
+      redis.call('HSET', hkey(o), 'b', why)
+      redis.call('HINCRBY', k(STATS), 'held/' .. why, 1)
+    end
+  elseif from_held and tonumber(state[1] or '0') >= CONC then
+    -- Its slots are all taken: its acknowledgement places it again.
+  elseif from_held and tonumber(state[2] or '0') > now then
+    redis.call('ZADD', k(WAIT), state[2], o)
+  else
+    if state[6] and not why then
+      redis.call('HDEL', hkey(o), 'b')
+      redis.call('ZREM', k(HELD), o)
+    end
+    item = redis.call('ZPOPMIN', qkey(o))
+  end
   if #item > 0 and not string.match(item[1], '^r?%d+%+?%d* %d+ ') then
     redis.call('HINCRBY', k(STATS), 'corrupt', 1)
     redis.call('HINCRBY', k(STATS), 'queued', -1)
@@ -32,11 +102,12 @@ while popped < n do
     local lm = o .. ' ' .. s .. ' ' .. w .. ' ' .. m
     redis.call('ZADD', k(LEASES), secs(now + lease_s), lm)
     if w ~= '-' then redis.call('SADD', k(OWNED) .. w, lm) end
-    -- A slot taken and the host held (hold(), in one read and one write).
-    local state = redis.call('HMGET', hkey(o), 'i', 'n')
+    -- A slot taken and the host held (hold(), in one read and one write); a host popped for
+    -- the first time counts for its domain's hosts.
     local inflight = tonumber(state[1] or '0') + 1
     local nxt = held_until(tonumber(state[2] or '0'), now)
-    redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt))
+    redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt), 's', 1)
+    if not state[5] and state[4] then redis.call('HINCRBY', dkey(state[4]), 'h', 1) end
     local parent = parent_of(m)
     local purl = ''
     if parent ~= '0' and tonumber(parent) % SHARD_COUNT == SHARD then  -- else the client reads it

@@ -1,0 +1,46 @@
+"""The registered domain of a host (its eTLD+1), the unit of the frontier's domain budgets.
+
+``www.bbc.co.uk`` and ``news.bbc.co.uk`` are one site owner's, ``a.blogspot.com`` and
+``b.blogspot.com`` two people's: the Public Suffix List says where a name stops being a
+suffix anyone may register under. It comes from ``tldextract``'s bundled snapshot of the list,
+private section included (blogspot.com, github.io), and is never fetched: a crawl reaches no
+address for it. A name whose last labels are in no suffix of the list (``.test``, an
+intranet's names) has its last two labels as its domain; an IP address is its own domain.
+
+``private_suffixes`` adds suffixes under which unrelated sites sit, like the list's private
+section: an intranet's ``sites.corp``, or the ``web.test`` of the project's synthetic webs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+import tldextract
+
+CACHED = 65_536  # hosts whose domain a process remembers
+
+
+class RegisteredDomains:
+    """Host or origin (``http://host:port``) -> its registered domain, cached per process."""
+
+    def __init__(self, private_suffixes: Iterable[str] = ()):
+        self._extract = tldextract.TLDExtract(
+            suffix_list_urls=(),
+            cache_dir=None,
+            include_psl_private_domains=True,
+            extra_suffixes=tuple(s.strip(".").lower() for s in private_suffixes if s.strip(".")),
+        )
+        self.of = lru_cache(maxsize=CACHED)(self._domain)
+
+    def __call__(self, host: str) -> str:
+        return self.of(host)
+
+    def _domain(self, host: str) -> str:
+        parts = self._extract(host)
+        if parts.ipv4 or parts.ipv6:
+            return parts.domain
+        if parts.suffix and parts.domain:
+            return f"{parts.domain}.{parts.suffix}"
+        labels = [label for label in (parts.subdomain, parts.domain, parts.suffix) if label]
+        return ".".join(".".join(labels).split(".")[-2:])

@@ -1,0 +1,211 @@
+"""Budgets at the frontier: registered domains, hosts and domains over budget held, the cap
+on a host's queue; on a real Redis (one server, then a cluster)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+
+import pytest
+import redis
+
+from focused.domains import RegisteredDomains
+from focused.monitor.metrics import CrawlCollector
+from focused.monitor.snapshot import crawl_snapshot, format_status
+from focused.schedulers.frontier import Budgets, Link, RedisFrontier
+from focused.store import keys
+
+
+@pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
+def frontier_client(request: pytest.FixtureRequest) -> redis.Redis:
+    """Each test on one server, then on a Redis Cluster (sharded frontier)."""
+    return request.getfixturevalue("redis_client" if request.param == "server" else "cluster")
+
+
+@pytest.mark.parametrize(
+    ("host", "domain"),
+    [
+        ("http://a.b.blogspot.com", "b.blogspot.com"),  # the list's private section
+        ("http://x.co.uk", "x.co.uk"),
+        ("https://www.news.x.co.uk:8443", "x.co.uk"),
+        ("http://s9.farm.test", "farm.test"),  # not in the list: the last two labels
+        ("http://intranet", "intranet"),
+        ("http://127.0.0.1:8080", "127.0.0.1"),
+        ("http://[::1]", "[::1]"),
+        ("http://www.bio.web.test", "web.test"),
+    ],
+)
+def test_registered_domain(host, domain):
+    assert RegisteredDomains()(host) == domain
+
+
+def test_private_suffixes_make_each_site_a_domain_of_its_own():
+    domains = RegisteredDomains(["web.test", ".sites.corp"])
+    assert domains("http://www.bio.web.test") == "bio.web.test"
+    assert domains("http://www.chem.web.test") == "chem.web.test"
+    assert domains("http://team1.sites.corp") == "team1.sites.corp"
+    assert domains("http://s9.farm.test") == "farm.test"
+
+
+def on_shard_0(f: RedisFrontier, pattern: str, count: int) -> list[str]:
+    """``count`` origins ``pattern.format(i)`` of the first shard: on a cluster a host is held
+    until nothing else is queued on its shard (each script reaches one shard)."""
+    shards = f.store.shards
+    return list(
+        itertools.islice(
+            (o for i in itertools.count() if shards.of_host(o := pattern.format(i)) == 0), count
+        )
+    )
+
+
+def serve(f: RedisFrontier, n: int = 100) -> list[str]:
+    """Pop up to n URLs and acknowledge them as pages; their URLs, in pop order. (A host's URLs
+    of one score pop in hash order: the tests give each URL a score of its own.)"""
+    leased = f.pop_ready(n).leased
+    for one in leased:
+        f.complete(one.lease, one.url, "page", 0.5, False)
+    return [one.url for one in leased]
+
+
+def test_a_host_over_budget_is_held_while_another_has_urls(frontier):
+    f = frontier(budgets=Budgets(host_pages=2), host_concurrency=1)
+    big, small = on_shard_0(f, "http://host{}.test", 2)
+    f.push_many([Link(f"{big}/{i}", 0.9 - i / 100) for i in range(6)])
+    assert serve(f) + serve(f) + serve(f) == [f"{big}/{i}" for i in range(3)]
+    f.push_many([Link(f"{small}/{i}", 0.2 - i / 100) for i in range(3)])
+    # big has had more than 2 fetches: held, its better URLs wait for small's; then, with
+    # nothing else queued, it is served (in the same pop as small's last), and nothing is lost.
+    assert [serve(f) for _ in range(5)] == [
+        [f"{small}/0"],
+        [f"{small}/1"],
+        [f"{small}/2", f"{big}/3"],
+        [f"{big}/4"],
+        [f"{big}/5"],
+    ]
+    counts = f.counts()
+    assert counts["held/host"] == 1 and counts["queued"] == 0
+
+
+def test_a_held_host_waits_while_another_host_waits_out_its_delay(frontier):
+    f = frontier(budgets=Budgets(host_pages=2), host_delay=0.2, host_concurrency=1)
+    big, small = on_shard_0(f, "http://host{}.test", 2)
+    f.push_many([Link(f"{big}/{i}", 0.9 - i / 100) for i in range(4)])
+    served: list[str] = []
+    while len(served) < 3:
+        served += serve(f)
+        time.sleep(0.02)
+    f.push_many([Link(f"{small}/{i}", 0.2 - i / 100) for i in range(3)])
+    while len(served) < 7:
+        served += serve(f)
+        time.sleep(0.02)
+    # big has had 3 fetches, more than 2: its last URL waits until small has none left, though
+    # small waits out its delay between fetches.
+    assert served[3:] == [*(f"{small}/{i}" for i in range(3)), f"{big}/3"]
+
+
+def test_a_single_site_crawl_is_never_slowed(frontier):
+    f = frontier(budgets=Budgets(host_pages=1, domain_pages=1, domain_hosts=1))
+    f.push_many([Link(f"http://only.test/{i}", 0.5) for i in range(20)])
+    assert sum(len(serve(f, 5)) for _ in range(4)) == 20
+
+
+def test_the_host_count_budget_holds_the_fourth_farm_host(redis_client, crawl_name):
+    # On one server: a cluster splits the host-count budget between its shards.
+    f = RedisFrontier(
+        redis_client,
+        crawl_name,
+        host_delay=0,
+        host_concurrency=1,
+        budgets=Budgets(domain_hosts=3),
+    )
+    f.push_many([Link(f"http://s{i}.farm.test/", 0.9 - i / 100) for i in range(1, 6)])
+    f.push_many([Link("http://good.test/a", 0.2), Link("http://good.test/b", 0.1)])
+    first = serve(f, 10)
+    farm = [f"http://s{i}.farm.test/" for i in range(1, 6)]
+    assert sorted(first) == ["http://good.test/a", *farm[:3]]
+    # The held farm hosts come once good.test has nothing queued.
+    assert serve(f, 10) == ["http://good.test/b", *farm[3:]]
+    assert f.counts()["held/hosts"] == 2
+    assert redis_client.hget(f.store.key(keys.DOMAIN, "farm.test"), "h") == "5"
+
+
+def test_a_domain_over_its_page_budget_is_held(frontier):
+    f = frontier(
+        budgets=Budgets(domain_pages=2, private_suffixes=("web.test",)), host_concurrency=1
+    )
+    *big, small = on_shard_0(f, "http://s{}.big.web.test", 2) + on_shard_0(
+        f, "http://www{}.small.web.test", 1
+    )
+    f.push_many([Link(f"{host}/{i}", 0.9 - i / 100) for host in big for i in range(3)])
+    f.push_many([Link(f"{small}/{i}", 0.2 - i / 100) for i in range(3)])
+    serve(f)
+    serve(f)  # big.web.test has had 4 fetches: over
+    third = serve(f)
+    assert third[0] == f"{small}/2"
+    assert sorted(third[1:]) == sorted(f"{host}/2" for host in big)
+    assert f.counts()["held/domain"] == 2
+
+
+def test_a_hosts_queue_is_capped_dropping_its_worst(frontier):
+    f = frontier(budgets=Budgets(host_queued=10))
+    links = [Link(f"http://one.test/{i}", i / 100) for i in range(50)]
+    assert f.push_many(links[:30]) == 30
+    assert f.push_many(links[30:]) == 20
+    counts = f.counts()
+    assert counts["queued"] == 10 and counts["dropped/host_queue"] == 40
+    assert sorted(int(u.rsplit("/", 1)[1]) for u in serve(f)) == list(range(40, 50))
+    assert f.push_many(links) == 0  # the dropped stay seen
+
+
+def test_hosts_queued_before_their_domain_went_over_are_held_when_popped(frontier):
+    f = frontier(budgets=Budgets(domain_hosts=1))
+    f.push_many([Link(f"{o}/", 0.9) for o in on_shard_0(f, "http://s{}.farm.test", 4)])
+    f.push_many([Link(f"{o}/", 0.1) for o in on_shard_0(f, "http://good{}.test", 1)])
+    # All four were put in 'ready' before any was fetched; the pop holds three.
+    pop = f.pop_ready(2)
+    assert len([one for one in pop.leased if "farm" in one.url]) == 1
+
+
+def test_status_shows_what_the_defences_took(frontier, crawl_name):
+    f = frontier(budgets=Budgets(domain_hosts=1, host_queued=5), host_concurrency=1)
+    farm = on_shard_0(f, "http://s{}.farm.test", 3)
+    f.push_many([Link(f"{o}/{i}", 0.9 - i / 100) for o in farm for i in range(8)])
+    f.push_many([Link(f"{o}/", 0.1) for o in on_shard_0(f, "http://good{}.test", 1)])
+    f.pop_ready(10)
+    client = f.store.client
+    client.hset(
+        f.store.key(keys.SCRAPY_STATS),
+        mapping={
+            "focused/links/out_of_scope/hops": 7,
+            "focused/links/out_of_scope/path_repeats": 2,
+            "focused/links/capped": 40,
+        },
+    )
+    snapshot = crawl_snapshot(client, crawl_name)
+    assert snapshot["hosts_held"] == 2
+    assert snapshot["held"] == {"host": 0, "domain": 0, "hosts": 2}
+    assert snapshot["dropped_host_queue"] == 9
+    assert snapshot["out_of_scope"] == {"hops": 7, "path_repeats": 2}
+    assert snapshot["links_capped"] == 40
+    lines = format_status(snapshot).splitlines()
+    assert any(
+        re.fullmatch(
+            r"hosts held now +2 \(put on hold by budget: host 0, domain 0, hosts 2\)", line
+        )
+        for line in lines
+    )
+    assert any(re.fullmatch(r"dropped \(host queue full\) +9", line) for line in lines)
+    assert any(line.endswith("hops 7, path_repeats 2 / 40") for line in lines)
+    # The exporter serves the same figures.
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in CrawlCollector(client).collect()
+        for sample in family.samples
+    }
+    crawl = ("crawl", crawl_name)
+    assert samples["focused_frontier_hosts", (crawl, ("state", "held"))] == 2
+    assert samples["focused_hosts_held_total", (("budget", "hosts"), crawl)] == 2
+    assert samples["focused_urls_dropped_host_queue_total", (crawl,)] == 9
+    assert samples["focused_links_out_of_scope_total", (crawl, ("rule", "hops"))] == 7
+    assert samples["focused_links_capped_total", (crawl,)] == 40
