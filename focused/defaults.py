@@ -105,8 +105,9 @@ FOCUSED_DOMAIN_MAX_SHARE = 0.35
 FOCUSED_DOMAIN_MAX_HOSTS = 15
 # Suffixes under which unrelated sites sit, as in the Public Suffix List's private section (an
 # intranet's "sites.corp": team1.sites.corp and team2.sites.corp are then two domains). The
-# project's synthetic webs put their sites under "web.test", and its lab crawls set it.
-FOCUSED_PRIVATE_SUFFIXES: list[str] = []
+# default is the one the project's generated webs put their sites under (www.<word>.web.test);
+# .test is reserved and never on the open web.
+FOCUSED_PRIVATE_SUFFIXES: list[str] = ["web.test"]
 # URLs queued for one host at most: past it a push drops that host's worst queued URLs for good
 # (counted in dropped/host_queue), so one page of 100,000 links to its own host, or a trap,
 # cannot grow a queue without end. 10,000 URLs is close to three hours of fetching from one host

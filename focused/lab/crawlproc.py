@@ -8,11 +8,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-# Settings of every lab crawl, which a caller's own override: the synthetic webs put unrelated
-# sites under web.test (www.<word>.web.test), so each is a registered domain of its own
-# (FOCUSED_PRIVATE_SUFFIXES), as sites on the open web are.
-LAB_SETTINGS: dict[str, object] = {"FOCUSED_PRIVATE_SUFFIXES": "web.test"}
-
 
 def crawl_command(
     topic: Path, settings: Mapping[str, object], feed: Path | None = None
@@ -26,7 +21,7 @@ def crawl_command(
     command = [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"topic={topic}"]
     if feed is not None:
         command += ["-o", f"{feed}:jsonlines"]
-    for key, value in {**LAB_SETTINGS, **settings}.items():
+    for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
     return command
 
