@@ -63,7 +63,7 @@ def run(pipeline: ClassifierPipeline, items: list[dict[str, Any]], cached: bool)
     for item in items:
         if not cached:
             pipeline.glossed_relevance.clear()
-        pipeline.process_item(PageItem(item))
+        pipeline.classify(PageItem(item))
     return (time.process_time() - started) * 1000 / len(items)
 
 

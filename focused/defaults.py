@@ -285,6 +285,14 @@ FOCUSED_LIST_MIN_RELEVANT = 3
 # permalinks of WordPress, which news sites share; set [] to drop nothing.
 FOCUSED_DROP_URL_PATTERNS = list(_forums_and_blogs)
 
+# Out-links taken from one page, at most (0: all). A page with more (an index of a hundred
+# thousand links, a link farm's hub) has its links to one URL collapsed to the first, then the
+# ones whose anchor texts the topic's model scores best are kept and the rest counted in
+# focused/links/capped, so what one page costs to score, gloss and queue is bounded. The pages
+# of the development topics have at most 294 links (Wikispeedia), the synthetic web's fewer,
+# so none is cut.
+FOCUSED_MAX_LINKS_PER_PAGE = 1000
+
 # Duplicates (Badia et al. 2006): a fetched page whose text (title and body) is that of a page
 # already fetched in this crawl, or whose URL comes back with the Last-Modified it had before
 # (a lease that ran out, a repeated run), is not classified and its links are not queued; it is

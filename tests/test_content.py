@@ -3,6 +3,8 @@ crawls."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lxml import html
 from scrapy.settings import Settings
@@ -84,21 +86,25 @@ def classifier(**options) -> ClassifierPipeline:
     )
 
 
+def classified(pipeline: ClassifierPipeline, page: PageItem) -> PageItem:
+    return asyncio.run(pipeline.process_item(page))
+
+
 def test_the_classifier_reads_the_main_text_only_when_asked():
     """Navigation about stocks makes the whole page relevant to a stocks topic; its main
     text, about swans, is not."""
-    assert classifier().process_item(item(PAGE))["relevant"]
-    scored = classifier(classify_text="main").process_item(item(PAGE))
+    assert classified(classifier(), item(PAGE))["relevant"]
+    scored = classified(classifier(classify_text="main"), item(PAGE))
     assert not scored["relevant"] and ARTICLE[0] in scored["main_text"]
 
 
 def test_main_text_for_relevant_pages_all_or_none():
     relevant, other = item(PAGE), item(PAGE.replace("Stock markets", "Lakes").replace("bonds", ""))
     pipeline = classifier(main_text_pages="relevant")
-    assert ARTICLE[0] in pipeline.process_item(relevant)["main_text"]
-    assert pipeline.process_item(other)["main_text"] is None
-    assert classifier(main_text_pages="none").process_item(item(PAGE))["main_text"] is None
-    every = classifier(main_text_pages="all", markdown=True).process_item(other)
+    assert ARTICLE[0] in classified(pipeline, relevant)["main_text"]
+    assert classified(pipeline, other)["main_text"] is None
+    assert classified(classifier(main_text_pages="none"), item(PAGE))["main_text"] is None
+    every = classified(classifier(main_text_pages="all", markdown=True), other)
     assert ARTICLE[0] in every["main_text"] and "## Breeding" in every["markdown"]
 
 

@@ -119,7 +119,7 @@ def test_a_glossed_anchor_scores_the_mean_of_it_alone_and_with_its_gloss(glosser
     glossed = ClassifierPipeline(
         model, threshold=0.5, link_score="anchor", needs_path=False, glosser=glosser
     )
-    before, after = plain.process_item(page(links)), glossed.process_item(page(links))
+    before, after = plain.classify(page(links)), glossed.classify(page(links))
     assert before["link_scores"] == [0, 0, 0]  # "bird" is not in "Tawny Owl"
     with_gloss = model.relevance([f"Tawny Owl\n{glosser.gloss('Tawny Owl')}"])[0]
     assert with_gloss > 0
@@ -129,7 +129,7 @@ def test_a_glossed_anchor_scores_the_mean_of_it_alone_and_with_its_gloss(glosser
     # Looked up and scored once per anchor text, then kept; WordNet's "no" is kept too.
     assert glossed.glossed_relevance == {"Tawny Owl": with_gloss, "Xqzzyv": None}
     glossed.glossed_relevance["Tawny Owl"] = 0.5  # the next page reads the kept score
-    assert glossed.process_item(page(links[:1]))["link_scores"] == [0.25]
+    assert glossed.classify(page(links[:1]))["link_scores"] == [0.25]
 
 
 def test_the_setting_picks_auto_required_or_off(tmp_path, monkeypatch, caplog):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
+from scrapy.utils.test import get_crawler
 
 from focused.items import PageItem
 from focused.pipelines.classify import ClassifierPipeline
@@ -34,7 +37,7 @@ def pipeline(**options) -> ClassifierPipeline:
 
 
 def test_scores_page_and_anchor_texts_in_one_batch():
-    item = pipeline().process_item(
+    item = pipeline().classify(
         page("a swan", [("http://b.test/", "swan", "swan"), ("http://c.test/", "stocks", "stocks")])
     )
     assert item["relevant"] and item["path_good"]
@@ -48,7 +51,7 @@ def test_context_scores_are_the_geometric_mean_of_anchor_and_context():
         ("http://d.test/", "swan", "stocks and bonds swan"),
     ]
     model = KeywordModel(keywords=["swan"], r0=0.5).fit()
-    item = pipeline(link_score="context").process_item(page("a swan", links))
+    item = pipeline(link_score="context").classify(page("a swan", links))
     anchor = model.relevance([anchor for _, anchor, _ in links])
     context = model.relevance([context for *_, context in links])
     assert item["link_scores"] == ((anchor * context) ** 0.5).tolist()
@@ -62,23 +65,23 @@ def test_the_anchor_a_page_was_reached_by_is_scored_with_it():
         item["anchor"] = "swan lake"
         return item
 
-    assert pipeline().process_item(reached())["anchor_relevance"] > 0
+    assert pipeline().classify(reached())["anchor_relevance"] > 0
     leaf = reached()
     leaf["links"] = []  # a page without out-links: its arrival is scored all the same
-    assert pipeline().process_item(leaf)["anchor_relevance"] > 0
-    assert "anchor_relevance" not in pipeline(link_score="content").process_item(reached())
+    assert pipeline().classify(leaf)["anchor_relevance"] > 0
+    assert "anchor_relevance" not in pipeline(link_score="content").classify(reached())
 
 
 def test_only_the_first_max_chars_are_scored():
     text = "lake " * 200 + "swan"
-    assert pipeline().process_item(page(text))["relevance"] > 0
-    assert pipeline(max_chars=100).process_item(page(text))["relevance"] == 0
+    assert pipeline().classify(page(text))["relevance"] > 0
+    assert pipeline(max_chars=100).classify(page(text))["relevance"] == 0
 
 
 def test_bad_pages_pass_through_unscored():
     item = page("a swan")
     item["bad"] = "http_404"
-    assert pipeline().process_item(item)["relevance"] is None
+    assert asyncio.run(pipeline().process_item(item))["relevance"] is None
 
 
 TEXTS = [
@@ -141,7 +144,27 @@ def test_kept_anchor_scores_are_those_of_scoring_each_page_afresh(
     fields = ("relevance", "category", "link_scores", "anchor_relevance")
     for item in pages_sharing_anchors():
         fresh.clear_caches()
-        expected = fresh.process_item(item.copy())
-        got = kept.process_item(item.copy())
+        expected = fresh.classify(item.copy())
+        got = kept.classify(item.copy())
         assert [got.get(f) for f in fields] == [expected.get(f) for f in fields]
     assert set(kept.anchor_scores) == {"Home", "Owls", "swan", "bank loans"}  # once each
+
+
+def test_past_the_cap_the_best_scored_links_are_kept_and_the_rest_counted():
+    """A page of 3,000 links (each URL twice): its URLs collapse to their first link, and of the
+    1,500 left the 10 whose anchors name the topic are kept, in page order; 1,490 counted."""
+    stats = get_crawler().stats
+    capped = pipeline(max_links=10, stats=stats)
+    links = [
+        (f"http://b.test/{i}", "a swan" if i % 150 == 7 else f"stocks {i}", "") for i in range(1500)
+    ]
+    item = asyncio.run(capped.process_item(page("a swan", links + links[::-1])))
+    assert [url for url, *_ in item["links"]] == [f"http://b.test/{i}" for i in range(7, 1500, 150)]
+    assert len(item["link_scores"]) == 10 and min(item["link_scores"]) > 0
+    assert stats.get_value("focused/links/capped") == 1490
+    assert capped.anchor_scores.keys() == {"a swan"}  # the others were not scored in full
+    # Up to the cap, a page keeps every link, duplicates too; under the content link score
+    # (no anchor scored) the first ones are kept.
+    assert len(asyncio.run(capped.process_item(page("a swan", links[:5] * 2)))["links"]) == 10
+    first = asyncio.run(pipeline(max_links=10, link_score="content").process_item(page("a", links)))
+    assert first["links"] == links[:10]

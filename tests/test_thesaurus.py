@@ -324,7 +324,7 @@ def test_the_pipeline_gives_the_thesaurus_urls_and_the_anchor_a_page_was_reached
     def scored(url: str, anchor: str) -> PageItem:
         item = PageItem(url=url, title="", text="a vessel of steel", bad=None, anchor=anchor)
         item["links"] = [("http://b.test/frigate", "more", "more"), ("http://b.test/x", "more", "")]
-        return pipeline.process_item(item)
+        return pipeline.classify(item)
 
     base = scored("http://a.test/p", "")
     assert scored("http://a.test/frigate", "")["relevance"] > base["relevance"]

@@ -135,7 +135,7 @@ def test_the_pipeline_mixes_each_anchors_vector_r_into_its_r():
         model, threshold=0.5, link_score="anchor", needs_path=False, vectors=vectors
     )
     links = [("http://b.test/", "banana", "banana"), ("http://c.test/", "pharaoh", "pharaoh")]
-    scores = pipeline.process_item(page_item("an apple", links))["link_scores"]
+    scores = pipeline.classify(page_item("an apple", links))["link_scores"]
     keyword = model.relevance(["banana", "pharaoh"])  # 0 for both: the keyword is "apple"
     expected = log_odds_sum(keyword, vectors.relevance(["banana", "pharaoh"]))
     assert scores == pytest.approx(expected.tolist())
@@ -224,8 +224,8 @@ def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, 
         " Cretaceous periods; their fossils and skeletons tell palaeontologists how they lived."
     )
     links = [("http://b.test/", "Tyrannosaurus", "Tyrannosaurus")]
-    passing = pipeline.process_item(page_item(berlin, links))
-    about = pipeline.process_item(page_item(fossils, links))
+    passing = pipeline.classify(page_item(berlin, links))
+    about = pipeline.classify(page_item(fossils, links))
     assert keywords.relevance([berlin])[0] == 1.0  # the keyword cosine: "about" dinosaurs
     assert not passing["relevant"] and not passing["path_good"]
     assert about["relevant"] and about["path_good"] and about["relevance"] > 0.5

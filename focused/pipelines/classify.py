@@ -6,8 +6,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scrapy.utils.asyncio import run_in_thread, sleep
 
 from focused.errors import FocusedError, exit_on_user_error
+from focused.links import LINKS_PER_PAUSE
 from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
 from focused.settingcheck import choice, switch
@@ -67,8 +69,9 @@ class ClassifierPipeline:
     their log-odds, the latter weighted ``vector_weight``: two experts that each know what the
     other does not, as naive Bayes combines evidence. With ``page_vectors`` the page's own R
     (and so ``relevant`` and ``path_good``) comes from them instead of the topic's model.
-    Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored. Bad pages pass
-    through untouched.
+    Only the first FOCUSED_MAX_TEXT_CHARS characters of the text are scored, and only the
+    ``max_links`` (FOCUSED_MAX_LINKS_PER_PAGE) best of a page's links are taken
+    (:meth:`take_links`). Bad pages pass through untouched.
 
     It also sets ``main_text`` (and ``markdown`` with ``markdown``; counted in
     ``focused/main_text/extracted`` and ``.../empty``) for the pages ``main_text_pages`` names:
@@ -94,6 +97,7 @@ class ClassifierPipeline:
         classify_text: str = "page",
         main_text_pages: str = "none",
         markdown: bool = False,
+        max_links: int = 0,
         stats: Any = None,
     ):
         self.model = model
@@ -115,6 +119,7 @@ class ClassifierPipeline:
         self.classify_text = classify_text
         self.main_text_pages = main_text_pages
         self.markdown = markdown
+        self.max_links = max_links
         self.stats = stats
 
     @classmethod
@@ -146,12 +151,14 @@ class ClassifierPipeline:
             classify_text=choice(s, "FOCUSED_CLASSIFY_TEXT"),
             main_text_pages=choice(s, "FOCUSED_MAIN_TEXT"),
             markdown=s.getbool("FOCUSED_FEED_MARKDOWN"),
+            max_links=s.getint("FOCUSED_MAX_LINKS_PER_PAGE"),
             stats=crawler.stats,
         )
 
-    def extract(self, item: Any) -> None:
-        """Set the page's ``main_text`` (and ``markdown``) from its HTML."""
-        extracted = main_text(item["html"], markdown=self.markdown)
+    async def extract(self, item: Any) -> None:
+        """Set the page's ``main_text`` (and ``markdown``) from its HTML, extracted in a thread:
+        trafilatura takes seconds on a page of a hundred thousand links."""
+        extracted = await run_in_thread(main_text, item["html"], markdown=self.markdown)
         item["main_text"] = extracted.text
         if self.markdown:
             item["markdown"] = extracted.markdown
@@ -184,12 +191,75 @@ class ClassifierPipeline:
                 known[anchor] = (known[anchor] + with_gloss) / 2
         return np.fromiter((known[anchor] for anchor in anchors), float, len(anchors))
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
+        """Take at most ``max_links`` of the page's links (:meth:`take_links`), classify it
+        (:meth:`classify`) and extract its main text where asked: the work on a page of a
+        hundred thousand links is done in slices or in a thread, not in one hold of the
+        reactor."""
         if item["bad"]:
             return item
+        await self.take_links(item)
+        if self.classify_text == "main":
+            await self.extract(item)
+        self.classify(item)
+        if item.get("main_text") is None and (
+            self.main_text_pages == "all" or self.main_text_pages == "relevant" and item["relevant"]
+        ):
+            await self.extract(item)
+        return item
+
+    async def take_links(self, item: Any) -> None:
+        """Keep at most ``max_links`` of the page's links (0: all), so that what a page costs
+        to score, gloss and queue is bounded: past that many, a URL's links after its first
+        are dropped, then the ``max_links`` whose anchor texts score best with the model
+        alone (with word vectors too, but without glosses, which cost ten times more) are
+        kept, in page order; under the ``content`` link score, which scores no anchor, the
+        first ones. The others are counted in ``focused/links/capped``."""
+        links = item["links"]
+        if not self.max_links or len(links) <= self.max_links:
+            return
+        first: dict[str, tuple[str, str, str]] = {}
+        for link in links:
+            first.setdefault(link[0], link)
+        links = list(first.values())
+        if len(links) > self.max_links:
+            if self.link_score == "content":
+                best = range(self.max_links)
+            else:
+                scores = await self.anchor_estimates(links)
+                best = np.sort(np.argsort(-scores, kind="stable")[: self.max_links])
+            if self.stats is not None:
+                self.stats.inc_value("focused/links/capped", len(links) - self.max_links)
+            links = [links[i] for i in best]
+        item["links"] = links
+
+    async def anchor_estimates(self, links: list[tuple[str, str, str]]) -> np.ndarray:
+        """R of each link's anchor text from the model (and word vectors) without glosses,
+        LINKS_PER_PAUSE anchors at a time, giving the reactor back between two."""
+        anchors = [anchor for _, anchor, _ in links]
+        texts = anchors if self.reads_urls else list(dict.fromkeys(anchors))
+        r = np.empty(len(texts))
+        for start in range(0, len(texts), LINKS_PER_PAUSE):
+            chunk = texts[start : start + LINKS_PER_PAUSE]
+            if self.reads_urls:
+                urls = [url for url, _, _ in links[start : start + LINKS_PER_PAUSE]]
+                got, _ = self.model.score_pages(chunk, urls=urls, anchors=[None] * len(chunk))
+            else:
+                got, _ = self.model.score_pages(chunk)
+            if self.vectors is not None:
+                got = log_odds_sum(got, self.vectors.relevance(chunk), self.vector_weight)
+            r[start : start + len(chunk)] = got
+            await sleep(0)
+        if self.reads_urls:
+            return r
+        estimate = dict(zip(texts, r.tolist(), strict=True))
+        return np.fromiter((estimate[anchor] for anchor in anchors), float, len(anchors))
+
+    def classify(self, item: Any) -> Any:
+        """Score a good page and its links (the class docstring); its main text must be
+        extracted before with ``classify_text = "main"``."""
         text = item["text"]
         if self.classify_text == "main":
-            self.extract(item)
             text = item["main_text"] or text
         text = text[: self.max_chars] if self.max_chars else text
         doc = f"{item['title']}\n{text}"
@@ -240,10 +310,6 @@ class ClassifierPipeline:
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]
-        if item.get("main_text") is None and (
-            self.main_text_pages == "all" or self.main_text_pages == "relevant" and item["relevant"]
-        ):
-            self.extract(item)
         if self.needs_path:
             item["path_good"] = (
                 item["relevant"]

@@ -17,13 +17,14 @@ from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.http import HtmlResponse, Response
+from scrapy.utils.asyncio import sleep
 from twisted.python.failure import Failure
 
 from focused.distill.lists import list_seeds, lists_path
 from focused.errors import FocusedError, exit_on_user_error
 from focused.failures import OTHER, failure_reason
 from focused.items import META, PageItem
-from focused.links import extract_links, parsed
+from focused.links import link_batches, parsed
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
@@ -179,7 +180,10 @@ class FocusedSpider(scrapy.Spider):
         """FOCUSED_MAX_REPLACEMENT_SHARE: the share of a page's text that may be garbled."""
         return self.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE")
 
-    def parse(self, response: Response) -> Iterator[PageItem]:
+    async def parse(self, response: Response) -> AsyncIterator[PageItem]:
+        """The page's item; its links are read in batches with the reactor given back between
+        two (:func:`focused.links.link_batches`), so a page of a hundred thousand links does
+        not stop the process's fetches and heartbeat while they are read."""
         item = self._item(response.request, response.url, response.status)
         if last_modified := response.headers.get("Last-Modified"):
             item["last_modified"] = last_modified.decode("latin-1")
@@ -207,9 +211,13 @@ class FocusedSpider(scrapy.Spider):
             yield self._bad(item, "empty")
             return
         bad: Counter[str] = Counter()
-        item["links"] = extract_links(
+        links: list[tuple[str, str, str]] = []
+        for batch in link_batches(
             response, self.context_words, max_length=self.url_length, bad=bad
-        )
+        ):
+            links += batch
+            await sleep(0)
+        item["links"] = links
         for reason, count in bad.items():
             stats.inc_value(f"focused/links/bad/{reason}", count)
         item["html"] = response.text

@@ -35,6 +35,7 @@ made up (``*.web.test``); the web is served on 127.0.0.1 like any other.
 from __future__ import annotations
 
 import html
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -513,4 +514,56 @@ def _private_links() -> Case:
         good=[good],
         never=list(PRIVATE_URLS),
         records=[_record(url, _page("Private links", text, links)), good_record],
+    )
+
+
+FLOOD = "http://flood.hostile.web.test"  # the page of a hundred thousand links
+# Words of the flood page's anchors: every anchor is one of each list, so each is distinct and
+# WordNet knows its words (a page of real links, not of noise).
+_FLOOD_WORDS = (
+    "red blue green old new small large quiet dark bright cold warm wooden stone iron golden"
+    " silver ancient modern rural urban northern southern eastern western royal public private"
+    " famous hidden broken frozen painted distant sacred wild narrow broad lost free early late"
+    " deep high low empty grand",
+    "castle river garden bridge harbour market temple village forest mountain island valley"
+    " church tower palace library museum station theatre school factory prison hospital farm"
+    " mill lighthouse cathedral canal railway airport road tunnel park square street lake"
+    " desert volcano glacier meadow orchard vineyard quarry mine fortress abbey dam",
+    "history map guide tour photograph painting poem song story legend festival census report"
+    " survey diary letter chronicle atlas record archive catalogue drawing sketch model design"
+    " plan portrait view panorama album film recipe calendar index review memoir ballad carving"
+    " mosaic fresco tapestry sculpture statue coin stamp lecture",
+)
+
+
+def link_flood(n_links: int = 100_000) -> Case:
+    """A page of ``n_links`` distinct links to its own host (4.6 MB for 100,000, under
+    DOWNLOAD_MAXSIZE), each anchor three real words. Its targets are dated paths, which the
+    default FOCUSED_DROP_URL_PATTERNS drops once the page is classified, so a crawl spends its
+    time on the page and not on fetching 404s. Not in :func:`hostile_cases`, as it takes
+    seconds to classify: a test adds it with ``extra_pages`` and ``seed_links`` of
+    :func:`focused.lab.webs.generate.generate_web`."""
+    first, second, third = (words.split() for words in _FLOOD_WORDS)
+    if n_links > len(first) * len(second) * len(third):
+        raise ValueError(f"n_links: at most {len(first) * len(second) * len(third)}")
+    anchors = itertools.islice(
+        (f"{a} {b} {c}" for a in first for b in second for c in third), n_links
+    )
+    items = "".join(f'<a href="/2006/05/{i}">{anchor}</a>\n' for i, anchor in enumerate(anchors))
+    url = f"{FLOOD}/links"
+    body = (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        "<title>Every cycling link</title>\n</head>\n<body>\n<h1>Every cycling link</h1>\n"
+        "<p>A cycling page whose index links to everything the site ever had.</p>\n"
+        f"{items}</body>\n</html>\n"
+    )
+    return Case(
+        name="link-flood",
+        kind="link-flood",
+        url=url,
+        expect="fetched once, with several processes too; at most FOCUSED_MAX_LINKS_PER_PAGE"
+        " of its links are taken (the rest counted in focused/links/capped); the process goes"
+        " on fetching and beating while it is scored; memory stays bounded",
+        prefix=f"{FLOOD}/2006/05/",
+        records=[_record(url, body)],
     )
