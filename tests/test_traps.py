@@ -5,6 +5,7 @@ server's access log and scored against the web's labels."""
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 import uuid
 from collections import Counter
@@ -14,12 +15,13 @@ from urllib.parse import urlsplit
 
 import pytest
 import redis
+import requests
 
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.generate import DEMO_CATEGORY, HOSTILE_FILE, generate_web
 from focused.lab.webs.hostile import generate_hostile_web
 from focused.lab.webs.server import ServedWeb, read_log
-from tests.conftest import Crawl
+from tests.conftest import Crawl, focused
 
 pytestmark = pytest.mark.crawl
 
@@ -133,6 +135,41 @@ def test_the_same_web_with_a_farm_and_traps_on_a_relevant_host(
     assert {urlsplit(c["url"]).hostname for c in cases.values() if c["kind"] == "host-trap"} == {
         host
     }
+
+
+def test_generate_traps_from_the_command_line(tmp_path: Path) -> None:
+    done = focused("web", "generate", "--traps", str(tmp_path / "web"), "--pages", "100")
+    assert done.returncode == 0, done.stderr
+    assert "7 hostile cases" in done.stdout
+    both = focused("web", "generate", "--traps", "--hostile", str(tmp_path / "both"))
+    assert both.returncode == 0 and "45 hostile cases" in both.stdout, both.stderr
+
+
+def test_the_farm_and_the_traps_never_end(
+    webs: dict[str, Path], cases: dict[str, dict], http: requests.Session
+) -> None:
+    with ServedWeb(webs["traps"]) as served:
+
+        def links(url: str) -> list[str]:
+            answer = http.get(url, proxies={"http": served.proxy}, allow_redirects=False)
+            assert answer.status_code == 200, url
+            return re.findall(r'href="([^"]+)"', answer.text)
+
+        farm = [f"http://s{n}.farm.test/" for n in range(36, 41)]
+        assert links("http://s7.farm.test/some/page") == farm
+        robots = http.get("http://s7.farm.test/robots.txt", proxies={"http": served.proxy})
+        assert robots.status_code == 404
+        origin = cases["trap-repeat"]["prefix"].removesuffix("/bikes/")
+        assert links(f"{origin}/bikes/bikes/bikes/bikes/") == ["bikes/"]
+        deep = f"{origin}/deep/level-1/level-2/"
+        assert links(deep) == ["/deep/level-1/level-2/level-3/"]
+        facets = links(f"{origin}/catalogue?color=red&size=s")
+        assert len(facets) == 4 and all(
+            link.startswith(f"{origin}/catalogue?color=red&amp;size=s&amp;") for link in facets
+        )
+        lost = links(f"{origin}/lost/nowhere")
+        assert len(set(lost)) == 2 and all(link.startswith(f"{origin}/lost/") for link in lost)
+        assert links(lost[0]) != lost
 
 
 def test_scope_rules_end_the_traps_that_grow_a_url(

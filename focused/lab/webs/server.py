@@ -261,7 +261,7 @@ class WebServer:
     async def _repeat(
         self, request: BaseRequest, page: Page, url: str
     ) -> tuple[web.StreamResponse, int]:
-        return _fill(request, page, "", html.escape(urlsplit(url).path))
+        return _fill(request, page, "", urlsplit(url).path)
 
     async def _deep(
         self, request: BaseRequest, page: Page, url: str
@@ -279,7 +279,7 @@ class WebServer:
             f"{page.url}?{query}{'&' if query else ''}{key}={values[n % len(values)]}"
             for key, values in itertools.cycle(FACETS.items())
         )
-        return _fill(request, page, links, html.escape(query))
+        return _fill(request, page, links, query)
 
     async def _soft_404(
         self, request: BaseRequest, page: Page, url: str
@@ -288,7 +288,7 @@ class WebServer:
             f"{page.url.rstrip('/')}/{zlib.crc32(f'{url} {i}'.encode()):08x}"
             for i in itertools.count()
         )
-        return _fill(request, page, links, html.escape(urlsplit(url).path))
+        return _fill(request, page, links, urlsplit(url).path)
 
     async def _farm(
         self, request: BaseRequest, page: Page, url: str
@@ -383,10 +383,11 @@ def _fill(
     number: str,
     **headers: str,
 ) -> tuple[web.StreamResponse, int]:
-    """The record's body with ``{{n}}`` and each ``{{next}}`` filled in (a link each, or one)."""
-    parts = page.body.replace(b"{{n}}", number.encode()).split(b"{{next}}")
+    """The record's body with ``{{n}}`` and each ``{{next}}`` filled in (a link each, or one),
+    escaped for HTML: they come from the URL asked."""
+    parts = page.body.replace(b"{{n}}", html.escape(number).encode()).split(b"{{next}}")
     nexts = itertools.repeat(links) if isinstance(links, str) else links
-    body = parts[0] + b"".join(next(nexts).encode() + part for part in parts[1:])
+    body = parts[0] + b"".join(html.escape(next(nexts)).encode() + part for part in parts[1:])
     response = web.Response(status=page.status, headers={**dict(page.headers), **headers})
     response.body = body
     return response, 0 if request.method == "HEAD" else len(body)
