@@ -184,7 +184,7 @@ def generate_hostile_web(
         cases.append(_farm(rng))
 
     def on_seed_host(origin: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-        host_traps = _host_traps(origin) if traps else []
+        host_traps = _host_traps(origin)
         cases.extend(host_traps)
         return _records(host_traps), _seed_links(host_traps)
 
@@ -197,7 +197,7 @@ def generate_hostile_web(
         overwrite=overwrite,
         extra_pages=_records(cases),
         seed_links=_seed_links(cases),
-        on_seed_host=on_seed_host,
+        on_seed_host=on_seed_host if traps else None,
     )
     manifest = {"cases": [case.manifest() for case in cases]}
     (folder / HOSTILE_FILE).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
@@ -205,6 +205,7 @@ def generate_hostile_web(
 
 
 def _records(cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """The bundle records of the cases."""
     return [record for case in cases for record in case.records]
 
 
