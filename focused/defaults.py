@@ -269,7 +269,7 @@ FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
 # resolves under itself) or its path has more than FOCUSED_MAX_PATH_SEGMENTS slashes. Each is
 # counted in focused/links/out_of_scope/<rule> (hops, path_repetition, path_depth); 0 turns a
 # rule off. Scrapy's DEPTH_LIMIT, when set, is a hop limit too (the smaller one holds). On
-# Wikispeedia a 1,000-page crawl of each development topic fetched no page more than 13 hops
+# Wikispeedia a 1,000-page crawl of each development topic fetched no page more than 14 hops
 # from its seeds, and no rule dropped a link there (How-to, Traps).
 FOCUSED_MAX_HOPS = 20
 FOCUSED_MAX_PATH_REPEATS = 2
