@@ -400,7 +400,7 @@ def _traps() -> list[Case]:
             name="calendar",
             kind="trap",
             url=f"{calendar}?month=0",
-            expect="each month links to the next for ever: stopped by DEPTH_LIMIT",
+            expect="each month links to the next for ever: stopped by the hop limit",
             prefix=calendar,
             records=[_record(calendar, month, behaviour={"name": "calendar"})],
         ),
@@ -408,7 +408,7 @@ def _traps() -> list[Case]:
             name="session-ids",
             kind="trap",
             url=shop,
-            expect="every link carries a new session id: stopped by DEPTH_LIMIT or as a"
+            expect="every link carries a new session id: stopped by the hop limit or as a"
             " duplicate page",
             prefix=shop,
             records=[_record(shop, page, behaviour={"name": "session-ids"})],
