@@ -306,6 +306,19 @@ FOCUSED_SKIP_DUPLICATES = True
 # reads well (focused/pages/charset_fixed), else it is a bad page and skipped.
 FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
 
+# Scope rules (Heritrix's defaults): a page's out-links are not followed, nor scored, when the
+# page is FOCUSED_MAX_HOPS links from a seed (an endless calendar, a new session id in every
+# link), and a link is not followed when a segment of its path, or a run of two or three, comes
+# more than FOCUSED_MAX_PATH_REPEATS times in a row (/bikes/bikes/bikes/, a relative link that
+# resolves under itself) or its path has more than FOCUSED_MAX_PATH_SEGMENTS slashes. Each is
+# counted in focused/links/out_of_scope/<rule> (hops, path_repetition, path_depth); 0 turns a
+# rule off. Scrapy's DEPTH_LIMIT, when set, is a hop limit too (the smaller one holds). On
+# Wikispeedia a 1,000-page crawl of each development topic fetched no page more than 14 hops
+# from its seeds, and no rule dropped a link there (How-to, Traps).
+FOCUSED_MAX_HOPS = 20
+FOCUSED_MAX_PATH_REPEATS = 2
+FOCUSED_MAX_PATH_SEGMENTS = 20
+
 # == What a crawl keeps ==
 # The page's main text, as trafilatura extracts it (navigation, sidebars, footers and link lists
 # dropped): the feed's main_text field, for the pages FOCUSED_MAIN_TEXT names ("relevant",

@@ -52,11 +52,6 @@ def test_breadth_first_prefers_shallow_links_and_ignores_relevance():
     assert len({link.score for link in deep}) == 1
 
 
-def test_depth_limit_stops_expansion():
-    assert SoftFocus("content", depth_limit=2).links(PAGE) == []
-    assert SoftFocus("content", depth_limit=3).links(PAGE)
-
-
 def test_unknown_link_score_is_refused():
     with pytest.raises(ValueError, match="link_score"):
         SoftFocus("sideways")

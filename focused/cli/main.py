@@ -406,7 +406,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         (
             "generate",
             _lazy("focused.cli.web:run_generate"),
-            "generate a synthetic topical web bundle (--hostile: with every hostile case)",
+            "generate a synthetic topical web bundle (--hostile: with every hostile case;"
+            " --traps: a link farm and traps)",
             "focused.cli.web:add_generate_arguments",
         ),
         (

@@ -26,7 +26,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
-    --hostile."""
+    --hostile, --traps."""
     from focused.lab.webs.generate import HOSTILE_FILE
 
     parser.add_argument("folder", help="where to write the web (created if missing)")
@@ -42,12 +42,18 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"add every hostile case a crawler must survive (listed in {HOSTILE_FILE})",
     )
+    parser.add_argument(
+        "--traps",
+        action="store_true",
+        help="add a link farm on wildcard subdomains and traps on a relevant host, which a"
+        f" crawl must not let take it over (listed in {HOSTILE_FILE}; with or without --hostile)",
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    """Generate the web ``args`` describe (with the hostile cases on ``--hostile``), print
-    where it is and return the exit code."""
-    if args.hostile:
+    """Generate the web ``args`` describe (with the hostile cases on ``--hostile``, the farm
+    and traps on ``--traps``), print where it is and return the exit code."""
+    if args.hostile or args.traps:
         return _run_generate_hostile(args)
     from focused.lab.webs.generate import generate_web
 
@@ -67,7 +73,8 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def _run_generate_hostile(args: argparse.Namespace) -> int:
-    """``focused web generate --hostile``: write the hostile web, print where it is."""
+    """``focused web generate --hostile``/``--traps``: write the hostile web, print where it
+    is."""
     import json
 
     from focused.lab.webs.generate import HOSTILE_FILE
@@ -80,6 +87,8 @@ def _run_generate_hostile(args: argparse.Namespace) -> int:
         seed=args.seed,
         n_examples=args.examples,
         overwrite=args.force,
+        hostile=args.hostile,
+        traps=args.traps,
     )
     n_cases = len(json.loads((folder / HOSTILE_FILE).read_text())["cases"])
     print(

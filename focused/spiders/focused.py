@@ -1,8 +1,10 @@
 """The one generic spider: reads a topic file, parses pages, yields one PageItem per URL.
 
-It decides nothing about what to crawl (the pipelines score, the frontier orders) and never
-touches Redis. Bad pages are counted in stats under ``focused/bad_page/<reason>`` and yielded
-with ``bad`` set, so the feed has every fetched URL and the frontier acknowledges each one.
+It decides nothing about what to crawl (the pipelines score, the frontier orders) but the
+scope rules, which drop out-links on their URL and hops alone before anything scores them
+(:mod:`focused.scope`), and it never touches Redis. Bad pages are counted in stats under
+``focused/bad_page/<reason>`` and yielded with ``bad`` set, so the feed has every fetched URL
+and the frontier acknowledges each one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from focused.items import META, PageItem
 from focused.links import link_batches, parsed
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
+from focused.scope import Scope
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.topic.plan import CrawlPlan
 
@@ -176,6 +179,11 @@ class FocusedSpider(scrapy.Spider):
         return self.settings.getint("URLLENGTH_LIMIT")
 
     @cached_property
+    def scope(self) -> Scope:
+        """The scope rules (:mod:`focused.scope`): out-links beyond them leave no page."""
+        return Scope.from_settings(self.settings)
+
+    @cached_property
     def max_garbled(self) -> float:
         """FOCUSED_MAX_REPLACEMENT_SHARE: the share of a page's text that may be garbled."""
         return self.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE")
@@ -217,9 +225,12 @@ class FocusedSpider(scrapy.Spider):
         ):
             links += batch
             await sleep(0)
-        item["links"] = links
         for reason, count in bad.items():
             stats.inc_value(f"focused/links/bad/{reason}", count)
+        out: Counter[str] = Counter()
+        item["links"] = self.scope.in_scope(links, item["depth"], out)
+        for rule, count in out.items():
+            stats.inc_value(f"focused/links/out_of_scope/{rule}", count)
         item["html"] = response.text
         yield item
 

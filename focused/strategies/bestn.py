@@ -55,14 +55,13 @@ class BestNFirst(SoftFocus):
         max_buffer: int = 256,
         stats: StatsCollector | None = None,
         link_score: str = "content",
-        depth_limit: int = 0,
         drop_urls: Sequence[str] = (),
         learner: SharedLinkModel | None = None,
         carry_anchors: bool = False,
     ):
         if max_buffer < 1:
             raise ValueError(f"FOCUSED_MAX_BUFFER must be at least 1, got {max_buffer}")
-        super().__init__(link_score, depth_limit, drop_urls, learner, carry_anchors)
+        super().__init__(link_score, drop_urls, learner, carry_anchors)
         self.frontier = frontier
         self.max_buffer = max_buffer
         self.stats = stats

@@ -57,7 +57,6 @@ class SoftFocus(Strategy):
     def __init__(
         self,
         link_score: str = "content",
-        depth_limit: int = 0,
         drop_urls: Sequence[str] = (),
         learner: SharedLinkModel | None = None,
         carry_anchors: bool = False,
@@ -65,7 +64,6 @@ class SoftFocus(Strategy):
         if link_score not in LINK_SCORES:
             raise ValueError(f"link_score: expected {one_of(LINK_SCORES)}, got {link_score!r}")
         self.link_score = link_score
-        self.depth_limit = depth_limit
         self.learner = learner
         # Queued URLs keep their anchor text when the learner or the topic model needs it
         # back once the page is fetched; otherwise the frontier stores no anchors.
@@ -81,7 +79,7 @@ class SoftFocus(Strategy):
 
     @classmethod
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
-        """What every strategy is built with: link score, depth limit, URL patterns dropped,
+        """What every strategy is built with: link score, URL patterns dropped,
         the online link model (``FOCUSED_LINK_MODEL``) and whether anchors are carried."""
         s = crawler.settings
         plan = crawler.spider.plan
@@ -94,7 +92,6 @@ class SoftFocus(Strategy):
             )
         return {
             "link_score": plan.link_score,
-            "depth_limit": s.getint("DEPTH_LIMIT"),
             "drop_urls": s.getlist("FOCUSED_DROP_URL_PATTERNS"),
             "learner": learner,
             "carry_anchors": plan.reads_anchors,
@@ -138,7 +135,7 @@ class SoftFocus(Strategy):
     def links(self, page: Mapping[str, Any]) -> list[Link]:
         """The page's out-links, scored, or none."""
         depth = page["depth"] + 1
-        if not self.expands(page) or (self.depth_limit and depth > self.depth_limit):
+        if not self.expands(page):
             return []
         links: Sequence[tuple[str, str, str]] = page["links"]
         parent = float(page["relevance"])
@@ -173,6 +170,4 @@ class BreadthFirst(SoftFocus):
 
     def links(self, page: Mapping[str, Any]) -> list[Link]:
         depth = page["depth"] + 1
-        if self.depth_limit and depth > self.depth_limit:
-            return []
         return self.kept([Link(url, 1.0 / (1 + depth), depth) for url, *_ in page["links"]])

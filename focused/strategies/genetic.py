@@ -454,8 +454,6 @@ class GeneticStrategy(SoftFocus):
         estimates, anchor_r = self.estimates(page)
         self.record(page, estimates)
         depth = page["depth"] + 1
-        if self.depth_limit and depth > self.depth_limit:
-            return []
         parent = float(page["relevance"])
         return self.kept(
             [

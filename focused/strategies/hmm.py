@@ -257,7 +257,7 @@ class HMMStrategy(SoftFocus):
     ) -> list[Link]:
         """The page's out-links at the HMM's priority, with the centroid similarity or not."""
         depth = page["depth"] + 1
-        if not self.expands(page) or (self.depth_limit and depth > self.depth_limit):
+        if not self.expands(page):
             return []
         links = page["links"]
         scores = np.full(len(links), hmm)

@@ -347,8 +347,6 @@ class InfoSpiders(SoftFocus):
         queued by it."""
         owner, records, x = self._pending.pop(page["url"])
         depth = page["depth"] + 1
-        if self.depth_limit and depth > self.depth_limit:
-            return []
         w = self.agent_weights(owner) if owner else None
         estimates = x[:, 1]
         values = link_values(w, x) if w is not None else estimates

@@ -29,11 +29,12 @@ import json
 import re
 import shutil
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, pairwise
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -122,6 +123,8 @@ _VOWELS = np.array(list("aeiou"))
 _ZIPF_SHIFT = 2.7  # Zipf-Mandelbrot: p(rank) ~ 1 / (rank + shift)
 _TITLE_RANKS = 40  # titles use a leaf's most frequent words, mostly its real ones
 _CHUNK = 4096  # pages sampled at a time, to bound memory on large webs
+# Given a host's origin: bundle records for it, and (url, anchor) links to them from the seeds.
+SeedHostPages = Callable[[str], tuple[Sequence[Mapping[str, Any]], Sequence[tuple[str, str]]]]
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ def generate_web(
     overwrite: bool = False,
     extra_pages: Sequence[Mapping[str, Any]] = (),
     seed_links: Sequence[tuple[str, str]] = (),
+    on_seed_host: SeedHostPages | None = None,
 ) -> Path:
     """Write a synthetic web bundle, its taxonomy and a demo topic file into ``folder``.
 
@@ -163,7 +167,9 @@ def generate_web(
     with probability ``p_same_leaf``, else to its top category with ``p_same_top``, else to
     any page. ``extra_pages`` (bundle records, unlabelled) are added as they are, and each
     ``(url, anchor)`` of ``seed_links`` is linked from one of the demo topic's seed pages, in
-    turn. Returns the folder.
+    turn. ``on_seed_host``, given the origin of the demo topic's first seed
+    (``http://www.x.web.test``), returns more of both, for pages on that relevant host. Returns
+    the folder.
     """
     folder = Path(folder)
     _check_arguments(folder, n_pages, n_hosts, p_same_leaf + p_same_top, overwrite)
@@ -184,9 +190,13 @@ def generate_web(
         u: [taxonomy.leaves[c]] for u, c in zip(urls, leaf_of.tolist(), strict=True)
     }
     labels.update({u: [] for u in bad.extra_urls})
-    labels.update({page["url"]: [] for page in extra_pages})
     topics = _topics(rng, taxonomy, leaf_of, urls, offsets, exclude=bad.damaged, n_pages=n_pages)
     demo = next(t for t in topics["topics"] if t["category"] == DEMO_CATEGORY)
+    if on_seed_host is not None:
+        seed = urlsplit(demo["seeds"][0])
+        more_pages, more_links = on_seed_host(f"{seed.scheme}://{seed.netloc}")
+        extra_pages, seed_links = [*extra_pages, *more_pages], [*seed_links, *more_links]
+    labels.update({page["url"]: [] for page in extra_pages})
     for n, link in enumerate(seed_links):
         seed = urls.index(demo["seeds"][n % len(demo["seeds"])])
         bad.see_also.setdefault(seed, []).append(link)

@@ -23,13 +23,26 @@ the demo topic's seed pages, one case of each kind:
 - **private addresses**: links to loopback, private and link-local hosts in many spellings
   (``127.1``, ``0x7f.0.0.1``, ``2130706433``, ``localhost``, ``169.254.169.254``...).
 
+``--traps`` (``traps=True``) adds, with or without those, what takes a crawl over rather than
+breaking it, every page of it on the demo topic:
+
+- **a link farm** on wildcard subdomains (``sN.farm.test``), each page linking to five new
+  hosts;
+- **traps on one relevant host**, the demo topic's first seed's: an endless calendar, a new
+  session id in every link, ``/bikes/bikes/bikes/...`` (a relative link resolving under
+  itself), ever deeper paths, faceted queries that add a filter a link, and soft 404s (any path
+  a page linking to more).
+
+The same ``seed`` with and without them gives the same web otherwise, for comparing crawls.
+
 Static cases are bundle records; the dynamic ones are records with a ``behaviour`` that the
 project's server (:mod:`focused.lab.webs.server`) carries out. ``hostile.json`` lists the cases:
 for each its entry URL, what a crawler should do (``expect``), the bad-page reason its entry
 should get (``reason``), the bad-link reasons its hrefs should be counted under
 (``link_reasons``), the pages that must still be found (``good``), URLs that must never be
-fetched (``never``) and, for chains and traps, the ``prefix`` of all their URLs. Every host is
-made up (``*.web.test``); the web is served on 127.0.0.1 like any other.
+fetched (``never``) and, for chains and traps, the ``prefix`` of all their URLs (the farm: the
+``domain`` of all its hosts). Every host is made up (``*.web.test``, ``*.farm.test``); the web is
+served on 127.0.0.1 like any other.
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from focused.lab.webs.generate import HOSTILE_FILE, HTML_TYPE, generate_web
+from focused.lab.webs.generate import BACKGROUND, HOSTILE_FILE, HTML_TYPE, TAXONOMY, generate_web
 
 LINKS = "http://links.hostile.web.test"  # pages with bad hrefs and odd bases
 FOUND = "http://found.hostile.web.test"  # good pages linked only from hostile ones
@@ -62,6 +75,8 @@ SPELLINGS = {
     "dot": f"http://{SPELLED_HOST}.",
     "all": "http://Anna@WWW.Bücher.Web.Test.:80",
 }
+FARM = "farm.test"  # the link farm's hosts are sN.farm.test
+FARM_LINKS = 5  # new hosts each farm page links to
 TEXT_TYPE = {"Content-Type": "text/plain"}
 RETRY_AFTER_S = 60
 # Hrefs that cannot be fetched, with the reason a crawler counts each under
@@ -136,6 +151,8 @@ class Case:
     good: list[str] = field(default_factory=list)
     never: list[str] = field(default_factory=list)
     prefix: str | None = None
+    domain: str | None = None  # a farm: every host under it is the case's
+    anchor: str = ""  # of the links from the seeds (default: the name)
     links: list[str] = field(default_factory=list)  # linked from the seeds (default: url)
     records: list[dict[str, Any]] = field(default_factory=list)
 
@@ -156,13 +173,22 @@ def generate_hostile_web(
     seed: int = 0,
     n_examples: int = 20,
     overwrite: bool = False,
+    hostile: bool = True,
+    traps: bool = False,
 ) -> Path:
-    """Write the synthetic web of ``n_pages`` plus every hostile case into ``folder``, and
-    ``hostile.json``, the list of cases; return the folder. Deterministic for a ``seed``."""
-    cases = hostile_cases(np.random.default_rng(seed))
-    links = [
-        (url, case.name.replace("-", " ").capitalize()) for case in cases for url in case.links
-    ]
+    """Write the synthetic web of ``n_pages`` plus every hostile case (``hostile``) and the
+    link farm and host traps (``traps``) into ``folder``, and ``hostile.json``, the list of
+    cases; return the folder. Deterministic for a ``seed``."""
+    rng = np.random.default_rng(seed)
+    cases = hostile_cases(rng) if hostile else []
+    if traps:
+        cases.append(_farm(rng))
+
+    def on_seed_host(origin: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+        host_traps = _host_traps(origin)
+        cases.extend(host_traps)
+        return _records(host_traps), _seed_links(host_traps)
+
     folder = generate_web(
         folder,
         n_pages=n_pages,
@@ -170,12 +196,27 @@ def generate_hostile_web(
         seed=seed,
         n_examples=n_examples,
         overwrite=overwrite,
-        extra_pages=[record for case in cases for record in case.records],
-        seed_links=links,
+        extra_pages=_records(cases),
+        seed_links=_seed_links(cases),
+        on_seed_host=on_seed_host if traps else None,
     )
     manifest = {"cases": [case.manifest() for case in cases]}
     (folder / HOSTILE_FILE).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
     return folder
+
+
+def _records(cases: Sequence[Case]) -> list[dict[str, Any]]:
+    """The bundle records of the cases."""
+    return [record for case in cases for record in case.records]
+
+
+def _seed_links(cases: Sequence[Case]) -> list[tuple[str, str]]:
+    """The links to the cases from the seeds, anchored by the case's anchor or name."""
+    return [
+        (url, case.anchor or case.name.replace("-", " ").capitalize())
+        for case in cases
+        for url in case.links
+    ]
 
 
 def hostile_cases(rng: np.random.Generator) -> list[Case]:
@@ -360,7 +401,7 @@ def _traps() -> list[Case]:
             name="calendar",
             kind="trap",
             url=f"{calendar}?month=0",
-            expect="each month links to the next for ever: stopped by DEPTH_LIMIT",
+            expect="each month links to the next for ever: stopped by the hop limit",
             prefix=calendar,
             records=[_record(calendar, month, behaviour={"name": "calendar"})],
         ),
@@ -368,7 +409,7 @@ def _traps() -> list[Case]:
             name="session-ids",
             kind="trap",
             url=shop,
-            expect="every link carries a new session id: stopped by DEPTH_LIMIT or as a"
+            expect="every link carries a new session id: stopped by the hop limit or as a"
             " duplicate page",
             prefix=shop,
             records=[_record(shop, page, behaviour={"name": "session-ids"})],
@@ -567,3 +608,116 @@ def link_flood(n_links: int = 100_000) -> Case:
         prefix=f"{FLOOD}/2006/05/",
         records=[_record(url, body)],
     )
+
+
+def _on_topic_text(rng: np.random.Generator, n_words: int) -> str:
+    """Words that read as the demo topic: half its category's, some of sport's, the rest the
+    synthetic web's background words."""
+    sports, leaves = TAXONOMY["Sports"]
+    pools = [leaves["Cycling"].split(), sports.split(), BACKGROUND.split()]
+    chosen = rng.choice(len(pools), n_words, p=[0.5, 0.15, 0.35])
+    words = [pools[pool][rng.integers(len(pools[pool]))] for pool in chosen.tolist()]
+    return " ".join(words).capitalize() + "."
+
+
+def _farm(rng: np.random.Generator) -> Case:
+    anchors = ("Peloton Sprint", "Bicycle Stage", "Cyclist Climb", "Velodrome Saddle", "Tour Gear")
+    body = _page(
+        "Cycling news {{n}}",
+        f"Page {{{{n}}}}. {_on_topic_text(rng, 150)}",
+        [("{{next}}", anchor) for anchor in anchors[:FARM_LINKS]],
+    )
+    return Case(
+        name="link-farm",
+        kind="farm",
+        url=f"http://s0.{FARM}/",
+        expect=f"every page links to {FARM_LINKS} new hosts under {FARM}: bounded by the budget"
+        " of hosts per registered domain",
+        domain=FARM,
+        anchor="Peloton Breakaway",
+        records=[_record(f"http://{FARM}/", body, behaviour={"name": "farm", "links": FARM_LINKS})],
+    )
+
+
+def _host_traps(origin: str) -> list[Case]:
+    """The traps on one host, at ``origin``: every URL of each starts with its ``prefix``."""
+    shop = "Bicycles, saddles, helmets, chains and wheels for every cyclist and every stage."
+    traps = {
+        "calendar": (
+            "/calendar?month=0",
+            "/calendar",
+            "Tour Stage",
+            _page(
+                "Cycling race calendar: month {{n}}",
+                "Races of month {{n}}: the criterium, the time trial and the mountain stage.",
+                [("{{next}}", "Peloton Stage Tour")],
+            ),
+            "each month links to the next: stopped by the hop limit",
+        ),
+        "session-ids": (
+            "/cart",
+            "/cart",
+            "Saddle Helmet Jersey",
+            _page(
+                "Cycling shop cart",
+                shop,
+                [("{{next}}", "Saddle Helmet"), ("{{next}}", "Wheel Chain Gear")],
+            ),
+            "every link carries a new session id: the pages are duplicates, whose links are not"
+            " followed",
+        ),
+        "repeat": (
+            "/bikes/",
+            "/bikes/",
+            "Bicycle Road",
+            _page("Bikes: {{n}}", shop, [("bikes/", "Bicycle Saddle Road")]),
+            "a relative link resolving under itself (/bikes/bikes/...): stopped by the path"
+            " repetition rule",
+        ),
+        "deep": (
+            "/deep/",
+            "/deep/",
+            "Mountain Climb",
+            _page("Cycling routes, level {{n}}", shop, [("{{next}}", "Climb Descent Mountain")]),
+            "each page links one level deeper: stopped by the path depth rule",
+        ),
+        "facets": (
+            "/catalogue",
+            "/catalogue",
+            "Bicycle Gear Crank",
+            _page(
+                "Bicycles: {{n}}",
+                shop,
+                [
+                    ("{{next}}", "Bicycle Wheel"),
+                    ("{{next}}", "Saddle Gear"),
+                    ("{{next}}", "Jersey Helmet"),
+                    ("{{next}}", "Cyclist Pedal"),
+                ],
+            ),
+            "every page links to four more with one filter more: bounded by the host's budget",
+        ),
+        "soft-404": (
+            "/lost/start",
+            "/lost/",
+            "Cyclist Cadence",
+            _page(
+                "Cycling page not found: {{n}}",
+                "This cycling page is not here; try these pages on bicycles instead.",
+                [("{{next}}", "Bicycle Tour"), ("{{next}}", "Cyclist Stage Sprint")],
+            ),
+            "any path answers 200 with links to two more: bounded by the host's budget",
+        ),
+    }
+    return [
+        Case(
+            name=f"trap-{name}",
+            kind="host-trap",
+            url=f"{origin}{entry}",
+            expect=expect,
+            prefix=f"{origin}{prefix}",
+            anchor=anchor,
+            records=[_record(f"{origin}{prefix}", body, behaviour={"name": name})],
+        )
+        for name, (entry, prefix, anchor, body, expect) in traps.items()
+    ]

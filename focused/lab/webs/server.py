@@ -13,14 +13,25 @@ so that the crawler's event loop and the server's do not share a core.
 A record with a ``behaviour`` (see :mod:`focused.lab.webs.bundle`) is answered by the named
 behaviour instead of its fixed body, with its status and headers. ``{{next}}`` and ``{{n}}``
 in its body are filled in where a behaviour says so. The families (``chain``, ``calendar``,
-``session-ids``) also answer every URL that starts with the record's URL, so that their pages
-never end; a family's log entries name the URL requested. Each keeps no state per request and
+``session-ids``, ``repeat``, ``deep``, ``facets``, ``soft-404``) also answer every URL that
+starts with the record's URL, and ``farm`` every host under the record's host, so that their
+pages never end; their log entries name the URL requested. Each keeps no state per request and
 writes only as fast as the client reads, and a stream stops when its client goes away:
 
 - ``chain``: ``URL/N`` (N the path's trailing number, 0 if none) redirects to ``URL/N+1``.
 - ``calendar``: ``URL?month=N`` is the page for month N, ``{{next}}`` the link to month N+1.
 - ``session-ids``: each ``{{next}}`` of the page links to the record's URL with a session id
   never given before, alternately ``;jsessionid=ID`` and ``?sid=ID`` (``{{n}}``: the id asked).
+- ``repeat``: the page for any path (``{{n}}``: the path), whose relative links resolve under
+  it, so that ``/bikes/`` with ``href="bikes/"`` leads to ``/bikes/bikes/`` and on.
+- ``deep``: ``URL/level-1/level-2/.../level-N/`` is page N (``{{n}}``), ``{{next}}`` page N+1.
+- ``facets``: ``URL?QUERY`` is the page of the filters ``QUERY`` (``{{n}}``); each ``{{next}}``
+  adds one more filter (a colour, size, brand or order, each in turn).
+- ``soft-404``: any path is a 200 "not found" page (``{{n}}``: the path) whose each ``{{next}}``
+  links to another path under the record's URL, made from a hash of the URL asked.
+- ``farm``: host ``sN.HOST`` (any N) is page N of a link farm (``{{n}}``: N); its ``links``
+  (5) ``{{next}}`` link to the new hosts ``s(kN+1).HOST`` to ``s(kN+k).HOST``; its robots.txt
+  is a 404.
 - ``endless``: the body, repeated for ever (chunked, no Content-Length).
 - ``huge``: the body, repeated to ``size`` bytes (Content-Length says so from the start).
 - ``slow``: the body one byte every ``interval`` seconds (2), after the headers (slow loris).
@@ -35,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import html
 import ipaddress
 import itertools
 import json
@@ -72,7 +84,15 @@ _READY = re.compile(r"^serving (\d+) pages on http://[^:]+:(\d+) ")
 # Request lines this long are read, so that a crawler's overlong URL is seen (and logged), not
 # refused by the HTTP parser before the log.
 MAX_REQUEST_LINE = 1 << 20
-FAMILIES = ("chain", "calendar", "session-ids")
+FAMILIES = ("chain", "calendar", "session-ids", "repeat", "deep", "facets", "soft-404")
+DOMAINS = ("farm",)  # a record's host and every host under it
+# The filters a facets page adds, each in turn, and their values.
+FACETS = {
+    "color": ("red", "blue", "black", "white", "green", "silver"),
+    "size": ("xs", "s", "m", "l", "xl"),
+    "brand": ("velo", "pedalo", "rouleur", "grimpeur"),
+    "sort": ("price", "name", "rating", "newest"),
+}
 STREAMS = ("endless", "huge", "slow", "truncated", "gzip-bomb")
 _CHUNK = 1 << 16
 _MIB = 1 << 20
@@ -101,11 +121,14 @@ class WebServer:
         # (url_key prefix, record) of the families, longest first: a page not in the bundle may
         # be one of theirs. Empty for a bundle without behaviours, whose path stays one lookup.
         self._families: list[tuple[str, Page]] = []
+        self._domains: list[tuple[str, Page]] = []  # (".host", record) of the domains
         for page in bundle.pages.values():
             if page.behaviour is not None:
                 _check_behaviour(page)
                 if page.behaviour["name"] in FAMILIES:
                     self._families.append((url_key(page.url), page))
+                elif page.behaviour["name"] in DOMAINS:
+                    self._domains.append((f".{urlsplit(url_key(page.url)).hostname}", page))
                 elif page.behaviour["name"] == "gzip-bomb":  # made now, not while a client waits
                     gzip_bomb(_bomb_size(page))
         self._families.sort(key=lambda family: -len(family[0]))
@@ -114,6 +137,11 @@ class WebServer:
             "chain": self._chain,
             "calendar": self._calendar,
             "session-ids": self._session_ids_page,
+            "repeat": self._repeat,
+            "deep": self._deep,
+            "facets": self._facets,
+            "soft-404": self._soft_404,
+            "farm": self._farm,
             "endless": self._endless,
             "huge": self._huge,
             "slow": self._slow,
@@ -165,7 +193,7 @@ class WebServer:
         page = self._page(url)
         if page is not None and page.behaviour is not None:
             response, sent = await self._behaviours[page.behaviour["name"]](request, page, url)
-            if page.behaviour["name"] not in FAMILIES:
+            if page.behaviour["name"] not in FAMILIES + DOMAINS:
                 url = page.url
             self._count(started, request.method, url, response.status, sent)
             return response
@@ -185,6 +213,9 @@ class WebServer:
         page = self.bundle.pages.get(key)
         if page is None and self._families:
             page = next((p for prefix, p in self._families if key.startswith(prefix)), None)
+        if page is None and self._domains:
+            host = urlsplit(key).hostname or ""
+            page = next((p for domain, p in self._domains if host.endswith(domain)), None)
         return page
 
     def _count(self, started: float, method: str, url: str, status: int, sent: int) -> None:
@@ -226,6 +257,52 @@ class WebServer:
         spellings = itertools.cycle((";jsessionid=", "?sid="))
         links = (f"{page.url}{spelling}{next(self._session_ids):08X}" for spelling in spellings)
         return _fill(request, page, links, asked[1] if asked else "")
+
+    async def _repeat(
+        self, request: BaseRequest, page: Page, url: str
+    ) -> tuple[web.StreamResponse, int]:
+        return _fill(request, page, "", urlsplit(url).path)
+
+    async def _deep(
+        self, request: BaseRequest, page: Page, url: str
+    ) -> tuple[web.StreamResponse, int]:
+        path = urlsplit(url).path
+        level = len(re.findall(r"/level-\d+", path))
+        return _fill(request, page, f"{path.rstrip('/')}/level-{level + 1}/", str(level))
+
+    async def _facets(
+        self, request: BaseRequest, page: Page, url: str
+    ) -> tuple[web.StreamResponse, int]:
+        query = urlsplit(url).query
+        n = query.count("=")
+        links = (
+            f"{page.url}?{query}{'&' if query else ''}{key}={values[n % len(values)]}"
+            for key, values in itertools.cycle(FACETS.items())
+        )
+        return _fill(request, page, links, query)
+
+    async def _soft_404(
+        self, request: BaseRequest, page: Page, url: str
+    ) -> tuple[web.StreamResponse, int]:
+        links = (
+            f"{page.url.rstrip('/')}/{zlib.crc32(f'{url} {i}'.encode()):08x}"
+            for i in itertools.count()
+        )
+        return _fill(request, page, links, urlsplit(url).path)
+
+    async def _farm(
+        self, request: BaseRequest, page: Page, url: str
+    ) -> tuple[web.StreamResponse, int]:
+        parts = urlsplit(url)
+        if parts.path == "/robots.txt":
+            sent = 0 if request.method == "HEAD" else len(_NOT_FOUND)
+            return web.Response(status=404, headers=_NOT_FOUND_HEADERS, body=_NOT_FOUND), sent
+        number = _NUMBER.search((parts.hostname or "").partition(".")[0])
+        n = int(number[1]) if number else 0
+        k = int(page.behaviour.get("links", 5))
+        domain = urlsplit(page.url).hostname
+        links = (f"http://s{k * n + i}.{domain}/" for i in itertools.count(1))
+        return _fill(request, page, links, str(n))
 
     async def _endless(
         self, request: BaseRequest, page: Page, url: str
@@ -288,8 +365,8 @@ def _check_behaviour(page: Page) -> None:
     numbers (``huge`` needs its ``size``): a bad record fails at start, not in a request."""
     assert page.behaviour is not None
     name = page.behaviour["name"]
-    if name not in FAMILIES + STREAMS:
-        known = ", ".join(FAMILIES + STREAMS)
+    if name not in FAMILIES + DOMAINS + STREAMS:
+        known = ", ".join(FAMILIES + DOMAINS + STREAMS)
         raise FocusedError(f"{page.url}: no behaviour {name!r} (known: {known})")
     options = [value for key, value in page.behaviour.items() if key != "name"]
     numbers = all(
@@ -306,10 +383,11 @@ def _fill(
     number: str,
     **headers: str,
 ) -> tuple[web.StreamResponse, int]:
-    """The record's body with ``{{n}}`` and each ``{{next}}`` filled in (a link each, or one)."""
-    parts = page.body.replace(b"{{n}}", number.encode()).split(b"{{next}}")
+    """The record's body with ``{{n}}`` and each ``{{next}}`` filled in (a link each, or one),
+    escaped for HTML: they come from the URL asked."""
+    parts = page.body.replace(b"{{n}}", html.escape(number).encode()).split(b"{{next}}")
     nexts = itertools.repeat(links) if isinstance(links, str) else links
-    body = parts[0] + b"".join(next(nexts).encode() + part for part in parts[1:])
+    body = parts[0] + b"".join(html.escape(next(nexts)).encode() + part for part in parts[1:])
     response = web.Response(status=page.status, headers={**dict(page.headers), **headers})
     response.body = body
     return response, 0 if request.method == "HEAD" else len(body)
