@@ -3,8 +3,11 @@ dropped by the spider before anything scores them, and counted by rule."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scrapy.http import HtmlResponse, Request
@@ -81,6 +84,10 @@ def test_scrapys_depth_limit_is_a_hop_limit_too(settings: dict, hops: int) -> No
     assert Scope.from_settings(s).max_hops == hops
 
 
+async def _collect(items: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in items]
+
+
 def test_the_spider_drops_them_before_they_are_scored(tmp_path: Path) -> None:
     topic = tmp_path / "topic.toml"
     topic.write_text(
@@ -98,7 +105,7 @@ def test_the_spider_drops_them_before_they_are_scored(tmp_path: Path) -> None:
     def parse(depth: int) -> list[str]:
         request = Request(url, meta={"depth": depth})
         response = HtmlResponse(url, body=body.encode(), encoding="utf-8", request=request)
-        [item] = spider.parse(response)
+        [item] = asyncio.run(_collect(spider.parse(response)))
         return [link for link, *_ in item["links"]]
 
     assert parse(3) == ["http://www.shop.test/bikes/"]
