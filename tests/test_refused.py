@@ -266,6 +266,26 @@ def test_a_store_that_gives_redis_up_ends_its_threads_retries(own_server):
     assert len(lost) == 1
 
 
+@pytest.mark.redis
+def test_a_thread_that_gives_redis_up_leaves_the_crawl_its_own_logged_retries(own_server):
+    client = connect(own_server.url)
+    retried: list = []
+    lost: list = []
+    store = CrawlStore(
+        client, "refused", retries=2, on_retry=lambda n, _: retried.append(n), on_lost=lost.append
+    )
+    worker = store.for_thread()
+    worker.retries = 0
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", 1)
+    with pytest.raises(RedisRefused):
+        worker.retrying(lambda: client.set("k", 1))
+    assert not store.lost and not lost
+    with pytest.raises(RedisRefused):
+        store.retrying(lambda: client.set("k", 1))
+    assert retried == [1, 2] and len(lost) == 1 and worker.lost
+
+
 @pytest.mark.cluster
 def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_name):
     frontier = RedisFrontier(cluster, crawl_name, host_delay=0.0, host_concurrency=10, retries=0)

@@ -73,6 +73,10 @@ class CrawlStore:
         # with the copies for threads, whose retries it then ends.
         self.given_up = threading.Event()
         self.reported = False  # on_lost was called (once, in the reactor's thread)
+        # A worker thread's copy (for_thread) gives up only its own call: the crawl gives Redis
+        # up in the reactor's thread, after retries it logs, so a thread's silent retries never
+        # stand for them.
+        self.worker = False
 
     @property
     def lost(self) -> bool:
@@ -103,7 +107,8 @@ class CrawlStore:
             if not self.reported and self.on_lost is not None:
                 self.reported = True
                 self.on_lost(exc)
-            self.given_up.set()
+            if not self.worker:
+                self.given_up.set()
             raise
 
     def script(self, name: str, **values: str | int) -> Script:
@@ -136,6 +141,7 @@ class CrawlStore:
         """A copy for a worker thread, without the callbacks (they call into the reactor)."""
         store = copy.copy(self)
         store.on_retry = store.on_lost = None
+        store.worker = True
         return store
 
 
