@@ -105,9 +105,10 @@ FOCUSED_DOMAIN_MAX_SHARE = 0.35
 FOCUSED_DOMAIN_MAX_HOSTS = 15
 # Suffixes under which unrelated sites sit, as in the Public Suffix List's private section (an
 # intranet's "sites.corp": team1.sites.corp and team2.sites.corp are then two domains). The
-# default is the one the project's generated webs put their sites under (www.<word>.web.test);
-# .test is reserved and never on the open web.
-FOCUSED_PRIVATE_SUFFIXES: list[str] = ["web.test"]
+# defaults are those the project's offline webs put their sites under: the generated webs'
+# www.<word>.web.test and the Wikispeedia bundle's www.<word>.wiki.test (.test is reserved and
+# never on the open web); without them each such web would be one domain of hundreds of hosts.
+FOCUSED_PRIVATE_SUFFIXES: list[str] = ["web.test", "wiki.test"]
 # URLs queued for one host at most: past it a push drops that host's worst queued URLs for good
 # (counted in dropped/host_queue), so one page of 100,000 links to its own host, or a trap,
 # cannot grow a queue without end. 10,000 URLs is close to three hours of fetching from one host

@@ -10,6 +10,7 @@ import time
 import pytest
 import redis
 
+from focused import defaults
 from focused.domains import RegisteredDomains
 from focused.monitor.metrics import CrawlCollector
 from focused.monitor.snapshot import crawl_snapshot, format_status
@@ -45,6 +46,16 @@ def test_private_suffixes_make_each_site_a_domain_of_its_own():
     assert domains("http://www.bio.web.test") == "bio.web.test"
     assert domains("http://www.chem.web.test") == "chem.web.test"
     assert domains("http://team1.sites.corp") == "team1.sites.corp"
+    assert domains("http://s9.farm.test") == "farm.test"
+
+
+def test_the_offline_webs_sites_are_domains_of_their_own_by_default():
+    """The generated webs' and the Wikispeedia bundle's hundreds of made-up sites: as one domain
+    each web would be held after FOCUSED_DOMAIN_MAX_HOSTS hosts."""
+    domains = RegisteredDomains(defaults.FOCUSED_PRIVATE_SUFFIXES)
+    assert domains("http://www.pikulata.wiki.test") == "pikulata.wiki.test"
+    assert domains("http://www.risupaka.wiki.test") == "risupaka.wiki.test"
+    assert domains("http://www.bio.web.test") == "bio.web.test"
     assert domains("http://s9.farm.test") == "farm.test"
 
 
