@@ -5,7 +5,8 @@ the feed: a crawl killed outright (SIGKILL, the machine's OOM killer) lost up to
 all of them in a short crawl. :class:`FlushedFileFeedStorage` (the add-on makes it the storage
 of local feeds: plain paths and ``file://`` URIs) flushes each write to the operating system as
 the exporter makes it; for JSON lines, one write a line. A kill then loses at most the item
-being written, whose page is acknowledged in Redis anyway (``focused export`` writes them all).
+being written, and the items of the last acknowledgement batch not yet exported, whose pages
+are acknowledged in Redis anyway (``focused export`` writes them all).
 
 A JSON-lines feed appended to (``-o``, a restarted crawl) that ends in part of a line, written
 by a process killed in mid-write, is cut back to its last whole line first, so the next item
