@@ -208,15 +208,19 @@ class Crawl:
             "PYTHONUNBUFFERED": "1",
         }
 
-    def start(self, feed: str = "feed.jsonl", **settings: object) -> subprocess.Popen:
-        log = (self.workdir / f"{feed}.log").open("w")
-        return subprocess.Popen(
-            self.command(feed, settings),
-            env=self.env(),
-            cwd=self.workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
+    def start(
+        self, feed: str = "feed.jsonl", *, log: str | None = None, **settings: object
+    ) -> subprocess.Popen:
+        """Start a crawl writing ``feed``; its log is ``self.log(log or feed)`` (name ``log``
+        for a feed outside the work folder, such as ``/dev/full``)."""
+        with (self.workdir / f"{log or feed}.log").open("w") as stderr:
+            return subprocess.Popen(
+                self.command(feed, settings),
+                env=self.env(),
+                cwd=self.workdir,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
 
     def run(self, feed: str = "feed.jsonl", timeout: float = 240, **settings: object) -> dict:
         """Run to the end; returns Scrapy's final stats (parsed from the log)."""

@@ -55,18 +55,6 @@ def tmpfs(mount_tmpfs) -> Path:
     return mount_tmpfs("size=96k")
 
 
-def start(crawl: Crawl, feed: str, **settings: object) -> subprocess.Popen:
-    """A crawl writing its feed to ``feed`` and its log to ``crawl.log("disk")``."""
-    with (crawl.workdir / "disk.log").open("w") as log:
-        return subprocess.Popen(
-            crawl.command(feed, settings),
-            env=crawl.env(),
-            cwd=crawl.workdir,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-
-
 def error_lines(log: str) -> list[str]:
     return [line for line in log.splitlines() if "] ERROR: " in line or "] CRITICAL: " in line]
 
@@ -101,9 +89,9 @@ def test_a_full_tmpfs_stops_the_crawl_with_its_warc_files_closed(
     crawl: Crawl, tmpfs: Path, redis_client, redis_home, tmp_path
 ):
     warc = tmpfs / "warc"
-    process = start(
-        crawl,
+    process = crawl.start(
         str(tmpfs / "feed.jsonl"),
+        log="disk",
         FOCUSED_WARC="all",
         FOCUSED_WARC_DIR=str(warc),
         FOCUSED_LISTS_DIR=str(tmpfs / "lists"),
@@ -129,7 +117,7 @@ def test_a_full_tmpfs_stops_the_crawl_with_its_warc_files_closed(
 def test_a_feed_on_dev_full_stops_the_crawl_at_its_first_item(
     crawl: Crawl, redis_client, redis_home, tmp_path
 ):
-    process = start(crawl, "/dev/full", FOCUSED_WARC="none", FOCUSED_LISTS_DIR="")
+    process = crawl.start("/dev/full", log="disk", FOCUSED_WARC="none", FOCUSED_LISTS_DIR="")
     assert process.wait(180) == 4
     check_stopped_for_disk(crawl, {"feed"})
     [line] = error_lines(crawl.log("disk"))
