@@ -28,6 +28,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from focused import defaults
 from focused.commands.crawl import EXIT_CODES, REDIS_LOST
+from focused.errors import FocusedError
 from focused.extensions.outages import RedisOutages
 from focused.feeds import FlushedFileFeedStorage
 from focused.schedulers.frontier import page_urls
@@ -92,6 +93,24 @@ def test_a_dropped_connection_made_again_at_once_is_no_outage(server, caplog):
         redis.Redis.from_url(server.url).client_kill_filter(_id=client.client_id())
         assert client.get("x") == "1"  # one failed attempt, then a new connection
     assert OUTAGES.count == before and "Redis" not in caplog.text
+
+
+@pytest.mark.redis
+def test_an_idle_pooled_connection_does_not_end_an_outage(server, caplog):
+    idle, other = connect(server.url), connect(server.url)
+    for client in (idle, other):
+        client.ping()  # its pool keeps the connection, idle
+    before = OUTAGES.count
+    with caplog.at_level(logging.INFO, logger="focused.store.connection"):
+        server.kill()
+        with pytest.raises(FocusedError):  # the outage starts
+            retrying(lambda: other.get("x"), retries=0)
+        # redis-py takes the idle connection (a "success": it has a socket), then finds its
+        # server gone.
+        with pytest.raises(FocusedError):
+            retrying(lambda: idle.get("x"), retries=0)
+    assert OUTAGES.count == before + 1
+    assert "reachable again" not in caplog.text and caplog.text.count("unreachable") == 1
 
 
 @pytest.mark.redis

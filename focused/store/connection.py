@@ -70,8 +70,10 @@ class Outages:
     """The Redis outages this process sees, whichever of its clients sees them.
 
     An outage starts when two attempts in a row fail (a pooled connection the server has
-    dropped fails once and is made again at once: no outage) and ends with the next attempt
-    that succeeds; it lasts from its first failed attempt. Failures before Redis was first
+    dropped fails once and is made again at once: no outage) and ends when one thread has two
+    attempts in a row succeed (redis-py counts taking an idle pooled connection as a success
+    before it finds that connection's server gone); it lasts from its first failed attempt to
+    the first of those successes. Failures before Redis was first
     reached are not outages: the command that could not reach it says so in one line. Each
     outage is logged twice, a WARNING when it starts and an INFO with its length when it ends,
     and told to the ``listeners`` (a crawl's stats, :mod:`focused.extensions.outages`).
@@ -89,10 +91,13 @@ class Outages:
         self.given_up = False
         self.count = 0
         self.listeners: list[OutageListener] = []
+        # During an outage, the time of each thread's success since the last failed attempt.
+        self.succeeding: dict[int, float] = {}
 
     def failed(self, error: Exception) -> None:
         """Note a failed attempt (a lost connection or a timeout)."""
         with self.lock:
+            self.succeeding.clear()
             if not self.reached or self.down:
                 return
             if self.failing_since is None:
@@ -105,15 +110,21 @@ class Outages:
             listener.outage_started()
 
     def succeeded(self) -> None:
-        """Note an attempt that succeeded: an outage, if any, is over."""
+        """Note an attempt that succeeded: an outage, if any, is over at its thread's second."""
         self.reached = True
         if self.failing_since is None and not self.given_up:  # the common case, without the lock
             return
+        now, thread = time.monotonic(), threading.get_ident()
         with self.lock:
+            if self.down and thread not in self.succeeding:
+                self.succeeding[thread] = now  # maybe an idle connection: not over yet
+                return
+            back = self.succeeding.get(thread, now)
             since, down = self.failing_since, self.down
             self.failing_since, self.down, self.given_up = None, False, False
+            self.succeeding.clear()
         if down and since is not None:
-            seconds = time.monotonic() - since
+            seconds = back - since
             logger.info("Redis reachable again after %(seconds).1f s", {"seconds": seconds})
             for listener in list(self.listeners):
                 listener.outage_ended(seconds)
