@@ -3,12 +3,14 @@ Prometheus exporter and the dashboard in a real headless Chromium, during real c
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from scrapy.utils.test import get_crawler
 
 from focused import defaults
+from focused.extensions.heartbeat import HUNG_BEATS
 from focused.monitor.snapshot import crawl_snapshot
 from focused.schedulers.frontier import Link
 from focused.store import keys
@@ -381,6 +384,54 @@ def test_a_killed_process_is_gone_after_three_beats(crawl, redis_client):
     wait_for(lambda: not crawl_snapshot(redis_client, crawl.name)["processes"], 30)
     snapshot = crawl_snapshot(redis_client, crawl.name)
     assert (snapshot["state"], snapshot["alive"], snapshot["pages_per_s"]) == ("stopped", 0, 0)
+
+
+def records_while_busy(
+    crawl, redis_client, seconds: float, beat_s: float
+) -> list[tuple[float, int]]:
+    """Run a crawl whose reactor is held ``seconds`` at its third page (tests/busy_reactor.py)
+    and count its process records every 0.05 s from its first beat to its end (0: its record
+    expired, the process taken for dead): (time, records) pairs."""
+    repository = str(Path(__file__).parents[1])
+    env = crawl.env
+    crawl.env = lambda: {**env(), "PYTHONPATH": repository}
+    process = crawl.start(
+        EXTENSIONS=json.dumps({"tests.busy_reactor.BusyReactor": 0}),
+        BUSY_REACTOR_S=seconds,
+        FOCUSED_HEARTBEAT_S=beat_s,
+        FOCUSED_HOST_DELAY=0.2,
+        CLOSESPIDER_PAGECOUNT=10,
+    )
+    records = []
+    try:
+        wait_for(lambda: crawl_snapshot(redis_client, crawl.name).get("processes"), 120)
+        while process.poll() is None:
+            processes = crawl_snapshot(redis_client, crawl.name).get("processes", [])
+            records.append((time.monotonic(), len(processes)))
+            time.sleep(0.05)
+        assert process.wait() == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert f"Holding the reactor for {seconds:.1f} s" in crawl.log()
+    return records
+
+
+def test_a_busy_process_goes_on_beating(crawl, redis_client):
+    # 4 s busy: 20 beats of 0.2 s, where three missed beats take a process for dead.
+    records = records_while_busy(crawl, redis_client, 4.0, 0.2)
+    assert records[-1][0] - records[0][0] > 4.0 and all(n == 1 for _, n in records)
+
+
+def test_a_hung_process_stops_beating_until_its_reactor_is_back(crawl, redis_client):
+    # Hung after HUNG_BEATS beats of 0.1 s (6 s): its record expires three beats later and
+    # comes back with the reactor, 4 s on.
+    assert HUNG_BEATS * 0.1 == 6.0
+    records = records_while_busy(crawl, redis_client, 10.0, 0.1)
+    gone = [at for at, n in records if n == 0]
+    assert gone and records[0][1] == 1 and records[-1][1] == 1
+    assert 2.0 < gone[-1] - gone[0] < 4.0  # gone for about 10 - 6 - 0.3 s, once
+    assert all(n == 0 for at, n in records if gone[0] <= at <= gone[-1])
 
 
 @pytest.mark.crawl

@@ -12,6 +12,12 @@ restarted or surviving process goes on within seconds. When the spider closes th
 records ``finished`` and the close reason, kept for FINISHED_KEEP_S so that readers show how it
 ended.
 
+The beats come from a thread of their own, so that a process whose reactor is busy (a page that
+takes long to read, a slow strategy) still beats and is not taken for dead while it works. The
+reactor marks itself alive every beat; a reactor not heard from in HUNG_BEATS beats is hung, and
+the thread stops beating until it is heard from again, so a hung process's record expires and
+its leases go back as a killed one's do.
+
 Readers: :func:`focused.monitor.snapshot.crawl_snapshot` (``focused status``, the dashboard, the
 exporter).
 """
@@ -22,6 +28,7 @@ import contextlib
 import os
 import secrets
 import socket
+import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING
@@ -38,10 +45,12 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from focused.schedulers.base import Frontier
+    from focused.store.crawl import CrawlStore
 
 GONE_BEATS = 3  # a running process's record expires this many beats after its last one
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
 RATE_BEATS = 12  # pages/s and items/s are measured over this many beats
+HUNG_BEATS = 60  # a reactor not heard from in this many beats is hung: its process stops beating
 
 
 class Heartbeat:
@@ -56,7 +65,11 @@ class Heartbeat:
         self.host = socket.gethostname()
         self.id = f"{'_'.join(self.host.split())}:{os.getpid()}:{secrets.token_hex(2)}"
         self.counts: deque[tuple[float, int, int]] = deque(maxlen=RATE_BEATS + 1)
-        self.task: task.LoopingCall | None = None
+        self.task: task.LoopingCall | None = None  # the reactor's sign of life
+        self.reactor_seen = time.monotonic()
+        self.thread: threading.Thread | None = None
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()  # one beat at a time, none after the last
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Heartbeat:
@@ -74,8 +87,14 @@ class Heartbeat:
     def spider_opened(self) -> None:
         self.frontier: Frontier = frontier_for(self.crawler)
         self.script = self.frontier.store.script("heartbeat")
-        self.task = task.LoopingCall(self.beat)
+        self.beat(self.frontier.store)
+        self.task = task.LoopingCall(self.reactor_alive)
         self.task.start(self.interval, now=True)
+        self.thread = threading.Thread(
+            target=self.beat_on, args=(self.frontier.store.for_thread(),), name="heartbeat"
+        )
+        self.thread.daemon = True  # a beat stuck on a dead Redis must not keep the process up
+        self.thread.start()
         # Leases now carry this id: once this record expires (a killed process), a live
         # process of the crawl puts them back at once, without charging a try.
         self.frontier.owner = self.id
@@ -85,10 +104,26 @@ class Heartbeat:
             return
         if self.task.running:
             self.task.stop()
-        self.beat(finished=reason)
+        self.stopped.set()
+        self.beat(self.frontier.store, finished=reason)
 
-    def beat(self, finished: str | None = None) -> None:
+    def reactor_alive(self) -> None:
+        self.reactor_seen = time.monotonic()
+
+    def beat_on(self, store: CrawlStore) -> None:
+        """The thread's loop: a beat every interval while the reactor is alive."""
+        while not self.stopped.wait(self.interval):
+            if time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval:
+                self.beat(store)
+
+    def beat(self, store: CrawlStore, finished: str | None = None) -> None:
         """Record this process now: running, or finished with its close reason."""
+        with self.lock:
+            if finished is None and self.stopped.is_set():
+                return  # the process has recorded its end
+            self.record(store, finished)
+
+    def record(self, store: CrawlStore, finished: str | None) -> None:
         pages = self.stats.get_value("response_received_count", 0)
         items = self.stats.get_value("item_scraped_count", 0)
         self.counts.append((time.monotonic(), pages, items))
@@ -110,14 +145,12 @@ class Heartbeat:
         keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
         fields = [v for field, value in record.items() for v in (field, value)]
 
-        store = self.frontier.store
-
         def beat_everywhere() -> None:  # one script call per shard, on its own keys
             for j in range(len(store.shards)):
                 args = [store.key(keys.PROC, shard=j), self.id, int(keep * 1000), *fields]
                 own = [store.key(keys.PROCS, shard=j), store.key(keys.PROC, self.id, shard=j)]
                 self.script(keys=own, args=args)
 
-        # A lost Redis is reported by the crawl's store, which stops the crawl.
+        # A lost Redis is reported by the crawl's store (the reactor's), which stops the crawl.
         with contextlib.suppress(FocusedError):
             store.retrying(beat_everywhere)
