@@ -6,7 +6,7 @@ Crawls the tests' 300-page synthetic web (20 hosts, seed 1) plus that page, link
 with --processes crawl processes on one embedded Redis (FOCUSED_HOST_DELAY=0.05, other settings
 default), and prints one JSON line: the crawl's duration, the fetches of the page, the URLs
 fetched twice, the longest gap between two fetches in the server's access log (how long a
-process stopped fetching), each process's peak RSS (sampled every 0.2 s) and
+process stopped fetching), each process's peak RSS and its last (sampled every 0.2 s) and
 ``lease_reclaimed`` (leases taken from a process that missed its heartbeats).
 --without-page crawls the same web without it, for comparison.
 """
@@ -59,11 +59,12 @@ def main() -> None:
             )
             for n in range(args.processes)
         ]
-        peaks = [0] * len(processes)
+        peaks, lasts = [0] * len(processes), [0] * len(processes)
         while any(process.poll() is None for process in processes):
             for n, process in enumerate(processes):
                 with suppress(psutil.NoSuchProcess):
-                    peaks[n] = max(peaks[n], psutil.Process(process.pid).memory_info().rss)
+                    rss = psutil.Process(process.pid).memory_info().rss
+                    peaks[n], lasts[n] = max(peaks[n], rss), rss or lasts[n]  # 0: a zombie
             time.sleep(0.2)
         duration = time.monotonic() - started
     log = read_log(folder / "served.jsonl")
@@ -79,6 +80,7 @@ def main() -> None:
         "urls_fetched_twice": sum(n > 1 for url, n in fetched.items() if "robots" not in url),
         "longest_gap_s": round(max(b - a for a, b in zip(times, times[1:], strict=False)), 2),
         "peak_rss_mb": [round(peak / 2**20) for peak in peaks],
+        "last_rss_mb": [round(last / 2**20) for last in lasts],
         "lease_reclaimed": int(stats.get("lease_reclaimed", 0)),
         "folder": str(folder),
     }

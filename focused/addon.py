@@ -52,6 +52,7 @@ class FocusedAddon:
         settings["EXTENSIONS"].setdefault("focused.extensions.warc.WarcWriter", 540)
         settings["EXTENSIONS"].setdefault("focused.extensions.heartbeat.Heartbeat", 550)
         settings["EXTENSIONS"].setdefault("focused.extensions.outages.RedisOutages", 560)
+        settings["EXTENSIONS"].setdefault("focused.extensions.memory.MemoryGiveBack", 570)
         # Local feeds written through: a killed crawl leaves every exported item in its feed.
         for scheme in ("", "file"):
             settings["FEED_STORAGES"].setdefault(scheme, "focused.feeds.FlushedFileFeedStorage")

@@ -12,4 +12,6 @@ settings turn it off.
 - :mod:`~focused.extensions.heartbeat`: each process records itself in Redis, for readers.
 - :mod:`~focused.extensions.stats`: the ``STATS_CLASS`` that adds every process's Scrapy
   stats up in Redis.
+- :mod:`~focused.extensions.outages`: the Redis outages a process sees, in its stats.
+- :mod:`~focused.extensions.memory`: memory given back to the system after a big page.
 """
