@@ -80,6 +80,13 @@ def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, 
     stats = crawl.run("again.jsonl")
     assert f"seeds_from: {seeds} hubs and sites from" in crawl.log("again.jsonl")
     assert stats["item_scraped_count"] > 100
+    # A run that finds nothing new (the pages known, the web unchanged) keeps those lists.
+    again = (tmp_path / "lists" / f"{crawl.name}.json").read_text()
+    assert main(["reset", crawl.name, "--keep-known", "--home", str(crawl.home)]) == 0
+    stats = crawl.run("known.jsonl")
+    assert stats.get("focused/pages/relevant", 0) == 0
+    assert (tmp_path / "lists" / f"{crawl.name}.json").read_text() == again
+    assert "Found no good hub or site: kept the lists of an earlier run" in crawl.log("known.jsonl")
 
 
 def test_hub_score_of_a_page():

@@ -28,7 +28,9 @@ class ListWriter:
 
     Every process of a crawl writes the same file from Redis; the last one to close has the
     whole crawl's counts. Logs how many it wrote and where; a file that cannot be written is a
-    disk fault (:mod:`focused.diskfaults`).
+    disk fault (:mod:`focused.diskfaults`). Lists with nothing in them leave an earlier run's
+    file as it is (a run after ``focused reset --keep-known`` on an unchanged web lists
+    nothing).
     """
 
     def __init__(self, crawler: Crawler):
@@ -53,6 +55,13 @@ class ListWriter:
                 result = distill(frontier, boost=None, top=TOP_HUBS)
                 lists["top_hubs"] = [{"url": url, "score": round(h, 6)} for url, h in result.hubs]
         except FocusedError:  # Redis is lost (reported by the frontier): nothing to read
+            return
+        path = lists_path(self.folder, lists["crawl"])
+        if not (lists["hubs"] or lists["sites"] or lists.get("top_hubs")) and path.exists():
+            logger.info(
+                "Found no good hub or site: kept the lists of an earlier run in %(path)s",
+                {"path": path},
+            )
             return
         try:
             path = write_lists(lists, self.folder)
