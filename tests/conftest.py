@@ -46,12 +46,14 @@ from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import ServedWeb
 from focused.schedulers.frontier import RedisFrontier
 from focused.store.connection import connect
+from focused.store.server import server_command
 
 TIERS = ("unit", "redis", "crawl", "cluster")
 """The tiers, lightest first."""
 
 FIXTURE_TIERS = {
     "redis_home": "redis",
+    "own_redis": "redis",
     "redis_client": "redis",
     "frontier": "redis",
     "frontier_client": "redis",
@@ -194,19 +196,24 @@ class Crawl:
             name,
             workdir,
         )
+        # Environment variables of the crawl processes beyond env()'s (another Redis's URL,
+        # say); None unsets one.
+        self.extra_env: dict[str, str | None] = {}
 
     def command(self, feed: str, settings: dict[str, object]) -> list[str]:
         options = {"FOCUSED_CRAWL": self.name, "LOG_LEVEL": "INFO", "FOCUSED_HOST_DELAY": 0}
         return crawl_command(self.topic, {**options, **settings}, Path(feed))
 
     def env(self) -> dict[str, str]:
-        return {
+        env = {
             **os.environ,
             "http_proxy": self.proxy,
             "FOCUSED_HOME": str(self.home),
             "SCRAPY_SETTINGS_MODULE": "focused.settings",
             "PYTHONUNBUFFERED": "1",
+            **self.extra_env,
         }
+        return {name: value for name, value in env.items() if value is not None}
 
     def start(
         self, feed: str = "feed.jsonl", *, log: str | None = None, **settings: object
@@ -274,6 +281,54 @@ def focused(
         env=env,
         cwd=cwd,
     )
+
+
+class RedisServer:
+    """A redis-server of a test's own, run as ``focused redis serve`` runs it (its data kept as
+    every server of the project keeps it), with ``options`` added to its command line, that
+    can be killed and started again on the same port."""
+
+    def __init__(self, folder: Path, *options: str, password: str | None = None):
+        self.folder, self.port = folder, free_port()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.options = [*options, *(("--requirepass", password) if password else ())]
+        self.password = password
+        self.url = f"redis://127.0.0.1:{self.port}/0"  # without the password
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = [*server_command(self.folder, self.port, "127.0.0.1"), *self.options]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        probe = redis.Redis(port=self.port, password=self.password, retry=None)
+
+        def answers() -> bool:
+            try:
+                return bool(probe.ping())
+            except redis.RedisError:
+                return False
+
+        wait_for(answers, timeout=20, interval=0.05)
+        probe.close()
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A started :class:`RedisServer` of the test's own, killed at its end."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.running():
+            server.kill()
 
 
 def free_port() -> int:

@@ -165,7 +165,7 @@ def test_outbox_entries_of_live_processes_are_left_to_them(frontier):
 
 
 def cluster_crawl(crawl: Crawl, url: str) -> Crawl:
-    crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": url}
+    crawl.extra_env["FOCUSED_REDIS_URL"] = url
     return crawl
 
 

@@ -69,7 +69,7 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 def embedded_crawl(web: Path, served: ServedWeb, home: Path, tmp_path: Path) -> Crawl:
     crawl = Crawl(web / "topic.toml", served.proxy, home, "alone", tmp_path)
-    crawl.env = lambda: {**Crawl.env(crawl), **embedded_env(home)}
+    crawl.extra_env.update(FOCUSED_HOME=str(home), FOCUSED_REDIS_URL=None)
     return crawl
 
 

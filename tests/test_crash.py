@@ -95,7 +95,7 @@ def test_a_redis_restart_mid_crawl_loses_nothing(crawl, served, tmp_path):
     socket = tmp_path / "redis.sock"
     server = redis_server(tmp_path, socket)
     client = redis.Redis(unix_socket_path=str(socket), decode_responses=True)
-    crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": f"unix://{socket}"}
+    crawl.extra_env["FOCUSED_REDIS_URL"] = f"unix://{socket}"
     process = crawl.start(**FAST)
     try:
         wait_for(lambda: fetched(client, crawl) >= 40, 120)

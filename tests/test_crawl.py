@@ -197,7 +197,7 @@ def test_lost_redis_is_retried_reported_and_stops_the_crawl(crawl, tmp_path):
     )
     client = redis.Redis(unix_socket_path=str(socket))
     wait_for(lambda: socket.exists())
-    crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": f"unix://{socket}"}
+    crawl.extra_env["FOCUSED_REDIS_URL"] = f"unix://{socket}"
     process = crawl.start(FOCUSED_REDIS_RETRIES=3, FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2)
     wait_for(lambda: int(client.hget(keys.prefix(crawl.name) + keys.STATS, "fetched") or 0) >= 10)
     server.kill()

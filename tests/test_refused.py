@@ -8,11 +8,9 @@ Real servers only: redis-servers of the tests' own, run as ``focused redis serve
 from __future__ import annotations
 
 import logging
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -33,22 +31,9 @@ from focused.schedulers.frontier import Ack, Acked, Link, RedisFrontier
 from focused.store.connection import REFUSALS, RedisRefused, connect, refusal, retrying
 from focused.store.crawl import CrawlStore
 from focused.store.periodic import PeriodicJob
-from focused.store.server import server_command
-from tests.conftest import Crawl, focused, free_port, stop, wait_for
+from tests.conftest import RedisServer, focused, free_port, stop, wait_for
 from tests.test_crawl import reachable, served_pages
-from tests.test_durability import Server, fetched, on_server
-
-
-@pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[Server]:
-    """A redis-server of the test's own, kept as ``focused redis serve`` keeps its data."""
-    server = Server(tmp_path / "redis")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
-
+from tests.test_durability import fetched
 
 OOM_LINE = (
     "Redis refuses writes: its used memory is over maxmemory (OOM); raise maxmemory or free "
@@ -56,13 +41,14 @@ OOM_LINE = (
 )
 
 
-def test_a_crawl_whose_redis_reaches_maxmemory_exits_3_and_loses_nothing(crawl, served, own_server):
+def test_a_crawl_whose_redis_reaches_maxmemory_exits_3_and_loses_nothing(crawl, served, own_redis):
     assert EXIT_CODES[REDIS_REFUSED] == 3
-    client = connect(own_server.url)
+    client = connect(own_redis.url)
     fast = {"FOCUSED_HOST_DELAY": 0.05, "CONCURRENT_REQUESTS": 4, "FOCUSED_HEARTBEAT_S": 1}
     # The distiller as often as it goes, in its thread: the crawl does not wait for its retries.
     fast |= {"FOCUSED_DISTILL_PAGES": 5, "FOCUSED_DISTILL_INTERVAL": 1}
-    process = on_server(crawl, own_server).start("first.jsonl", **fast)
+    crawl.extra_env["FOCUSED_REDIS_URL"] = own_redis.url
+    process = crawl.start("first.jsonl", **fast)
     try:
         wait_for(lambda: fetched(client, crawl.name) >= 30, 120)
         client.config_set("maxmemory-policy", "noeviction")
@@ -122,9 +108,8 @@ def test_refusals_are_told_apart_by_their_code_in_each_reply_redis_gives():
         retrying(lambda: (_ for _ in ()).throw(redis.ResponseError("WRONGTYPE x")), retries=3)
 
 
-@pytest.mark.redis
-def test_each_refusal_of_a_real_server_is_retried_then_named(own_server):
-    client = connect(own_server.url)
+def test_each_refusal_of_a_real_server_is_retried_then_named(own_redis):
+    client = connect(own_redis.url)
     script = client.register_script("return redis.call('set', KEYS[1], ARGV[1])")
     retries: list = []
 
@@ -146,7 +131,7 @@ def test_each_refusal_of_a_real_server_is_retried_then_named(own_server):
     client.replicaof("127.0.0.1", free_port())  # a replica of a master that is not there
     assert cause() == f"Redis refuses writes: {REFUSALS['READONLY']}"
     client.replicaof("no", "one")
-    gone = own_server.folder / "gone"  # a snapshot that cannot be written
+    gone = own_redis.folder / "gone"  # a snapshot that cannot be written
     gone.mkdir()
     client.config_set("dir", str(gone))
     gone.rmdir()
@@ -156,16 +141,15 @@ def test_each_refusal_of_a_real_server_is_retried_then_named(own_server):
     wait_for(lambda: client.info("persistence")["rdb_last_bgsave_status"] == "err", 20)
     assert cause() == f"Redis refuses writes: {REFUSALS['MISCONF']}"
     client.config_set("stop-writes-on-bgsave-error", "no")
-    client.config_set("dir", str(own_server.folder))
+    client.config_set("dir", str(own_redis.folder))
     client.config_set("min-replicas-to-write", 1)  # and it has none
     assert cause() == f"Redis refuses writes: {REFUSALS['NOREPLICAS']}"
     client.config_set("min-replicas-to-write", 0)
     assert retrying(lambda: client.set("k", 2), retries=0)  # writes again
 
 
-@pytest.mark.redis
-def test_periodic_jobs_back_off_while_redis_refuses_writes(own_server, caplog):
-    client = connect(own_server.url)
+def test_periodic_jobs_back_off_while_redis_refuses_writes(own_redis, caplog):
+    client = connect(own_redis.url)
     runs: list = []
     job = PeriodicJob(
         "Test job",
@@ -199,52 +183,39 @@ def test_periodic_jobs_back_off_while_redis_refuses_writes(own_server, caplog):
     assert again == ("INFO", "Test job ran again after 3 failed runs")
 
 
-@contextmanager
-def password_server(folder: Path) -> Iterator[str]:
-    """A redis-server of the project's that requires the password ``secret``: its URL without
-    the password."""
-    port = free_port()
-    folder.mkdir()
-    command = [*server_command(folder, port, "127.0.0.1"), "--requirepass", "secret"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+@pytest.fixture
+def password_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of the test's own that requires the password ``secret``."""
+    server = RedisServer(tmp_path / "redis", password="secret")
+    server.start()
     try:
-        probe = redis.Redis(port=port, password="secret", retry=None)
-        wait_for(lambda: answers(probe), 20)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield server
     finally:
-        stop(process, 30)
+        stop(server.process, 30)
 
 
-def answers(probe: redis.Redis) -> bool:
-    try:
-        return bool(probe.ping())
-    except redis.ConnectionError:
-        return False
+@pytest.mark.redis  # its server
+def test_a_missing_password_is_one_line_at_once(password_redis):
+    url = password_redis.url
+    started = time.monotonic()
+    with pytest.raises(FocusedError) as raised:
+        connect(url)
+    assert time.monotonic() - started < 2  # not retried as an outage
+    assert str(raised.value) == (
+        f"Redis at {url} requires a password: put it in the URL, "
+        "redis://:PASSWORD@host:port/0 (redis://USER:PASSWORD@host:port/0 for an ACL user)"
+    )
+    wrong = url.replace("//", "//:wrong@")
+    with pytest.raises(FocusedError, match=r"^Redis at redis://:\*\*\*@.* refused the pass"):
+        connect(wrong)
+    assert connect(url.replace("//", "//:secret@")).ping()
+    result = focused("status", "--redis-url", url)
+    assert result.returncode == 2 and time.monotonic() - started < 30
+    assert result.stderr == f"focused: error: {raised.value}\n"
 
 
-@pytest.mark.redis
-def test_a_missing_password_is_one_line_at_once(tmp_path):
-    with password_server(tmp_path / "redis") as url:
-        started = time.monotonic()
-        with pytest.raises(FocusedError) as raised:
-            connect(url)
-        assert time.monotonic() - started < 2  # not retried as an outage
-        assert str(raised.value) == (
-            f"Redis at {url} requires a password: put it in the URL, "
-            "redis://:PASSWORD@host:port/0 (redis://USER:PASSWORD@host:port/0 for an ACL user)"
-        )
-        wrong = url.replace("//", "//:wrong@")
-        with pytest.raises(FocusedError, match=r"^Redis at redis://:\*\*\*@.* refused the pass"):
-            connect(wrong)
-        assert connect(url.replace("//", "//:secret@")).ping()
-        result = focused("status", "--redis-url", url)
-        assert result.returncode == 2 and time.monotonic() - started < 30
-        assert result.stderr == f"focused: error: {raised.value}\n"
-
-
-@pytest.mark.redis
-def test_a_store_that_gives_redis_up_ends_its_threads_retries(own_server):
-    client = connect(own_server.url)
+def test_a_store_that_gives_redis_up_ends_its_threads_retries(own_redis):
+    client = connect(own_redis.url)
     lost: list = []
     store = CrawlStore(client, "refused", retries=0, on_lost=lost.append)
     worker = store.for_thread()
@@ -266,9 +237,8 @@ def test_a_store_that_gives_redis_up_ends_its_threads_retries(own_server):
     assert len(lost) == 1
 
 
-@pytest.mark.redis
-def test_a_thread_that_gives_redis_up_leaves_the_crawl_its_own_logged_retries(own_server):
-    client = connect(own_server.url)
+def test_a_thread_that_gives_redis_up_leaves_the_crawl_its_own_logged_retries(own_redis):
+    client = connect(own_redis.url)
     retried: list = []
     lost: list = []
     store = CrawlStore(
@@ -315,15 +285,14 @@ def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_na
     assert frontier.counts()["in_flight"] == 1
 
 
-def test_a_crawl_without_the_password_stops_at_start_with_exit_2(crawl, tmp_path):
-    with password_server(tmp_path / "redis") as url:
-        crawl.env = lambda: {**Crawl.env(crawl), "FOCUSED_REDIS_URL": url}
-        process = crawl.start()
-        try:
-            assert process.wait(60) == 2
-        finally:
-            if process.poll() is None:
-                process.kill()
+def test_a_crawl_without_the_password_stops_at_start_with_exit_2(crawl, password_redis):
+    url = crawl.extra_env["FOCUSED_REDIS_URL"] = password_redis.url
+    process = crawl.start()
+    try:
+        assert process.wait(60) == 2
+    finally:
+        if process.poll() is None:
+            process.kill()
     log = crawl.log()
     assert f"CRITICAL: focused: error: Redis at {url} requires a password: put it in" in log
     assert "Traceback" not in log and "Redis unreachable" not in log

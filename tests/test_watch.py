@@ -393,8 +393,7 @@ def records_while_busy(
     and count its process records every 0.05 s from its first beat to its end (0: its record
     expired, the process taken for dead): (time, records) pairs."""
     repository = str(Path(__file__).parents[1])
-    env = crawl.env
-    crawl.env = lambda: {**env(), "PYTHONPATH": repository}
+    crawl.extra_env["PYTHONPATH"] = repository
     process = crawl.start(
         EXTENSIONS=json.dumps({"tests.busy_reactor.BusyReactor": 0}),
         BUSY_REACTOR_S=seconds,
