@@ -417,19 +417,19 @@ def records_while_busy(
 
 
 def test_a_busy_process_goes_on_beating(crawl, redis_client):
-    # 4 s busy: 20 beats of 0.2 s, where three missed beats take a process for dead.
-    records = records_while_busy(crawl, redis_client, 4.0, 0.2)
-    assert records[-1][0] - records[0][0] > 4.0 and all(n == 1 for _, n in records)
+    # 6 s busy: 12 beats of 0.5 s, where three missed beats take a process for dead.
+    records = records_while_busy(crawl, redis_client, 6.0, 0.5)
+    assert records[-1][0] - records[0][0] > 6.0 and all(n == 1 for _, n in records)
 
 
 def test_a_hung_process_stops_beating_until_its_reactor_is_back(crawl, redis_client):
-    # Hung after HUNG_BEATS beats of 0.1 s (6 s): its record expires three beats later and
+    # Hung after HUNG_BEATS beats of 0.2 s (12 s): its record expires three beats later and
     # comes back with the reactor, 4 s on.
-    assert HUNG_BEATS * 0.1 == 6.0
-    records = records_while_busy(crawl, redis_client, 10.0, 0.1)
+    assert HUNG_BEATS * 0.2 == 12.0
+    records = records_while_busy(crawl, redis_client, 16.0, 0.2)
     gone = [at for at, n in records if n == 0]
     assert gone and records[0][1] == 1 and records[-1][1] == 1
-    assert 2.0 < gone[-1] - gone[0] < 4.0  # gone for about 10 - 6 - 0.3 s, once
+    assert 2.0 < gone[-1] - gone[0] < 6.0  # gone for about 16 - 12 - 0.6 s, once
     assert all(n == 0 for at, n in records if gone[0] <= at <= gone[-1])
 
 
