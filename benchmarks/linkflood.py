@@ -19,12 +19,9 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from contextlib import suppress
 from pathlib import Path
 
-import psutil
-
-from focused.lab.crawlproc import crawl_command, crawl_env
+from focused.lab.crawlproc import crawl_command, crawl_env, memory_until_done
 from focused.lab.webs.bundle import url_key
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.hostile import link_flood
@@ -59,13 +56,7 @@ def main() -> None:
             )
             for n in range(args.processes)
         ]
-        peaks, lasts = [0] * len(processes), [0] * len(processes)
-        while any(process.poll() is None for process in processes):
-            for n, process in enumerate(processes):
-                with suppress(psutil.NoSuchProcess):
-                    rss = psutil.Process(process.pid).memory_info().rss
-                    peaks[n], lasts[n] = max(peaks[n], rss), rss or lasts[n]  # 0: a zombie
-            time.sleep(0.2)
+        peaks, lasts = memory_until_done(processes)
         duration = time.monotonic() - started
     log = read_log(folder / "served.jsonl")
     fetched = Counter(url_key(e["url"]) for e in log if e["status"] < 500)

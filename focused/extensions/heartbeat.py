@@ -67,7 +67,6 @@ class Heartbeat:
         self.counts: deque[tuple[float, int, int]] = deque(maxlen=RATE_BEATS + 1)
         self.task: task.LoopingCall | None = None  # the reactor's sign of life
         self.reactor_seen = time.monotonic()
-        self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
         self.lock = threading.Lock()  # one beat at a time, none after the last
 
@@ -90,11 +89,13 @@ class Heartbeat:
         self.beat(self.frontier.store)
         self.task = task.LoopingCall(self.reactor_alive)
         self.task.start(self.interval, now=True)
-        self.thread = threading.Thread(
-            target=self.beat_on, args=(self.frontier.store.for_thread(),), name="heartbeat"
-        )
-        self.thread.daemon = True  # a beat stuck on a dead Redis must not keep the process up
-        self.thread.start()
+        # A daemon: a beat stuck on a dead Redis must not keep the process up.
+        threading.Thread(
+            target=self.beat_on,
+            args=(self.frontier.store.for_thread(),),
+            name="heartbeat",
+            daemon=True,
+        ).start()
         # Leases now carry this id: once this record expires (a killed process), a live
         # process of the crawl puts them back at once, without charging a try.
         self.frontier.owner = self.id

@@ -64,9 +64,9 @@ class ListWriter:
             )
             return
         try:
-            path = write_lists(lists, self.folder)
+            write_lists(lists, self.folder)
         except OSError as exc:
-            disk_fault(self.crawler, "lists file", lists_path(self.folder, lists["crawl"]), exc)
+            disk_fault(self.crawler, "lists file", path, exc)
             return
         logger.info(
             "Wrote %(hubs)d good hubs and %(sites)d good sites to %(path)s",

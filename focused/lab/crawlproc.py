@@ -4,9 +4,14 @@ tool that runs crawls (the demo, ``focused evaluate``, the tests)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
+
+import psutil
 
 
 def crawl_command(
@@ -39,3 +44,18 @@ def crawl_env(proxy: str, home: Path) -> dict[str, str]:
     }
     env.pop("FOCUSED_REDIS_URL", None)
     return env
+
+
+def memory_until_done(
+    processes: Sequence[subprocess.Popen], interval: float = 0.2
+) -> tuple[list[int], list[int]]:
+    """Wait for ``processes`` to end, sampling their memory (RSS, bytes) every ``interval``
+    seconds: each one's peak and its last sample (an ended process's 0 is not one)."""
+    peaks, lasts = [0] * len(processes), [0] * len(processes)
+    while any(process.poll() is None for process in processes):
+        for n, process in enumerate(processes):
+            with suppress(psutil.NoSuchProcess):
+                rss = psutil.Process(process.pid).memory_info().rss
+                peaks[n], lasts[n] = max(peaks[n], rss), rss or lasts[n]
+        time.sleep(interval)
+    return peaks, lasts

@@ -73,10 +73,10 @@ class Outages:
     dropped fails once and is made again at once: no outage) and ends when one thread has two
     attempts in a row succeed (redis-py counts taking an idle pooled connection as a success
     before it finds that connection's server gone); it lasts from its first failed attempt to
-    the first of those successes. Failures before Redis was first
-    reached are not outages: the command that could not reach it says so in one line. Each
-    outage is logged twice, a WARNING when it starts and an INFO with its length when it ends,
-    and told to the ``listeners`` (a crawl's stats, :mod:`focused.extensions.outages`).
+    the first of those successes. Failures before Redis was first reached are not outages: the
+    command that could not reach it says so in one line. Each outage is logged twice, a
+    WARNING when it starts and an INFO with its length when it ends, and told to the
+    ``listeners`` (a crawl's stats, :mod:`focused.extensions.outages`).
 
     ``given_up`` is set when a caller stops retrying (:func:`retrying` raised: the crawl
     stops); until Redis answers again each call then makes one attempt, so the components
