@@ -35,6 +35,7 @@ __all__ = [
     "N_SEEDS",
     "N_TRAINING",
     "TASK_SETS",
+    "USER_KEYWORDS",
     "VALIDATION_CATEGORIES",
     "Task",
     "difficulty",
@@ -67,6 +68,62 @@ VALIDATION_CATEGORIES = (
     "People/Historical_figures",  # 108, 9%
     "Religion",  # 131, 4%
 )
+
+# Five keywords a user would write for each development topic and validation category, from
+# the category's name alone, written down once (2026-11-27) before any of the category's pages
+# were looked at, and never changed after a measurement: the ``keywords`` crawler's topic, so
+# that the evaluation measures what users bring. (``keywords-name`` keeps the words of the
+# name itself, ``name_words``.)
+USER_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "Science/Biology/Birds": ("birds", "ornithology", "feathers", "wings", "nest"),
+    "Science/Chemistry/Chemical_elements": (
+        "chemical element",
+        "periodic table",
+        "atomic number",
+        "metal",
+        "isotope",
+    ),
+    "Science/Physics/Space_Astronomy": ("astronomy", "space", "planet", "star", "galaxy"),
+    "History/British_History": ("british history", "england", "monarch", "empire", "parliament"),
+    "Citizenship/Politics_and_government": (
+        "politics",
+        "government",
+        "election",
+        "parliament",
+        "political party",
+    ),
+    "Design_and_Technology/Railway_transport": (
+        "railway",
+        "train",
+        "locomotive",
+        "rail transport",
+        "station",
+    ),
+    "Science/Biology": ("biology", "organism", "species", "cell", "evolution"),
+    "Countries": ("country", "nation", "capital city", "population", "republic"),
+    "Music": ("music", "musician", "song", "instrument", "composer"),
+    "Business_Studies": ("business", "company", "economics", "market", "management"),
+    "Everyday_life": ("everyday life", "daily life", "food", "home", "family"),
+    "Geography/Geography_of_Great_Britain": ("great britain", "england", "scotland", "wales", "county"),
+    "Geography/North_American_Geography": (
+        "north america",
+        "united states",
+        "canada",
+        "mexico",
+        "geography",
+    ),
+    "History/Ancient_History_Classical_History_and_Mythology": (
+        "ancient history",
+        "ancient greece",
+        "roman empire",
+        "mythology",
+        "classical antiquity",
+    ),
+    "History/General_history": ("history", "historical event", "war", "empire", "century"),
+    "Language_and_literature": ("language", "literature", "novel", "poetry", "writer"),
+    "People/Historical_figures": ("historical figure", "king", "emperor", "leader", "biography"),
+    "Religion": ("religion", "god", "church", "faith", "worship"),
+}
 
 # Task set -> what it is, for the report.
 TASK_SETS = {
