@@ -13,6 +13,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
+from focused.errors import FocusedError
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.oracle import oracle_order
 from focused.lab.evaluation.report import averages, calibration_k, shown_ks, tables
@@ -25,6 +26,7 @@ from focused.lab.evaluation.score import (
     steps,
 )
 from focused.lab.evaluation.tasks import (
+    USER_KEYWORDS,
     VALIDATION_CATEGORIES,
     Task,
     difficulty,
@@ -32,6 +34,7 @@ from focused.lab.evaluation.tasks import (
     load_tasks,
     overlaps,
     parse_seeds_option,
+    read_keywords,
 )
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.labels import within
@@ -297,6 +300,7 @@ METHOD_OF = {
     "examples": "examples",
     "positives": "examples",
     "keywords": "keywords",
+    "keywords-name": "keywords",
     "semantic": "semantic",
     "thesaurus": "thesaurus",
     "best-n-first": "taxonomy",
@@ -337,7 +341,9 @@ def test_crawlers_are_their_method_and_link_score(prepared):
     for name in ("best-n-first", "genetic", "hmm", "infospiders"):
         assert CRAWLERS[name] == ("taxonomy.toml", {"FOCUSED_STRATEGY": name})
     assert CRAWLERS["taxonomy-no-gloss"][1] == {"FOCUSED_ANCHOR_GLOSS": "false"}
+    # No user wrote keywords for the synthetic web's topics: the name's words stand in.
     assert load_topic(folder / "keywords.toml").relevance["keywords"] == ["science"]
+    assert load_topic(folder / "keywords-name.toml").relevance["keywords"] == ["science"]
     assert name_words("Science/Physics/Space_Astronomy") == ["space", "astronomy"]
     assert name_words("Citizenship/Politics_and_government") == ["politics", "government"]
     assert name_words("History/British_History_15001750") == ["british", "history"]
@@ -485,3 +491,26 @@ def test_validation_categories_do_not_overlap_the_development_topics():
     assert not any(
         overlaps(a, b) for a in VALIDATION_CATEGORIES for b in VALIDATION_CATEGORIES if a != b
     )
+
+
+@pytest.mark.skipif(not (WIKISPEEDIA / "topics.json").exists(), reason="no Wikispeedia bundle")
+def test_users_keywords_cover_every_development_topic_and_validation_category():
+    topics = json.loads((WIKISPEEDIA / "topics.json").read_text())["topics"]
+    wanted = {t["category"] for t in topics} | set(VALIDATION_CATEGORIES)
+    assert set(USER_KEYWORDS) == wanted
+    assert all(len(set(words)) == 5 for words in USER_KEYWORDS.values())
+
+
+def test_a_keywords_file_gives_the_keywords_crawler_its_topic(
+    bundle: Bundle, graph: WebGraph, tmp_path
+):
+    path = tmp_path / "keywords.toml"
+    path.write_text('"Arts/Music" = ["song", "melody"]\n')
+    (task,) = load_tasks(bundle, graph, "Arts/Music", None, keywords=read_keywords(path))
+    assert task.keywords == ("song", "melody")
+    prepare(bundle, graph, task, tmp_path / "t", ["keywords", "keywords-name"])
+    assert load_topic(tmp_path / "t" / "keywords.toml").relevance["keywords"] == list(task.keywords)
+    assert load_topic(tmp_path / "t" / "keywords-name.toml").relevance["keywords"] == ["music"]
+    path.write_text('"Arts/Music" = "song"\n')
+    with pytest.raises(FocusedError, match="expected a list of words"):
+        read_keywords(path)

@@ -12,7 +12,7 @@ from rich.console import Console
 from focused.cli.options import add_settings_argument, parse_settings
 from focused.lab.evaluation.evaluate import ALL_CRAWLERS, DEFAULT, ORACLE, evaluate
 from focused.lab.evaluation.report import not_run_lines, tables
-from focused.lab.evaluation.tasks import VALIDATION_CATEGORIES
+from focused.lab.evaluation.tasks import VALIDATION_CATEGORIES, read_keywords
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CAT,...",
         help="any categories of the labels, comma-separated, with seeds and training pages"
         " drawn as topics.json's",
+    )
+    parser.add_argument(
+        "--keywords",
+        type=Path,
+        metavar="FILE",
+        help='a TOML file of a user\'s keywords by category ("Religion" = ["god", ...]) for'
+        " the keywords crawlers, instead of the ones kept with the validation categories",
     )
     parser.add_argument("--pages", type=int, default=300, help="counted pages per crawl")
     parser.add_argument(
@@ -74,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         console=console,
         task_set=task_set or "development",
         categories=args.categories.split(",") if args.categories else (),
+        keywords=read_keywords(args.keywords) if args.keywords else None,
     )
     for table in tables(report):
         console.print(table)

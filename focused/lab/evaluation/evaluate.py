@@ -12,7 +12,7 @@ for a topic is not run there, and the report says why in one line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -115,9 +115,11 @@ def evaluate(
     console: Console | None = None,
     task_set: str = "development",
     categories: Sequence[str] = (),
+    keywords: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Run the evaluation on a task set (``load_tasks``: ``topics`` of it); write
-    ``out/results.json`` and PNGs; return the results.
+    ``out/results.json`` and PNGs; return the results. ``keywords`` (category -> a user's
+    keywords) replaces USER_KEYWORDS for the ``keywords`` crawlers.
 
     A crawler that cannot be prepared for a topic (``prepare``'s reason) gets
     ``{"error": reason}`` there instead of figures, is left out of that topic's averages and
@@ -137,7 +139,9 @@ def evaluate(
     bundle = Bundle.load(bundle_path)
     with console.status("reading the bundle's links and texts"):
         graph = WebGraph.from_bundle(bundle)
-    tasks = load_tasks(bundle, graph, topics, dist, task_set=task_set, categories=categories)
+    tasks = load_tasks(
+        bundle, graph, topics, dist, task_set=task_set, categories=categories, keywords=keywords
+    )
     out = out.resolve()  # each crawl runs in a folder of its own: its paths must not be relative
     out.mkdir(parents=True, exist_ok=True)
     ks = steps(pages)
@@ -159,6 +163,7 @@ def evaluate(
                 {
                     "category": task.category,
                     "seeds": task.seeds,
+                    "keywords": list(task.keywords),
                     "difficulty": difficulty(graph, task),
                     "crawlers": {},
                 }

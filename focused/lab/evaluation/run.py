@@ -91,6 +91,7 @@ CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "examples": ("examples.toml", {}),
     "positives": ("positives.toml", {}),
     "keywords": ("keywords.toml", {}),
+    "keywords-name": ("keywords-name.toml", {}),
     "semantic": ("semantic.toml", {}),
     "thesaurus": ("thesaurus.toml", {}),
     # The papers' search strategies, on the taxonomy topic with the defaults otherwise.
@@ -253,8 +254,10 @@ def prepare(
       project's defaults decide the rest. ``best-first.toml`` (best-first*): ``centroid`` of
       ``examples/``. ``examples.toml``: ``examples`` with ``negatives/``; ``positives.toml``:
       ``examples`` without negatives (a user with example pages only). ``keywords.toml``:
-      the words of the category's name (:func:`name_words`), as a user would describe the
-      topic; ``semantic.toml``: the same words as ``terms``. ``thesaurus.toml``: the
+      the task's keywords, five a user would write from the category's name
+      (``USER_KEYWORDS``; the name's words where there are none); ``keywords-name.toml``:
+      the words of the category's name itself (:func:`name_words`); ``semantic.toml``: the
+      name's words as ``terms``. ``thesaurus.toml``: the
       thesaurus ``topic.thesaurus.toml`` made by :func:`thesaurus_from_examples`.
     """
     unknown = [name for name in crawlers if name not in CRAWLERS]
@@ -284,13 +287,15 @@ def prepare(
     seeds = "".join(f"    {json.dumps(url)},\n" for url in task.seeds)
     head = f'name = "{slug(task.category)}"\nseeds = [\n{seeds}]\n\n[relevance]\n'  # soft focus
     words = json.dumps(name_words(task.category))
+    keywords = json.dumps(list(task.keywords) or name_words(task.category))
     bodies = {
         "taxonomy.toml": f'method = "taxonomy"\ntaxonomy = "taxonomy"\n'
         f"good = [{json.dumps(task.category)}]\n",
         "best-first.toml": 'method = "centroid"\nexamples = "examples"\n',
         "examples.toml": 'method = "examples"\nexamples = "examples"\nnegatives = "negatives"\n',
         "positives.toml": 'method = "examples"\nexamples = "examples"\n',
-        "keywords.toml": f'method = "keywords"\nkeywords = {words}\n',
+        "keywords.toml": f'method = "keywords"\nkeywords = {keywords}\n',
+        "keywords-name.toml": f'method = "keywords"\nkeywords = {words}\n',
         "semantic.toml": f'method = "semantic"\nterms = {words}\n',
         "thesaurus.toml": 'method = "thesaurus"\nthesaurus = "topic.thesaurus.toml"\n',
     }

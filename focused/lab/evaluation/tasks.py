@@ -17,9 +17,11 @@ topics.json (:mod:`focused.lab.webs.generate`).
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+import tomllib
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -43,6 +45,7 @@ __all__ = [
     "load_tasks",
     "overlaps",
     "parse_seeds_option",
+    "read_keywords",
     "sampled_task",
 ]
 
@@ -104,7 +107,13 @@ USER_KEYWORDS: dict[str, tuple[str, ...]] = {
     "Music": ("music", "musician", "song", "instrument", "composer"),
     "Business_Studies": ("business", "company", "economics", "market", "management"),
     "Everyday_life": ("everyday life", "daily life", "food", "home", "family"),
-    "Geography/Geography_of_Great_Britain": ("great britain", "england", "scotland", "wales", "county"),
+    "Geography/Geography_of_Great_Britain": (
+        "great britain",
+        "england",
+        "scotland",
+        "wales",
+        "county",
+    ),
     "Geography/North_American_Geography": (
         "north america",
         "united states",
@@ -144,11 +153,24 @@ class Task:
     training: list[str]
     relevant: frozenset[str]
     targets: frozenset[str]
+    keywords: tuple[str, ...] = ()  # a user's keywords for it (USER_KEYWORDS), () if none
 
     @property
     def skip(self) -> frozenset[str]:
         """URL keys of the pages that are never counted: seeds and training pages."""
         return frozenset(url_key(url) for url in (*self.seeds, *self.training))
+
+
+def read_keywords(path: Path) -> dict[str, tuple[str, ...]]:
+    """A keywords file (``--keywords``): a TOML table of category -> list of keywords."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise FocusedError(f"--keywords: cannot read {path}: {exc}") from None
+    for category, words in data.items():
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            raise FocusedError(f"--keywords: {path}: {category!r}: expected a list of words")
+    return {c.strip().strip("/"): tuple(words) for c, words in data.items()}
 
 
 def parse_seeds_option(value: str) -> int | None:
@@ -256,13 +278,15 @@ def load_tasks(
     *,
     task_set: str = "development",
     categories: Sequence[str] = (),
+    keywords: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Task]:
     """The tasks of a task set, ``topics`` of them (``all`` or categories, comma-separated).
 
     ``task_set`` is one of :data:`TASK_SETS`: ``development`` reads the bundle's topics.json,
     ``validation`` draws tasks for :data:`VALIDATION_CATEGORIES` and ``categories`` for
     ``categories`` (with :func:`sampled_task`). With ``dist``, each task's seeds are then
-    replaced by as many pages ``dist`` links from its targets.
+    replaced by as many pages ``dist`` links from its targets. Each task carries a user's
+    keywords for its category: from ``keywords`` (category -> words), else USER_KEYWORDS.
     """
     if task_set not in TASK_SETS:
         raise FocusedError(f"unknown task set {task_set!r}; known: {', '.join(TASK_SETS)}")
@@ -308,7 +332,8 @@ def load_tasks(
                 raise FocusedError(f"{category}: no page is {dist} links from its targets")
             seeds = [bundle.pages[key].url for key in keys]
         skip = {url_key(url) for url in (*seeds, *training)}
-        tasks.append(Task(category, seeds, training, relevant, relevant - skip))
+        words = tuple((keywords or USER_KEYWORDS).get(category, ()))
+        tasks.append(Task(category, seeds, training, relevant, relevant - skip, words))
     return tasks
 
 
