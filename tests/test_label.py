@@ -190,6 +190,26 @@ def test_fewer_good_pages_than_a_crawl_needs_still_write_the_topic(tmp_path):
     assert load_topic(labelling.topic).relevance["negatives"] == (tmp_path / "negatives").resolve()
 
 
+def test_pages_marked_in_another_feed_keep_their_examples(tmp_path):
+    first = server.Labelling(FEED[:4], label_pages(FEED[:4]), 0.55, tmp_path, "t", [SEED])
+    first.mark(URLS[0], "good")
+    first.mark(URLS[2], "bad")
+    second = server.Labelling(FEED[4:], label_pages(FEED[4:]), 0.55, tmp_path, "t", [SEED])
+    assert second.summary()["needed"] == 1  # the first feed's good page counts
+    second.mark(URLS[6], "good")
+    second.mark(URLS[2], "good")  # marked again, with no text in this feed: it moves
+    assert read_marks(tmp_path) == {URLS[0]: "good", URLS[2]: "good", URLS[6]: "good"}
+    positives = {p.name: p.read_text() for p in (tmp_path / "positives").iterdir()}
+    assert positives[example_file(URLS[2])] == f"Sedan\n\n{CARS}\n"
+    assert sorted(positives) == sorted(example_file(u) for u in (URLS[0], URLS[2], URLS[6]))
+    assert list((tmp_path / "negatives").iterdir()) == []
+    assert second.summary() == {
+        "counts": {"good": 1, "bad": 0, "unmarked": 3},  # of this feed's pages
+        "needed": 0,
+        "topic": str(tmp_path / "t.toml"),
+    }
+
+
 @pytest.mark.parametrize(
     "name, seeds, marks, problem",
     [

@@ -37,6 +37,8 @@ __all__ = [
     "MARKS",
     "MARKS_FILE",
     "MIN_POSITIVES",
+    "NEGATIVES",
+    "POSITIVES",
     "example_file",
     "read_marks",
     "write_examples_topic",
@@ -85,6 +87,16 @@ def _write_folder(folder: Path, texts: Mapping[str, str]) -> None:
                 path.unlink()
 
 
+def _earlier_text(out: Path, url: str) -> str | None:
+    """The text an earlier call wrote for ``url`` into ``out``, if one did."""
+    for folder in (POSITIVES, NEGATIVES):
+        try:
+            return (out / folder / example_file(url)).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            pass
+    return None
+
+
 def _toml_list(values: Iterable[str]) -> str:
     # A JSON string is a TOML basic string (json.dumps escapes as TOML reads).
     return "[\n" + "".join(f"    {json.dumps(value)},\n" for value in values) + "]"
@@ -104,7 +116,9 @@ def write_examples_topic(
 
     - ``feed_items``: feed items (dicts with ``url``, ``title``, ``main_text``; ``bad`` ones
       are passed over), the text of each marked page: its first item that has a title or a
-      main text. A mark of a URL with no such item is not written (a warning says how many);
+      main text. A marked page with no such item keeps the text an earlier call wrote for it
+      into ``out`` (a page marked in another feed); else it is not written (a warning says
+      how many);
     - ``marks``: URL -> ``"good"`` or ``"bad"`` (None: not marked);
     - ``name``: the new topic's crawl name (``name`` in the file, and the file's name). It
       should not be the crawl's own: a crawl under the same name from another topic file is
@@ -129,11 +143,14 @@ def write_examples_topic(
         usable = not item.get("bad") and (item.get("title") or item.get("main_text"))
         if isinstance(url, str) and marks.get(url) and url not in texts and usable:
             texts[url] = _example_text(item)
+    out = Path(out)
     marked = {url: mark for url, mark in marks.items() if mark}
+    for url in marked.keys() - texts.keys():
+        if (earlier := _earlier_text(out, url)) is not None:
+            texts[url] = earlier
     missing = len(marked.keys() - texts.keys())
     if missing:
         logger.warning("%d marked pages have no text in the feed and are not written", missing)
-    out = Path(out)
     folders = {POSITIVES: "good", NEGATIVES: "bad"}
     written = {
         folder: {example_file(url): texts[url] for url in texts if marked[url] == mark}

@@ -26,9 +26,11 @@ from typing import Any
 
 from aiohttp import web
 
+from focused.errors import TopicError
 from focused.label.examples import (
     MARKS,
     MIN_POSITIVES,
+    POSITIVES,
     read_marks,
     write_examples_topic,
     write_marks,
@@ -36,6 +38,7 @@ from focused.label.examples import (
 from focused.label.feed import ORDERS, Page, order, snippet
 from focused.monitor.hosts import allowed_hosts
 from focused.monitor.webapp import LOOPBACK, guarded_app, serve, serve_files, static_texts
+from focused.relevance.centroid import example_pages
 
 __all__ = ["STATIC", "Labelling", "make_app", "run"]
 
@@ -53,7 +56,7 @@ class Labelling:
     ``items`` are the feed's items (the text of each example), ``pages`` those listed;
     ``threshold`` is the crawl's boundary; the topic is ``out/NAME.toml`` with ``seeds``
     (:func:`~focused.label.examples.write_examples_topic`). Marks already kept in ``out`` are
-    read back; those of pages not in this feed stay in the marks file but are not written.
+    read back; those of pages not in this feed (marked in another) keep their examples.
     """
 
     def __init__(
@@ -74,11 +77,10 @@ class Labelling:
         self.topic = self.write()
 
     def write(self) -> Path:
-        """Rewrite the examples topic from the marks of this feed's pages; its topic file."""
-        marks = {url: mark for url, mark in self.marks.items() if url in self.urls}
+        """Rewrite the examples topic from the marks; its topic file."""
         return write_examples_topic(
             self.items,
-            marks,
+            self.marks,
             self.out,
             self.name,
             self.seeds,
@@ -107,9 +109,13 @@ class Labelling:
         """What the page shows about the marks: counts, good pages still needed, the topic."""
         shown = [self.marks.get(page.url) for page in self.pages]
         good = shown.count("good")
+        try:  # with the examples of other feeds' pages and any put there by hand
+            examples = len(example_pages(self.out / POSITIVES))
+        except TopicError:  # none yet
+            examples = 0
         return {
             "counts": {"good": good, "bad": shown.count("bad"), "unmarked": shown.count(None)},
-            "needed": max(0, MIN_POSITIVES - good),
+            "needed": max(0, MIN_POSITIVES - examples),
             "topic": str(self.topic),
         }
 
