@@ -114,7 +114,7 @@ function onKey(event) {
   }
   if (event.target.closest("button, a") && (event.key === "Enter" || event.key === " ")) return;
   const index = positions()[current];
-  const key = event.key;
+  const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;  // Caps Lock too
   if (key in MARK_KEYS) {
     mark(index, MARK_KEYS[key]);
     if (MARK_KEYS[key]) focusRow(current + 1);
