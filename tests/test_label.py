@@ -210,6 +210,17 @@ def test_pages_marked_in_another_feed_keep_their_examples(tmp_path):
     }
 
 
+def test_a_mark_that_cannot_be_kept_is_undone(tmp_path):
+    labelling = server.Labelling(FEED, label_pages(FEED), 0.55, tmp_path, "t", [SEED])
+    labelling.mark(URLS[1], "bad")
+    (tmp_path / "marks.json").unlink()
+    (tmp_path / "marks.json").mkdir()  # where the marks file goes: it cannot be written
+    with pytest.raises(OSError):
+        labelling.mark(URLS[0], "good")
+    assert labelling.marks == {URLS[1]: "bad"}
+    assert labelling.summary()["counts"] == {"good": 0, "bad": 1, "unmarked": 7}
+
+
 @pytest.mark.parametrize(
     "name, seeds, marks, problem",
     [

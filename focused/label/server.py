@@ -88,13 +88,14 @@ class Labelling:
         )
 
     def mark(self, url: str, mark: str | None) -> None:
-        """Mark the page ``url`` ("good", "bad", None: unmarked), keep it in the marks file and
-        rewrite the topic. The mark is undone when they cannot be written (OSError)."""
+        """Mark the page ``url`` ("good", "bad", None: unmarked): rewrite the topic, then keep
+        the mark in the marks file, what a restart reads. When either cannot be written
+        (OSError), the mark is undone; the next write or start makes the topic agree again."""
         before = self.marks.get(url)
         self._set(url, mark)
         try:
-            write_marks(self.out, self.marks)
             self.topic = self.write()
+            write_marks(self.out, self.marks)
         except OSError:
             self._set(url, before)
             raise
