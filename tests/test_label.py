@@ -173,6 +173,9 @@ def test_the_writer_moves_and_removes_examples_as_marks_change(tmp_path):
     text = path.read_text()
     assert 'examples = "positives"' in text and "negatives =" not in text  # none marked bad
     assert load_topic(path).relevance["negatives"] is None
+    (out / "negatives" / "mine.txt").write_text("a page of my own about gearboxes")
+    path = write_examples_topic(FEED, {URLS[2]: "good"}, out, "t", [SEED])
+    assert load_topic(path).relevance["negatives"] == (out / "negatives").resolve()
 
 
 def test_fewer_good_pages_than_a_crawl_needs_still_write_the_topic(tmp_path):

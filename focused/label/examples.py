@@ -2,7 +2,7 @@
 
 An output folder holds::
 
-    NAME.toml        name, seeds, [relevance] method = "examples" (+ negatives with a bad page)
+    NAME.toml        name, seeds, [relevance] method = "examples" (+ negatives, with one)
     positives/       one .txt a page marked good: its title, a blank line, its main text
     negatives/       the same for the pages marked bad (only while one is)
     marks.json       {URL: "good" | "bad"}, what the folders are written from
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from focused.errors import FocusedError
+from focused.errors import FocusedError, TopicError
 from focused.relevance.cache import keep
 from focused.store.keys import NAME_RE
 from focused.topic.files import is_seed_url
@@ -40,6 +40,7 @@ __all__ = [
     "NEGATIVES",
     "POSITIVES",
     "example_file",
+    "examples_in",
     "read_marks",
     "write_examples_topic",
     "write_marks",
@@ -97,6 +98,17 @@ def _earlier_text(out: Path, url: str) -> str | None:
     return None
 
 
+def examples_in(folder: Path) -> int:
+    """How many example pages ``folder`` holds, as a crawl reads them (its own files and any
+    others put there)."""
+    from focused.relevance.centroid import example_pages  # scikit-learn: only when needed
+
+    try:
+        return len(example_pages(folder))
+    except TopicError:  # no folder, or none in it
+        return 0
+
+
 def _toml_list(values: Iterable[str]) -> str:
     # A JSON string is a TOML basic string (json.dumps escapes as TOML reads).
     return "[\n" + "".join(f"    {json.dumps(value)},\n" for value in values) + "]"
@@ -125,9 +137,10 @@ def write_examples_topic(
       refused;
     - ``seeds``: its seed URLs; ``allowed_networks``: its ``allowed_networks``, if any.
 
-    The topic file is always written; it loads (:func:`focused.topic.files.load_topic`) once
-    one page is marked good, and a crawl fits it from MIN_POSITIVES good pages. A ValueError
-    for a bad name, seed or mark; an OSError when the folder cannot be written.
+    The topic file is always written, with ``negatives`` when that folder holds an example; it
+    loads (:func:`focused.topic.files.load_topic`) once ``positives`` holds one, and a crawl
+    fits it from MIN_POSITIVES. A ValueError for a bad name, seed or mark; an OSError when
+    the folder cannot be written.
     """
     if not NAME_RE.match(name):
         raise ValueError(f"not a crawl name (letters, digits, '_.-'): {name!r}")
@@ -161,8 +174,8 @@ def write_examples_topic(
         _write_folder(out / folder, files)
     good, bad = len(written[POSITIVES]), len(written[NEGATIVES])
     lines = [
-        f"# Written by `focused label`: {good} good pages in {POSITIVES}/, {bad} bad in "
-        f"{NEGATIVES}/ ({MARKS_FILE}).",
+        f"# Written from marked pages (focused label): {good} good in {POSITIVES}/, {bad} bad "
+        f"in {NEGATIVES}/.",
         "# Marking again rewrites this file and those folders.",
         f"name = {json.dumps(name)}",
         f"seeds = {_toml_list(seeds)}",
@@ -170,7 +183,7 @@ def write_examples_topic(
     if allowed_networks:
         lines.append(f"allowed_networks = {_toml_list(allowed_networks)}")
     lines += ["", "[relevance]", 'method = "examples"', f"examples = {json.dumps(POSITIVES)}"]
-    if bad:
+    if examples_in(out / NEGATIVES):
         lines.append(f"negatives = {json.dumps(NEGATIVES)}")
     topic = out / f"{name}.toml"
     _write_text(topic, "\n".join(lines) + "\n")

@@ -26,11 +26,11 @@ from typing import Any
 
 from aiohttp import web
 
-from focused.errors import TopicError
 from focused.label.examples import (
     MARKS,
     MIN_POSITIVES,
     POSITIVES,
+    examples_in,
     read_marks,
     write_examples_topic,
     write_marks,
@@ -38,7 +38,6 @@ from focused.label.examples import (
 from focused.label.feed import ORDERS, Page, order, snippet
 from focused.monitor.hosts import allowed_hosts
 from focused.monitor.webapp import LOOPBACK, guarded_app, serve, serve_files, static_texts
-from focused.relevance.centroid import example_pages
 
 __all__ = ["STATIC", "Labelling", "make_app", "run"]
 
@@ -110,10 +109,8 @@ class Labelling:
         """What the page shows about the marks: counts, good pages still needed, the topic."""
         shown = [self.marks.get(page.url) for page in self.pages]
         good = shown.count("good")
-        try:  # with the examples of other feeds' pages and any put there by hand
-            examples = len(example_pages(self.out / POSITIVES))
-        except TopicError:  # none yet
-            examples = 0
+        # Every example counts: those of other feeds' pages and any put there by hand too.
+        examples = examples_in(self.out / POSITIVES)
         return {
             "counts": {"good": good, "bad": shown.count("bad"), "unmarked": shown.count(None)},
             "needed": max(0, MIN_POSITIVES - examples),
