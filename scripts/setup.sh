@@ -14,7 +14,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     touch "$stamp"
 fi
 # Debian packages: WordNet 3.0 for the "semantic" relevance method (wordnet-base, in
-# /usr/share/wordnet), Chromium, the headless browser of the dashboard's test (chromium), and
+# /usr/share/wordnet), Chromium, the headless browser of the dashboard's and the labelling
+# page's tests (chromium; playwright, of the test extra, drives it for the latter), and
 # the command-line tools the documentation's examples use (jq, curl).
 wordnet=${FOCUSED_WORDNET:-/usr/share/wordnet}
 packages=()
@@ -36,6 +37,6 @@ if [ ! -f "$wordnet/index.noun" ]; then
         "apt-get install wordnet-base, or set FOCUSED_WORDNET to a WordNet 3.0 dict folder" >&2
 fi
 if [ ! -x /usr/bin/chromium ]; then
-    echo "setup: no Chromium in /usr/bin/chromium; the dashboard's test needs it (and is" \
-        "skipped without it): apt-get install chromium" >&2
+    echo "setup: no Chromium in /usr/bin/chromium; the dashboard's and focused label's" \
+        "tests need it (and are skipped without it): apt-get install chromium" >&2
 fi

@@ -16,6 +16,7 @@ import lxml.html
 import pytest
 
 import focused
+from focused.label import server as label
 from focused.monitor import dashboard
 from focused.monitor.snapshot import reset_crawl
 from focused.store import keys
@@ -23,6 +24,7 @@ from tests.test_watch import CHROMIUM, chromium, serving
 
 SOURCE = Path(focused.__file__).parent
 STATIC = SOURCE / "monitor" / "static"
+LABEL = SOURCE / "label" / "static"
 # Markup that runs script if a name or URL is ever put into the page as HTML.
 HOSTILE = '<img src=x onerror="document.title=1">'
 
@@ -86,10 +88,12 @@ def test_a_built_package_ships_the_page(tmp_path):
         check=True,
         capture_output=True,
     )
-    shipped = built / "focused" / "monitor" / "static"
-    names = sorted(path.name for path in STATIC.iterdir())
-    assert set(dashboard.STATIC) <= set(names)
-    assert sorted(path.name for path in shipped.iterdir()) == names
+    # The dashboard's page, and focused label's (tests/test_label.py serves it).
+    for package, static, served in (("monitor", STATIC, dashboard), ("label", LABEL, label)):
+        shipped = built / "focused" / package / "static"
+        names = sorted(path.name for path in static.iterdir())
+        assert set(served.STATIC) <= set(names)
+        assert sorted(path.name for path in shipped.iterdir()) == names
     archive = tmp_path / "focused.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
         for path in built.rglob("*"):

@@ -37,7 +37,7 @@ DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
 USER_TEXT = [ROOT / "README.md", ROOT / "focused" / "defaults.py", *PAGES]
 EXAMPLE_PAGES = [p for p in PAGES if p.parent.name in ("intro", "howto")]
-PORTS = ("6379", "6800", "8080", "8081", "8090", "9410")
+PORTS = ("6379", "6800", "8080", "8081", "8090", "8091", "9410")
 """Ports the examples use; each run gets free ones instead."""
 
 HISTORY = r"\bissues? #?\d+|\bseeds? 00\d|\bcommit [0-9a-f]{7,}\b"

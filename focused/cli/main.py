@@ -231,7 +231,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     imports the modules that define them), so ``focused --help`` and ``focused status`` start
     without loading scikit-learn, Scrapy or the evaluation code."""
     from focused import defaults
-    from focused.cli.options import add_settings_argument
+    from focused.cli.options import add_server_arguments, add_settings_argument
 
     chosen = _command_words(argv)
     parser = argparse.ArgumentParser(
@@ -289,22 +289,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         ("exporter", cmd_exporter, "Prometheus metrics of every crawl in a Redis", 9410),
     ):
         sub = command(name, run, f"{help} (reads Redis only)")
-        sub.add_argument(
-            "--host",
-            default="127.0.0.1",
-            help="address to serve on (default %(default)s; another one shows the crawls to "
-            "anyone who can reach it)",
-        )
-        sub.add_argument("--port", type=int, default=port, help="port (default %(default)s)")
-        sub.add_argument(
-            "--allow-host",
-            action="append",
-            default=[],
-            metavar="NAME",
-            help="a Host name to answer besides localhost, the --host address and any IP "
-            "address (the machine's names too with --host 0.0.0.0); repeatable. Other names "
-            "are refused, against DNS rebinding",
-        )
+        add_server_arguments(sub, port, "shows the crawls to")
         redis_options(sub)
 
     def distill_options(sub: argparse.ArgumentParser) -> None:
@@ -436,6 +421,14 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         taxonomy_commands,
         _lazy("focused.cli.web:add_from_labels_arguments"),
         ("taxonomy",),
+    )
+
+    command(
+        "label",
+        _lazy("focused.cli.label:run"),
+        "mark a crawl's pages good or bad on a web page, one key each; the marks become a "
+        "topic of example pages",
+        arguments=_lazy("focused.cli.label:add_arguments"),
     )
 
     sub = command("demo", cmd_demo, "crawl a synthetic web: soft focus against breadth-first")

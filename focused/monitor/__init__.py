@@ -8,4 +8,6 @@ they stop.
 
 - :mod:`~focused.monitor.dashboard`: the page, refreshing itself from ``/api/crawls``.
 - :mod:`~focused.monitor.metrics`: a Prometheus collector that reads Redis at scrape time.
+- :mod:`~focused.monitor.hosts` and :mod:`~focused.monitor.webapp`: the Host names a server
+  answers, and the aiohttp serving the dashboard shares with ``focused label``'s page.
 """

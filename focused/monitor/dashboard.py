@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from collections.abc import Iterable
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from aiohttp.typedefs import Handler
 
-from focused.errors import FocusedError
-from focused.monitor.hosts import REFUSED, allowed_hosts, is_allowed
+from focused.monitor.hosts import allowed_hosts
 from focused.monitor.snapshot import crawl_snapshots
+from focused.monitor.webapp import LOOPBACK, guarded_app, serve, serve_files, static_texts
 from focused.store.connection import RedisError
 
 if TYPE_CHECKING:
@@ -33,7 +30,6 @@ if TYPE_CHECKING:
 
 REFRESH_S = 2.0
 CURVE_POINTS = 300
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # The page's files (package data, see pyproject.toml): the path each is served on, and as what.
 STATIC = {
     "dashboard.html": ("/", "text/html"),
@@ -59,12 +55,6 @@ def make_app(client: redis.Redis, where: str, allowed: frozenset[str]) -> web.Ap
     """The dashboard's routes: the page, its files and its JSON, for requests whose Host is
     ``allowed``."""
 
-    @web.middleware
-    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if is_allowed(request.headers.get("Host"), allowed):
-            return await handler(request)
-        return web.Response(status=403, text=REFUSED)
-
     async def crawls(request: web.Request) -> web.Response:
         try:
             snapshots = await asyncio.to_thread(crawl_snapshots, client)
@@ -74,10 +64,8 @@ def make_app(client: redis.Redis, where: str, allowed: frozenset[str]) -> web.Ap
             snapshot["curve"] = thin(snapshot["curve"])
         return web.json_response({"redis": where, "crawls": snapshots})
 
-    app = web.Application(middlewares=[guard])
-    for name, text in static_files().items():
-        path, content_type = STATIC[name]
-        app.router.add_get(path, _serve_file(text, content_type))
+    app = guarded_app(allowed)
+    serve_files(app, static_files(), STATIC)
     app.router.add_get("/api/crawls", crawls)
     return app
 
@@ -85,20 +73,10 @@ def make_app(client: redis.Redis, where: str, allowed: frozenset[str]) -> web.Ap
 def static_files() -> dict[str, str]:
     """The page's files by name, read from the package (so from a wheel or a zip too), with the
     page's config (its refresh period) set in it as JSON, never formatted into its HTML."""
-    static = resources.files(__package__) / "static"
-    files = {name: (static / name).read_text(encoding="utf-8") for name in STATIC}
+    files = static_texts(__package__, STATIC)
     config = json.dumps({"refresh_ms": round(REFRESH_S * 1000)}).translate(JSON_IN_HTML)
     files["dashboard.html"] = files["dashboard.html"].replace(CONFIG_MARK, config)
     return files
-
-
-def _serve_file(text: str, content_type: str) -> Handler:
-    """A handler answering ``text``, read once when the app was made."""
-
-    async def serve(request: web.Request) -> web.Response:
-        return web.Response(text=text, content_type=content_type)
-
-    return serve
 
 
 def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
@@ -113,26 +91,5 @@ def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[s
             file=sys.stderr,
         )
     app = make_app(client, where, allowed_hosts(host, allow))
-    asyncio.run(_serve(app, where, host, port))
+    serve(app, host, port, lambda url: f"dashboard of the crawls in {where} on {url}")
     return 0
-
-
-async def _serve(app: web.Application, where: str, host: str, port: int) -> None:
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except OSError as exc:
-        await runner.cleanup()
-        raise FocusedError(f"cannot listen on {host}:{port} ({exc})") from exc
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stopping.set)
-    shown = f"[{host}]" if ":" in host else host
-    print(f"dashboard of the crawls in {where} on http://{shown}:{runner.addresses[0][1]}/")
-    sys.stdout.flush()
-    try:
-        await stopping.wait()
-    finally:
-        await runner.cleanup()

@@ -1,4 +1,5 @@
-"""The Host names the dashboard and the exporter answer, against DNS rebinding.
+"""The Host names the dashboard, the exporter and the labelling page answer, against DNS
+rebinding.
 
 A web page the user opens can point a name of its own at 127.0.0.1 (DNS rebinding) and then
 read, as same-origin, whatever a server there answers: the dashboard's JSON of every crawl. Its
