@@ -164,6 +164,24 @@ FOCUSED_ANCHOR_GLOSS = "auto"
 FOCUSED_VECTORS = "auto"
 FOCUSED_VECTOR_WEIGHT = 1.0
 
+# A light topic that learns itself. A topic of keywords, or of example pages without negatives
+# (methods keywords, centroid, examples), knows only what the user wrote. With FOCUSED_LEARN
+# the crawl files its own pages as a taxonomy would: its best pages as examples of the topic,
+# those clearly off it in a few groups of neighbours, and fits the word vectors' categories on
+# them, together with the user's own keywords or examples. The refitted model gives a page's R
+# and, added by log-odds to the topic's own estimate, each link's; the queued URLs are scored
+# again. It refits every FOCUSED_LEARN_PAGES pages fetched crawl-wide (the first after that
+# many), one process at a time, from the last FOCUSED_LEARN_SAMPLE classified pages (the first
+# FOCUSED_LEARN_CHARS characters of each, kept in Redis); every process then fits the same
+# model. A refit that would call the user's own keywords or examples, or most of the crawl's
+# seeds, irrelevant is refused as drift and counted (focused/learn/refused). "auto" learns
+# when the word vectors are installed (the topic's pages are then judged by them), True
+# requires them, False never learns (Results, Evaluation).
+FOCUSED_LEARN = "auto"
+FOCUSED_LEARN_PAGES = 50
+FOCUSED_LEARN_SAMPLE = 2000
+FOCUSED_LEARN_CHARS = 3000
+
 # The online link model: it learns during the crawl which out-links lead to relevant pages and
 # blends that with the estimate above, trusting it as much as n / (n + FOCUSED_LINK_MODEL_WARMUP)
 # after n fetched pages. Its training log is shared by all processes of a crawl through Redis;

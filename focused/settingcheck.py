@@ -64,6 +64,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "FOCUSED_LINK_SCORE": ("", *LINK_SCORES),  # "": the topic file's
     "FOCUSED_ANCHOR_GLOSS": SWITCH,
     "FOCUSED_VECTORS": SWITCH,
+    "FOCUSED_LEARN": SWITCH,
     "FOCUSED_CLASSIFY_TEXT": ("page", "main"),  # what is classified
     "FOCUSED_MAIN_TEXT": ("relevant", "all", "none"),  # the pages given a main text
     "FOCUSED_WARC": ("relevant", "all", "none"),  # the pages kept in WARC files

@@ -13,12 +13,14 @@ from focused.links import LINKS_PER_PAUSE
 from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
 from focused.settingcheck import choice, switch
+from focused.signals import topic_refitted
 from focused.topic.methods import vector_model, vectors_role
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from focused.relevance.base import RelevanceModel
+    from focused.relevance.learned import LearnedTopic
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
 
 logger = logging.getLogger(__name__)
@@ -91,9 +93,9 @@ class ClassifierPipeline:
         max_chars: int = 0,
         reads_urls: bool = False,
         glosser: AnchorGlosser | None = None,
-        vectors: CategoryVectors | None = None,
+        vectors: CategoryVectors | LearnedTopic | None = None,
         vector_weight: float = 1.0,
-        page_vectors: CategoryVectors | ExampleVectors | None = None,
+        page_vectors: CategoryVectors | ExampleVectors | LearnedTopic | None = None,
         classify_text: str = "page",
         main_text_pages: str = "none",
         markdown: bool = False,
@@ -133,7 +135,7 @@ class ClassifierPipeline:
             if role == "pages" or role == "anchors" and plan.scores_anchors
             else None
         )
-        return cls(
+        pipeline = cls(
             plan.model(),
             threshold=plan.threshold,
             link_score=plan.link_score,
@@ -154,6 +156,16 @@ class ClassifierPipeline:
             max_links=s.getint("FOCUSED_MAX_LINKS_PER_PAGE"),
             stats=crawler.stats,
         )
+        if plan.learns:
+            crawler.signals.connect(pipeline.refitted, signal=topic_refitted)
+        return pipeline
+
+    def refitted(self, model: LearnedTopic) -> None:
+        """Score with a light topic's refitted model from now on: it gives pages' R, and its
+        R of each anchor is added to the topic's own by log-odds, as a taxonomy's word vectors
+        are. Anchors' kept scores are forgotten."""
+        self.vectors = self.page_vectors = model
+        self.clear_caches()
 
     async def extract(self, item: Any) -> None:
         """Set the page's ``main_text`` (and ``markdown``) from its HTML, extracted in a thread:
@@ -175,6 +187,36 @@ class ClassifierPipeline:
         """Forget every anchor's kept scores: when one cache is full, or to time a cold start."""
         for cache in self.caches():
             cache.clear()
+
+    def anchor_relevance(self, anchors: list[str]) -> np.ndarray:
+        """R of each anchor text as :meth:`classify` scores a page's links (the model's R,
+        with its gloss, then word vectors), for a model that does not read URLs: to score
+        queued links again after a refit."""
+        known, glossed = self.anchor_scores, self.glossed_relevance
+        distinct = list(dict.fromkeys(anchors))
+        new = [anchor for anchor in distinct if anchor not in known]
+        glosses: dict[str, str] = {}
+        if self.glosser is not None:
+            for anchor in distinct:
+                if anchor in glossed:
+                    continue
+                if gloss := self.glosser.gloss(anchor):
+                    glosses[anchor] = gloss
+                else:
+                    glossed[anchor] = None
+        texts = [*new, *(f"{anchor}\n{gloss}" for anchor, gloss in glosses.items())]
+        if texts:
+            r, _ = self.model.score_pages(texts)
+            known.update(zip(new, r[: len(new)].tolist(), strict=True))
+            glossed.update(zip(glosses, r[len(new) :].tolist(), strict=True))
+        scores = np.fromiter((known[anchor] for anchor in anchors), float, len(anchors))
+        if self.glosser is not None:
+            with_gloss = np.array([glossed[anchor] for anchor in anchors], dtype=float)
+            at = ~np.isnan(with_gloss)
+            scores[at] = (scores[at] + with_gloss[at]) / 2
+        if self.vectors is not None:
+            scores = log_odds_sum(scores, self.vector_scores(anchors, glosses), self.vector_weight)
+        return scores
 
     def vector_scores(self, anchors: list[str], glosses: dict[str, str]) -> np.ndarray:
         """Each anchor's R from word vectors: the mean of its R alone and with its gloss (from

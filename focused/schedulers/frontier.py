@@ -839,11 +839,12 @@ class RedisFrontier:
             del self.held[lease]
         return len(self.held)
 
-    def _per_shard(self, script: Any, triples: list[tuple[str, str, int]]) -> int:
-        """Run a script of (origin, member, packed) triples on each shard with its hosts'."""
+    def _per_shard(self, script: Any, triples: list[tuple[str, str, int]], *head: str) -> int:
+        """Run a script of (origin, member, packed) triples on each shard with its hosts',
+        after the arguments ``head``."""
         grouped: dict[int, list[Any]] = {}
         for origin, member, packed in triples:
-            grouped.setdefault(self.store.shards.of_host(origin), []).extend(
+            grouped.setdefault(self.store.shards.of_host(origin), list(head)).extend(
                 (origin, member, packed)
             )
         return sum(int(self._call(script, args, shard)) for shard, args in grouped.items())
@@ -887,7 +888,18 @@ class RedisFrontier:
         for origin, member, packed in queued:
             tries, _ = unpack_score(packed)
             triples.append((origin, member, pack(score, tries, packed & HASH_MASK)))
-        return self._per_shard(self._raise, triples)
+        return self._per_shard(self._raise, triples, "raise")
+
+    def rescore(self, queued: Iterable[tuple[str, str, int, float]]) -> int:
+        """Give queued URLs, as (origin, member, packed order, new score), new scores, up or
+        down: a refitted topic's estimates. Their tries are kept; URLs no longer queued
+        (popped meanwhile) are left out. Returns how many moved, also counted as
+        ``rescored`` in the crawl's stats."""
+        triples = []
+        for origin, member, packed, score in queued:
+            tries, _ = unpack_score(packed)
+            triples.append((origin, member, pack(score, tries, packed & HASH_MASK)))
+        return self._per_shard(self._raise, triples, "set")
 
     def drop_worst(self, max_queued: int) -> int:
         """Drop the worst queued URLs beyond ``max_queued``, for good; returns how many.

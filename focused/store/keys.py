@@ -105,6 +105,15 @@ key (after prefix)     type    what it holds
 ``hmm:alpha:<b>``      hash    URL fingerprint (8 bytes) -> the page's forward vector α (float32 a
                                state), bucket b = fingerprint % 1024
 ``hmm:lock``           string  held by the one process fitting the HMM (expires)
+``learn:pages``        list    a light topic's learning sample: one JSON entry per classified
+                               page (R, depth, the start of its text), newest first, trimmed to
+                               the last ``FOCUSED_LEARN_SAMPLE`` (``store/learning.py``)
+``learned``            hash    the topic learned from it: ``generation``, ``pages`` (fetched at
+                               the refit), ``time``, ``top`` (JSON: its top words),
+                               ``positive``, ``negative``, ``refused`` (refits refused as drift)
+``learned:examples``   string  the last refit's examples (zlib-compressed JSON: texts, labels),
+                               which every process fits its own copy from
+``learn:lock``         string  held by the one process refitting the topic (expires)
 =====================  ======  ============================================================
 """
 
@@ -163,6 +172,10 @@ AGENT_EVENTS = "isp:events"
 GENETIC = "genetic"
 GENETIC_EDGES = "genetic:edges:"
 GENETIC_LOCK = "genetic:lock"
+LEARN_PAGES = "learn:pages"
+LEARNED = "learned"
+LEARNED_EXAMPLES = "learned:examples"
+LEARN_LOCK = "learn:lock"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000

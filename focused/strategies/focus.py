@@ -94,7 +94,8 @@ class SoftFocus(Strategy):
             "link_score": plan.link_score,
             "drop_urls": s.getlist("FOCUSED_DROP_URL_PATTERNS"),
             "learner": learner,
-            "carry_anchors": plan.reads_anchors,
+            # a topic that learns scores its queued links again from their anchors
+            "carry_anchors": plan.reads_anchors or plan.learns,
         }
 
     def kept(self, links: list[Link]) -> list[Link]:

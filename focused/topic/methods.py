@@ -29,6 +29,7 @@ __all__ = [
     "METHODS",
     "PAGE_VECTORS_THRESHOLD",
     "RelevanceMethod",
+    "own_texts",
     "topic_model",
     "vector_model",
     "vectors_role",
@@ -246,13 +247,10 @@ def _taxonomy_vectors(topic: Topic, models_dir: str) -> CategoryVectors:
 def _keyword_vectors(topic: Topic, models_dir: str) -> CategoryVectors:
     from focused.relevance.vectors import CategoryVectors
 
-    keywords = topic.relevance.get("keywords") or ()
-    words = [keywords] if isinstance(keywords, str) else list(keywords)
-    text = " ".join([*words, topic.relevance.get("description", "")])
     model = CategoryVectors(
         good=["topic"], temperature=KEYWORD_TEMPERATURE, background=KEYWORD_BACKGROUND
     )
-    return model.fit([text], ["topic"])
+    return model.fit(own_texts(topic), ["topic"])
 
 
 def _example_vectors(topic: Topic, models_dir: str) -> ExampleVectors:
@@ -333,6 +331,21 @@ METHODS: dict[str, RelevanceMethod] = {
 def topic_model(topic: Topic, models_dir: str) -> RelevanceModel:
     """The topic's fitted relevance model (trained once per set of examples, then loaded)."""
     return METHODS[topic.method].model(topic, models_dir)
+
+
+def own_texts(topic: Topic) -> list[str]:
+    """What the user wrote of the topic, as texts: its keywords (and description) as one
+    text, or its example pages; a learning topic keeps them among its examples."""
+    options = topic.relevance
+    if topic.method == "keywords":
+        keywords = options.get("keywords") or ()
+        words = [keywords] if isinstance(keywords, str) else list(keywords)
+        return [" ".join([*words, options.get("description", "")]).strip()]
+    if "examples" in options:
+        from focused.relevance.centroid import read_examples
+
+        return read_examples(options["examples"])
+    return []
 
 
 def vectors_role(topic: Topic) -> str | None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from focused.errors import FocusedError
 from focused.settingcheck import choice
 from focused.strategies.registry import strategy_class
 from focused.topic.methods import (
@@ -45,7 +46,10 @@ class CrawlPlan:
     - ``vectors``: what word vectors do ("anchors", "pages") or None: FOCUSED_VECTORS off,
       the method has no use for them, or (for "pages") they are not installed;
     - ``threshold``: the R at which a page is relevant: FOCUSED_RELEVANT_THRESHOLD when set;
-      else PAGE_VECTORS_THRESHOLD where vectors give the page's R; else the topic's own.
+      else PAGE_VECTORS_THRESHOLD where vectors give the page's R; else the topic's own;
+    - ``learns``: whether the topic learns itself as the crawl goes (FOCUSED_LEARN): only a
+      topic whose pages the word vectors judge (a light topic), under a strategy that scores
+      links; FOCUSED_LEARN = true where it cannot is a FocusedError.
     """
 
     topic: Topic
@@ -54,6 +58,7 @@ class CrawlPlan:
     link_score: str
     vectors: str | None
     threshold: float
+    learns: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, topic: Topic) -> CrawlPlan:
@@ -76,8 +81,27 @@ class CrawlPlan:
             threshold = PAGE_VECTORS_THRESHOLD
         else:
             threshold = float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
+        learn = choice(settings, "FOCUSED_LEARN")
+        learns = (
+            learn != "false"
+            and vectors == "pages"
+            and strategy_class(strategy).scores_links
+            and settings.getint("FOCUSED_LEARN_PAGES") > 0
+        )
+        if learn == "true" and not learns:
+            raise FocusedError(
+                "FOCUSED_LEARN: only a topic of keywords or of example pages without negatives"
+                " learns, with word vectors on, under a strategy that scores links, and"
+                " FOCUSED_LEARN_PAGES above 0"
+            )
         return cls(
-            topic, settings.get("FOCUSED_MODELS_DIR"), strategy, link_score, vectors, threshold
+            topic,
+            settings.get("FOCUSED_MODELS_DIR"),
+            strategy,
+            link_score,
+            vectors,
+            threshold,
+            learns,
         )
 
     @property

@@ -92,6 +92,8 @@ CRAWLERS: dict[str, tuple[str, dict[str, str]]] = {
     "positives": ("positives.toml", {}),
     "keywords": ("keywords.toml", {}),
     "keywords-name": ("keywords-name.toml", {}),
+    "keywords-no-learning": ("keywords.toml", {"FOCUSED_LEARN": "false"}),
+    "positives-no-learning": ("positives.toml", {"FOCUSED_LEARN": "false"}),
     "semantic": ("semantic.toml", {}),
     "thesaurus": ("thesaurus.toml", {}),
     # The papers' search strategies, on the taxonomy topic with the defaults otherwise.

@@ -1,0 +1,272 @@
+"""TopicLearner: a light topic learns itself as the crawl goes (FOCUSED_LEARN).
+
+Every classified page goes into the crawl-wide learning sample in Redis
+(:mod:`focused.store.learning`; each process adds its pages once a second). Every
+FOCUSED_LEARN_PAGES pages fetched crawl-wide, one process (a
+:class:`~focused.store.periodic.PeriodicJob`, in a thread) files the sample's pages as a
+taxonomy would (:class:`~focused.relevance.learned.LearnedTopic`), checks that the refit still
+calls what the user wrote relevant (the topic's keywords or example pages, and most of the
+crawl's seeds), publishes the examples as a new generation and scores the queued links again.
+Every process fits its copy from the published examples when it sees the generation change and
+hands it to the classifier pipeline (the ``topic_refitted`` signal).
+
+Stats: ``focused/learn/refits``, ``focused/learn/refused``, ``focused/learn/rescored``,
+``focused/learn/seconds`` (the last refit), ``focused/learn/generation`` (the model this process
+scores with), ``focused/learn/failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from twisted.internet import task, threads
+
+from focused.errors import FocusedError
+from focused.relevance.learned import LearnedTopic
+from focused.schedulers.scheduler import frontier_for
+from focused.signals import topic_refitted
+from focused.store import keys
+from focused.store.learning import Generation, LearningStore, SampledPage
+from focused.topic.methods import own_texts
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from focused.pipelines.classify import ClassifierPipeline
+    from focused.schedulers.frontier import RedisFrontier
+
+logger = logging.getLogger(__name__)
+
+CHECK_S = 1.0
+LOCK_S = 300.0  # the refit's lock expires after this long (a crashed process frees it)
+# A refit is refused as drift when it calls the user's own texts irrelevant, or more of the
+# seeds the crawl has classified than the model it replaces did and more than this share.
+MAX_SEEDS_LOST = 0.5
+TOP_WORDS = 10
+
+
+@dataclass(frozen=True)
+class Refit:
+    """What one refit did (None from the job when another process held the lock)."""
+
+    generation: int  # 0: refused
+    seconds: float
+    rescored: int
+    why_not: str = ""  # why no generation was published
+    early: bool = False  # too few pages yet, not drift
+
+
+class TopicLearner:
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        s = crawler.settings
+        self.every = s.getint("FOCUSED_LEARN_PAGES")
+        self.sample = s.getint("FOCUSED_LEARN_SAMPLE")
+        self.chars = s.getint("FOCUSED_LEARN_CHARS")
+        self.pending: list[SampledPage] = []
+        self.generation = 0  # of the model this process scores with
+        self.task: task.LoopingCall | None = None
+        self.fitting = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> TopicLearner:
+        if crawler.settings.getint("FOCUSED_LEARN_PAGES") <= 0:
+            raise NotConfigured
+        learner = cls(crawler)
+        crawler.signals.connect(learner.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(learner.spider_closed, signal=signals.spider_closed)
+        return learner
+
+    def spider_opened(self) -> None:
+        plan = self.crawler.spider.plan
+        if not plan.learns:
+            return
+        self.plan = plan
+        self.threshold = plan.threshold
+        self.user = own_texts(plan.topic)
+        frontier = frontier_for(self.crawler)
+        self.store = LearningStore(frontier.store, self.sample)
+        # The job's thread gets its own frontier, store and scorer: the crawl's call into the
+        # reactor, which only its own thread may do.
+        self.worker_frontier = frontier.for_thread()
+        self.worker_store = LearningStore(self.worker_frontier.store, self.sample)
+        self.rescores = plan.link_score == "anchor" and not self.crawler.settings.getbool(
+            "FOCUSED_LINK_MODEL"
+        )
+        self.job = frontier.store.periodic(
+            "Refitting the topic",
+            self.refit,
+            lock=keys.LEARN_LOCK,
+            lock_s=LOCK_S,
+            every=self.every,
+            done=self.done,
+            stats=self.stats,
+            failures="focused/learn/failed",
+            log=logger,
+        )
+        self.crawler.signals.connect(self.item_scraped, signal=signals.item_scraped)
+        self.task = task.LoopingCall(self.check)
+        self.task.start(CHECK_S, now=False)
+
+    def spider_closed(self) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()
+            with suppress(FocusedError):  # Redis is lost: the crawl reports it
+                self.store.add(self.pending)
+
+    def item_scraped(self, item: Any) -> None:
+        if item.get("relevance") is None or item.get("bad"):
+            return
+        text = f"{item.get('title') or ''}\n{item.get('text') or ''}"[: self.chars]
+        self.pending.append(SampledPage(float(item["relevance"]), int(item["depth"]), text))
+
+    def check(self) -> None:
+        """Once a second: add this process's new pages to the sample, take up a new
+        generation, and start a refit when its turn has come."""
+        try:
+            pages, self.pending = self.pending, []
+            self.store.add(pages)
+            state = self.store.state()
+        except FocusedError:  # Redis is lost: the crawl reports it and stops
+            return
+        if state.generation > self.generation and not self.fitting:
+            self.fitting = True
+            d = threads.deferToThread(self.fit_published)
+            d.addCallbacks(self.take_up, self.fit_failed)
+        self.job.offer(state.fetched, state.pages)
+
+    # -- the refit, in the job's thread, one process at a time --------------------------------
+
+    def refit(self) -> Refit:
+        """File the sample's pages, refuse a drifting refit, publish and re-score."""
+        started = time.perf_counter()
+        state = self.worker_store.state()
+        sample = self.worker_store.pages()
+        learned = LearnedTopic(threshold=self.threshold)
+        try:
+            texts, labels = learned.examples(
+                [p.text for p in sample], [p.relevance for p in sample], self.user
+            )
+        except ValueError as exc:  # too early: too few pages on one side
+            self.worker_store.postpone(state.fetched)
+            return Refit(0, time.perf_counter() - started, 0, str(exc), early=True)
+        learned.fit_examples(texts, labels)
+        seeds = [p for p in sample if p.depth == 0]
+        why = self.drift(learned, seeds)
+        if why:
+            self.worker_store.postpone(state.fetched, refused=True)
+            return Refit(0, time.perf_counter() - started, 0, why)
+        generation = self.worker_store.publish(
+            state.fetched,
+            texts,
+            labels,
+            learned.top_words(TOP_WORDS),
+            learned.n_positive_,
+            learned.n_negative_,
+        )
+        rescored = self.rescore(learned) if self.rescores else 0
+        return Refit(generation, time.perf_counter() - started, rescored)
+
+    def drift(self, learned: LearnedTopic, seeds: list[SampledPage]) -> str:
+        """Why a refit has drifted from what the user asked for, "" if it has not: it calls
+        the user's own texts irrelevant, or more of the seeds than the model before it did
+        (their R when they were classified), and more than MAX_SEEDS_LOST of them."""
+        if self.user and learned.drifted(self.user, self.threshold):
+            return "it calls the topic's own keywords or examples irrelevant"
+        if not seeds:
+            return ""
+        lost = len(learned.drifted([p.text for p in seeds], self.threshold))
+        before = sum(p.relevance < self.threshold for p in seeds)
+        if lost > max(before, MAX_SEEDS_LOST * len(seeds)):
+            return (
+                f"it calls {lost} of the {len(seeds)} seeds classified irrelevant"
+                f" (the model before it: {before})"
+            )
+        return ""
+
+    def rescore(self, learned: LearnedTopic) -> int:
+        """Score every queued link again with the refitted model (its anchor, as the
+        classifier pipeline scores a page's links), up or down."""
+        scorer = self.scorer()
+        scorer.refitted(learned)
+        frontier: RedisFrontier = self.worker_frontier
+        queued = []
+        for origin in frontier.queued_hosts():
+            for member, packed, _ in frontier.host_queue(origin):
+                anchor = member.partition("\t")[2]
+                if anchor:
+                    queued.append((origin, member, packed, anchor))
+        if not queued:
+            return 0
+        scores = scorer.anchor_relevance([anchor for *_, anchor in queued])
+        return frontier.rescore(
+            (origin, member, packed, float(score))
+            for (origin, member, packed, _), score in zip(queued, scores, strict=True)
+        )
+
+    def scorer(self) -> ClassifierPipeline:
+        """A classifier pipeline of the job's own, to score anchors off the reactor's
+        thread (made on first use)."""
+        if not hasattr(self, "_scorer"):
+            from focused.pipelines.classify import ClassifierPipeline
+
+            self._scorer = ClassifierPipeline.from_crawler(self.crawler)
+            self.crawler.signals.disconnect(self._scorer.refitted, signal=topic_refitted)
+        return self._scorer
+
+    def done(self, refit: Refit | None) -> None:
+        if refit is None:  # another process refitted
+            return
+        self.stats.set_value("focused/learn/seconds", round(refit.seconds, 3))
+        if refit.early:
+            logger.info("Topic not refitted yet: %(why)s", {"why": refit.why_not})
+            return
+        if not refit.generation:
+            self.stats.inc_value("focused/learn/refused")
+            logger.warning("Refit of the topic refused as drift: %(why)s", {"why": refit.why_not})
+            return
+        self.stats.inc_value("focused/learn/refits")
+        self.stats.inc_value("focused/learn/rescored", refit.rescored)
+
+    # -- every process: fit the published generation ------------------------------------------
+
+    def fit_published(self) -> tuple[Generation, LearnedTopic] | None:
+        generation = self.worker_store.generation()
+        if generation is None:
+            return None
+        learned = LearnedTopic(threshold=self.threshold)
+        return generation, learned.fit_examples(generation.texts, generation.labels)
+
+    def take_up(self, fitted: tuple[Generation, LearnedTopic] | None) -> None:
+        self.fitting = False
+        if fitted is None:
+            return
+        generation, learned = fitted
+        self.generation = generation.number
+        self.stats.set_value("focused/learn/generation", generation.number)
+        self.crawler.signals.send_catch_log(signal=topic_refitted, model=learned)
+        logger.info(
+            "Topic refitted at %(pages)d pages (generation %(generation)d): %(positive)d"
+            " examples of the topic, %(negative)d off it; it now weighs most: %(top)s",
+            {
+                "pages": generation.pages,
+                "generation": generation.number,
+                "positive": generation.positive,
+                "negative": generation.negative,
+                "top": ", ".join(generation.top_words),
+            },
+        )
+
+    def fit_failed(self, failure: Any) -> None:
+        self.fitting = False
+        self.stats.inc_value("focused/learn/failed")
+        if failure.check(FocusedError):
+            return
+        logger.error("Fitting the refitted topic failed: %(error)s", {"error": failure.value})

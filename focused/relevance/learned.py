@@ -1,0 +1,155 @@
+"""A light topic that learns itself: the categories a taxonomy would have given it, filed from
+the crawl's own pages.
+
+A topic given by a few keywords or a few example pages knows the words the user wrote and
+little else. A taxonomy's thirty examples of the topic and a dozen of every neighbouring
+category teach the model the topic's vocabulary and, as important, what its neighbours look
+like; with them the word vectors place an anchor among the categories
+(:class:`~focused.relevance.vectors.CategoryVectors`), which is what lifted taxonomy crawls
+most. A focused crawl fetches exactly those neighbours. So after its first pages the crawl files
+them itself: the pages its current model rates best as examples of the topic, the pages it is
+confident are off the topic as negatives, grouped (k-means over their word vectors) into a few
+categories of their own, as a taxonomy's other categories are; and fits the word vectors'
+categories on them.
+
+What the user wrote stays in the model: their own texts (the keywords, the example pages) are
+examples of the topic in every refit, and :meth:`LearnedTopic.drifted` tells a caller when a
+refit would call them (or the crawl's seeds) irrelevant, so that it can refuse the refit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.cluster import KMeans
+from sklearn.utils.validation import check_is_fitted
+
+from focused.relevance.taxonomy import _check_documents
+from focused.relevance.text import analyze
+from focused.relevance.vectors import CategoryVectors, WordVectors, word_vectors
+
+__all__ = ["TOPIC", "LearnedTopic"]
+
+TOPIC = "topic"  # the good category; the negatives' groups are "other/0", "other/1", ...
+# The words ``top_words`` chooses from: the most frequent of the vectors' vocabulary, but the
+# function words at its head.
+TOP_WORDS_FROM = slice(100, 50_000)
+
+
+class LearnedTopic(BaseEstimator):
+    """The word vectors' categories of a topic, fitted on pages labelled by another model's
+    verdicts.
+
+    Parameters
+    ----------
+    threshold : a page whose verdict R is at or above it is an example of the topic.
+    min_positive_share : and at least this share of the pages are, the best first: a light
+        topic's first verdicts are cautious (on the Wikispeedia validation categories a
+        keywords topic's first 100 pages often held none at 0.5), while its best pages are
+        mostly on the topic.
+    negative_below : a page whose verdict R is below it is a negative example.
+    max_examples : at most this many examples on each side, the most confident first.
+    groups : the negatives are grouped into at most this many categories (k-means over their
+        word vectors), so that a text is placed among several neighbours, not one average.
+    temperature : the softmax's temperature (CategoryVectors).
+    vectors : the WordVectors to use; None for the process's GloVe vectors.
+
+    Attributes
+    ----------
+    vectors_ : the fitted CategoryVectors (good: ``TOPIC``). n_positive_, n_negative_ : its
+        examples on each side (the user's own texts included).
+    """
+
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.5,
+        min_positive_share: float = 0.1,
+        negative_below: float = 0.1,
+        max_examples: int = 300,
+        groups: int = 8,
+        temperature: float = 0.03,
+        vectors: WordVectors | None = None,
+    ):
+        self.threshold = threshold
+        self.min_positive_share = min_positive_share
+        self.negative_below = negative_below
+        self.max_examples = max_examples
+        self.groups = groups
+        self.temperature = temperature
+        self.vectors = vectors
+
+    def _vectors(self) -> WordVectors:
+        return self.vectors if self.vectors is not None else word_vectors()
+
+    def examples(
+        self, X: Sequence[str], y: Sequence[float], user: Sequence[str] = ()
+    ) -> tuple[list[str], list[str]]:
+        """The examples a refit learns from, and their categories: the user's own texts
+        ``user`` and the best of the pages ``X`` (by their verdicts ``y``, R in [0, 1]) as
+        ``TOPIC``, the pages confidently off it in groups ``other/N``. ValueError when either
+        side has fewer than two: too early to learn."""
+        X, user = _check_documents(X), _check_documents(user)
+        r = np.asarray(y, dtype=float)
+        if len(r) != len(X):
+            raise ValueError(f"{len(X)} pages but {len(r)} verdicts")
+        order = np.argsort(-r, kind="stable")
+        least = int(np.ceil(self.min_positive_share * len(X)))
+        positive = [i for j, i in enumerate(order) if r[i] >= self.threshold or j < least]
+        positive = positive[: self.max_examples]
+        taken = set(positive)
+        negative = [i for i in order[::-1] if r[i] < self.negative_below and i not in taken]
+        negative = negative[: self.max_examples]
+        if len(positive) + len(user) < 2 or len(negative) < 2:
+            raise ValueError(
+                f"too few pages to learn from: {len(positive)} on the topic, {len(negative)} off it"
+            )
+        negatives = [X[i] for i in negative]
+        k = min(self.groups, len(negatives) // 2)
+        groups = (
+            KMeans(k, n_init=3, random_state=0).fit_predict(self._vectors().embed(negatives))
+            if k > 1
+            else np.zeros(len(negatives), int)
+        )
+        texts = [*user, *(X[i] for i in positive), *negatives]
+        labels = [TOPIC] * (len(user) + len(positive)) + [f"other/{g}" for g in groups]
+        return texts, labels
+
+    def fit(self, X: Sequence[str], y: Sequence[float], user: Sequence[str] = ()) -> LearnedTopic:
+        """Fit on pages ``X`` with their verdicts ``y`` and the user's own texts ``user``
+        (:meth:`examples`)."""
+        return self.fit_examples(*self.examples(X, y, user))
+
+    def fit_examples(self, texts: Sequence[str], labels: Sequence[str]) -> LearnedTopic:
+        """Fit on examples ``texts`` filed under ``labels`` (``TOPIC`` or ``other/N``), as
+        :meth:`examples` gives them: every process of a crawl fits the same model from the
+        same examples."""
+        self.vectors_ = CategoryVectors(
+            good=[TOPIC], temperature=self.temperature, vectors=self.vectors
+        ).fit(texts, labels)
+        self.n_positive_ = sum(label == TOPIC for label in labels)
+        self.n_negative_ = len(labels) - self.n_positive_
+        return self
+
+    def relevance(self, X: Sequence[str]) -> np.ndarray:
+        """R of each text: the topic's share of the softmax over the categories."""
+        check_is_fitted(self, "vectors_")
+        return self.vectors_.relevance(X)
+
+    def drifted(self, texts: Sequence[str], threshold: float = 0.5) -> list[int]:
+        """Which of ``texts`` (the user's own texts, the crawl's seeds) the model calls
+        irrelevant: a refit that does so has moved away from what the user asked for."""
+        return np.flatnonzero(self.relevance(texts) < threshold).tolist()
+
+    def top_words(self, n: int = 10) -> list[str]:
+        """The ``n`` frequent words nearest the topic's centroid in the vectors' space: what
+        the topic now weighs most."""
+        check_is_fitted(self, "vectors_")
+        vectors = self._vectors()
+        by_rank = vectors.words[np.argsort(vectors.rows)][TOP_WORDS_FROM]
+        words = [w for w in (b.decode("utf-8", "replace") for b in by_rank) if analyze(w) == [w]]
+        centroid = self.vectors_.centroids_[list(self.vectors_.categories_).index(TOPIC)]
+        cosines = vectors.embed(words) @ centroid
+        return [words[i] for i in np.argsort(-cosines, kind="stable")[:n]]

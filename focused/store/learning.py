@@ -1,0 +1,171 @@
+"""A light topic's learning in Redis: the crawl-wide sample of classified pages it learns from,
+and each refit's examples, from which every process of the crawl fits the same model.
+
+Every process adds the pages it classifies to one list (newest first, trimmed to the last
+``sample`` entries); the process that refits (under the crawl's lock, :class:`PeriodicJob`)
+reads the whole list, files its pages as examples and publishes them with a new generation
+number; every process, itself included, sees the number change and fits its own copy from the
+published examples. Fitting from examples is deterministic, so all processes score alike, and a
+process that starts late or restarts picks the last generation up at once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from focused.store import keys
+
+if TYPE_CHECKING:
+    from focused.store.crawl import CrawlStore
+
+__all__ = ["Generation", "LearningState", "LearningStore", "SampledPage"]
+
+
+@dataclass(frozen=True)
+class SampledPage:
+    """A classified page as the learning sample keeps it."""
+
+    relevance: float
+    depth: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One refit: the examples (texts and their categories), the page count it was made at,
+    and what the topic now weighs most."""
+
+    number: int
+    pages: int
+    texts: list[str]
+    labels: list[str]
+    top_words: list[str]
+    positive: int
+    negative: int
+
+
+@dataclass(frozen=True)
+class LearningState:
+    """What a process reads every second: pages fetched crawl-wide, and the last refit's
+    generation number and page count."""
+
+    fetched: int
+    generation: int
+    pages: int
+
+
+class LearningStore:
+    """The learning keys of one crawl (:mod:`focused.store.keys`), through its CrawlStore."""
+
+    def __init__(self, store: CrawlStore, sample: int):
+        self.store = store
+        self.sample = sample
+
+    def add(self, pages: Sequence[SampledPage]) -> None:
+        """Add classified pages to the sample, dropping the oldest beyond ``sample``."""
+        if not pages:
+            return
+        key = self.store.key(keys.LEARN_PAGES)
+        entries = [json.dumps([round(p.relevance, 4), p.depth, p.text]) for p in pages]
+
+        def write() -> None:
+            pipe = self.store.client.pipeline(transaction=False)
+            pipe.lpush(key, *entries)
+            pipe.ltrim(key, 0, self.sample - 1)
+            pipe.execute()
+
+        self.store.retrying(write)
+
+    def pages(self) -> list[SampledPage]:
+        """The sample, oldest first."""
+        key = self.store.key(keys.LEARN_PAGES)
+        entries = self.store.retrying(lambda: self.store.client.lrange(key, 0, -1))
+        return [SampledPage(float(r), int(d), t) for r, d, t in map(json.loads, reversed(entries))]
+
+    def state(self) -> LearningState:
+        """Pages fetched crawl-wide (every shard counts its own) and the last refit's."""
+        store = self.store
+
+        def read() -> list[Any]:
+            pipe = store.client.pipeline(transaction=False)
+            for j in range(len(store.shards)):
+                pipe.hget(store.key(keys.STATS, shard=j), "fetched")
+            pipe.hmget(store.key(keys.LEARNED), "generation", "pages")
+            return pipe.execute()
+
+        *fetched, (generation, pages) = store.retrying(read)
+        return LearningState(
+            sum(int(n or 0) for n in fetched), int(generation or 0), int(pages or 0)
+        )
+
+    def publish(
+        self,
+        pages: int,
+        texts: Sequence[str],
+        labels: Sequence[str],
+        top_words: Iterable[str],
+        positive: int,
+        negative: int,
+    ) -> int:
+        """Publish a refit's examples as the next generation; returns its number."""
+        blob = zlib.compress(json.dumps([list(texts), list(labels)]).encode("utf-8"))
+        record = {
+            "pages": pages,
+            "time": round(time.time(), 3),
+            "top": json.dumps(list(top_words)),
+            "positive": positive,
+            "negative": negative,
+        }
+        hash_key, examples = self.store.key(keys.LEARNED), self.store.key(keys.LEARNED_EXAMPLES)
+
+        def write() -> int:
+            pipe = self.store.binary.pipeline(transaction=True)
+            pipe.set(examples, blob)
+            pipe.hset(hash_key, mapping=record)
+            pipe.hincrby(hash_key, "generation", 1)
+            return int(pipe.execute()[-1])
+
+        return self.store.retrying(write)
+
+    def postpone(self, pages: int, *, refused: bool = False) -> None:
+        """Count the next refit from ``pages`` on without publishing one: too early, or
+        ``refused`` as drift (counted)."""
+        hash_key = self.store.key(keys.LEARNED)
+
+        def write() -> None:
+            pipe = self.store.client.pipeline(transaction=True)
+            if refused:
+                pipe.hincrby(hash_key, "refused", 1)
+            pipe.hset(hash_key, "pages", pages)
+            pipe.execute()
+
+        self.store.retrying(write)
+
+    def generation(self) -> Generation | None:
+        """The last refit's examples (None before the first)."""
+        hash_key, examples = self.store.key(keys.LEARNED), self.store.key(keys.LEARNED_EXAMPLES)
+
+        def read() -> list[Any]:
+            pipe = self.store.binary.pipeline(transaction=True)
+            pipe.hgetall(hash_key)
+            pipe.get(examples)
+            return pipe.execute()
+
+        record, blob = self.store.retrying(read)
+        if not blob or b"generation" not in record:
+            return None
+        texts, labels = json.loads(zlib.decompress(blob))
+        return Generation(
+            int(record[b"generation"]),
+            int(record.get(b"pages", 0)),
+            texts,
+            labels,
+            json.loads(record.get(b"top", b"[]")),
+            int(record.get(b"positive", 0)),
+            int(record.get(b"negative", 0)),
+        )
