@@ -168,3 +168,27 @@ def test_past_the_cap_the_best_scored_links_are_kept_and_the_rest_counted():
     assert len(asyncio.run(capped.process_item(page("a swan", links[:5] * 2)))["links"]) == 10
     first = asyncio.run(pipeline(max_links=10, link_score="content").process_item(page("a", links)))
     assert first["links"] == links[:10]
+
+
+def test_queued_anchors_are_scored_again_as_a_page_scores_its_links(birds, glosses_and_vectors):
+    """A refit scores the frontier's anchors with ``anchor_relevance``: the R a page's links
+    get from ``classify`` (model, gloss and word vectors), whatever the pipeline saw before."""
+    options = {"threshold": 0.5, "link_score": "anchor", "needs_path": False}
+    classifier = ClassifierPipeline(birds, **options, **glosses_and_vectors)
+    scorer = ClassifierPipeline(birds, **options, **glosses_and_vectors)
+    for item in pages_sharing_anchors():
+        scored = classifier.classify(item.copy())
+        anchors = [anchor for _, anchor, _ in item["links"]]
+        assert scorer.anchor_relevance(anchors).tolist() == pytest.approx(scored["link_scores"])
+
+
+def test_a_page_the_keywords_name_is_relevant():
+    """A keywords topic's page whose title is a keyword is relevant, whatever its R."""
+    model = KeywordModel(keywords=["medicine", "Tour de France"], r0=0.5).fit()
+    scorer = pipeline(named=model.named)
+    item = page("the practice of healing by many means")
+    item["title"] = "Medicine"
+    assert scorer.classify(item)["relevant"] and item["relevance"] == 0.5
+    for title in ("Tours de France", "medicine"):
+        assert model.named([title])[0]
+    assert not model.named(["Medicine Hat"])[0] and not model.named(["History of medicine"])[0]

@@ -4,9 +4,9 @@ Every classified page goes into the crawl-wide learning sample in Redis
 (:mod:`focused.store.learning`; each process adds its pages once a second). Every
 FOCUSED_LEARN_PAGES pages fetched crawl-wide, one process (a
 :class:`~focused.store.periodic.PeriodicJob`, in a thread) files the sample's pages as a
-taxonomy would (:class:`~focused.relevance.learned.LearnedTopic`), checks that the refit still
-calls what the user wrote relevant (the topic's keywords or example pages, and most of the
-crawl's seeds), publishes the examples as a new generation and scores the queued links again.
+taxonomy would (:class:`~focused.relevance.learned.LearnedTopic`), refuses a refit that has
+drifted from what the user wrote (:meth:`~focused.relevance.learned.LearnedTopic.drift`),
+publishes the examples as a new generation and scores the queued links again.
 Every process fits its copy from the published examples when it sees the generation change and
 hands it to the classifier pipeline (the ``topic_refitted`` signal).
 
@@ -45,9 +45,6 @@ logger = logging.getLogger(__name__)
 
 CHECK_S = 1.0
 LOCK_S = 300.0  # the refit's lock expires after this long (a crashed process frees it)
-# A refit is refused as drift when it calls the user's own texts irrelevant, or more of the
-# seeds the crawl has classified than the model it replaces did and more than this share.
-MAX_SEEDS_LOST = 0.5
 TOP_WORDS = 10
 
 
@@ -91,6 +88,7 @@ class TopicLearner:
         self.plan = plan
         self.threshold = plan.threshold
         self.user = own_texts(plan.topic)
+        self.user_before = plan.page_scorer()(self.user) if self.user else []
         frontier = frontier_for(self.crawler)
         self.store = LearningStore(frontier.store, self.sample)
         # The job's thread gets its own frontier, store and scorer: the crawl's call into the
@@ -159,7 +157,9 @@ class TopicLearner:
             return Refit(0, time.perf_counter() - started, 0, str(exc), early=True)
         learned.fit_examples(texts, labels)
         seeds = [p for p in sample if p.depth == 0]
-        why = self.drift(learned, seeds)
+        why = learned.drift(
+            self.user, self.user_before, [p.text for p in seeds], [p.relevance for p in seeds]
+        )
         if why:
             self.worker_store.postpone(state.fetched, refused=True)
             return Refit(0, time.perf_counter() - started, 0, why)
@@ -173,23 +173,6 @@ class TopicLearner:
         )
         rescored = self.rescore(learned) if self.rescores else 0
         return Refit(generation, time.perf_counter() - started, rescored)
-
-    def drift(self, learned: LearnedTopic, seeds: list[SampledPage]) -> str:
-        """Why a refit has drifted from what the user asked for, "" if it has not: it calls
-        the user's own texts irrelevant, or more of the seeds than the model before it did
-        (their R when they were classified), and more than MAX_SEEDS_LOST of them."""
-        if self.user and learned.drifted(self.user, self.threshold):
-            return "it calls the topic's own keywords or examples irrelevant"
-        if not seeds:
-            return ""
-        lost = len(learned.drifted([p.text for p in seeds], self.threshold))
-        before = sum(p.relevance < self.threshold for p in seeds)
-        if lost > max(before, MAX_SEEDS_LOST * len(seeds)):
-            return (
-                f"it calls {lost} of the {len(seeds)} seeds classified irrelevant"
-                f" (the model before it: {before})"
-            )
-        return ""
 
     def rescore(self, learned: LearnedTopic) -> int:
         """Score every queued link again with the refitted model (its anchor, as the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -100,6 +101,7 @@ class ClassifierPipeline:
         main_text_pages: str = "none",
         markdown: bool = False,
         max_links: int = 0,
+        named: Callable[[Sequence[str]], np.ndarray] | None = None,
         stats: Any = None,
     ):
         self.model = model
@@ -122,6 +124,7 @@ class ClassifierPipeline:
         self.main_text_pages = main_text_pages
         self.markdown = markdown
         self.max_links = max_links
+        self.named = named
         self.stats = stats
 
     @classmethod
@@ -135,8 +138,9 @@ class ClassifierPipeline:
             if role == "pages" or role == "anchors" and plan.scores_anchors
             else None
         )
+        model = plan.model()
         pipeline = cls(
-            plan.model(),
+            model,
             threshold=plan.threshold,
             link_score=plan.link_score,
             needs_path=plan.hard,
@@ -154,6 +158,7 @@ class ClassifierPipeline:
             main_text_pages=choice(s, "FOCUSED_MAIN_TEXT"),
             markdown=s.getbool("FOCUSED_FEED_MARKDOWN"),
             max_links=s.getint("FOCUSED_MAX_LINKS_PER_PAGE"),
+            named=getattr(model, "named", None),
             stats=crawler.stats,
         )
         if plan.learns:
@@ -349,6 +354,8 @@ class ClassifierPipeline:
             relevance, category = self.model.score_pages(texts)
         if self.page_vectors is not None:
             relevance[0] = self.page_vectors.relevance([doc])[0]
+        if self.named is not None and self.named([item["title"] or ""])[0]:
+            relevance[0] = max(relevance[0], self.threshold)
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]

@@ -136,6 +136,14 @@ class KeywordModel(BaseEstimator):
         cosine = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
         return np.minimum(cosine, 1.0)  # rounding can exceed 1 by an ulp
 
+    def named(self, titles: Sequence[str]) -> np.ndarray:
+        """Whether each title is one of the keywords (analysed alike: "Medicine" for
+        "medicine", "Tours de France" for "Tour de France"): a page the keywords name is on
+        the topic, whatever else its text is about."""
+        check_is_fitted(self)
+        terms = set(self.terms_)
+        return np.array([" ".join(analyze(t, stem=self.stem)) in terms for t in titles], bool)
+
     def score_pages(self, X: Sequence[str]) -> tuple[np.ndarray, list[str | None]]:
         """R(d) and a category for each document; there are no categories, so None."""
         relevance = self.relevance(X)

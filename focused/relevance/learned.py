@@ -13,7 +13,7 @@ categories of their own, as a taxonomy's other categories are; and fits the word
 categories on them.
 
 What the user wrote stays in the model: their own texts (the keywords, the example pages) are
-examples of the topic in every refit, and :meth:`LearnedTopic.drifted` tells a caller when a
+examples of the topic in every refit, and :meth:`LearnedTopic.drift` tells a caller when a
 refit would call them (or the crawl's seeds) irrelevant, so that it can refuse the refit.
 """
 
@@ -36,6 +36,9 @@ TOPIC = "topic"  # the good category; the negatives' groups are "other/0", "othe
 # The words ``top_words`` chooses from: the most frequent of the vectors' vocabulary, but the
 # function words at its head.
 TOP_WORDS_FROM = slice(100, 50_000)
+# A refit may call irrelevant at most this share of the user's texts and of the seeds, or as
+# many as the model before it did.
+MAX_LOST = 0.5
 
 
 class LearnedTopic(BaseEstimator):
@@ -138,10 +141,30 @@ class LearnedTopic(BaseEstimator):
         check_is_fitted(self, "vectors_")
         return self.vectors_.relevance(X)
 
-    def drifted(self, texts: Sequence[str], threshold: float = 0.5) -> list[int]:
-        """Which of ``texts`` (the user's own texts, the crawl's seeds) the model calls
-        irrelevant: a refit that does so has moved away from what the user asked for."""
-        return np.flatnonzero(self.relevance(texts) < threshold).tolist()
+    def drift(
+        self,
+        user: Sequence[str],
+        user_before: Sequence[float],
+        seeds: Sequence[str] = (),
+        seeds_before: Sequence[float] = (),
+    ) -> str:
+        """Why this refit has moved away from what the user asked for ("" if it has not): it
+        calls irrelevant (below ``threshold``) more of the user's own texts ``user`` (keywords,
+        example pages), or of the crawl's ``seeds``, than the model before it did (their R
+        ``user_before``, ``seeds_before``), and more than MAX_LOST of them (an example may
+        be an outlier, a seed a hub)."""
+        check_is_fitted(self, "vectors_")
+        for texts, before, what in (
+            (user, user_before, "of the topic's own keywords or examples"),
+            (seeds, seeds_before, "of the seeds classified"),
+        ):
+            if not len(texts):
+                continue
+            lost = int((self.relevance(texts) < self.threshold).sum())
+            was = int((np.asarray(before, dtype=float) < self.threshold).sum())
+            if lost > max(was, MAX_LOST * len(texts)):
+                return f"it calls {lost} of the {len(texts)} {what} irrelevant (before: {was})"
+        return ""
 
     def top_words(self, n: int = 10) -> list[str]:
         """The ``n`` frequent words nearest the topic's centroid in the vectors' space: what
