@@ -48,6 +48,16 @@ def hostile(redis_client) -> Iterator[str]:
             "top_authorities": json.dumps(hubs[::-1]),
         },
     )
+    redis_client.hset(
+        prefix + keys.LEARNED,
+        mapping={
+            "generation": 2,
+            "pages": 100,
+            "time": 1,
+            "refused": 1,
+            "top": json.dumps(["peloton", HOSTILE]),
+        },
+    )
     yield name
     reset_crawl(redis_client, name)
 
@@ -135,6 +145,10 @@ def test_hostile_names_and_urls_stay_text(hostile, redis_home, tmp_path):
         f"https://example.org/{HOSTILE}",
     ]
     assert [link.get("href") for link in links] == [None, f"https://example.org/{HOSTILE}"]
+    # A topic that learns itself: its generation and top words (markup among them, as text).
+    assert card.xpath(".//*[@data-figure='learned_generation']/@data-value") == ["2"]
+    top = card.xpath(".//*[@data-figure='learned_top']")[0]
+    assert top.get("data-value") == f"peloton, {HOSTILE}" and HOSTILE in top.text_content()
 
 
 def test_the_defences_are_shown(redis_client, redis_home, tmp_path):

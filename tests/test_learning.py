@@ -13,6 +13,7 @@ from focused.relevance.learned import TOPIC, LearnedTopic
 from focused.relevance.vectors import CategoryVectors, WordVectors
 from focused.schedulers.frontier import Link
 from focused.store.learning import LearningStore, SampledPage
+from tests.conftest import focused
 
 # Word vectors with one axis a theme: cycling, running, cooking, football, gardening. "peloton"
 # is a word of cycling the keywords never name, nearer running than cycling in the vectors.
@@ -144,3 +145,7 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
     feed = [item for item in crawl.feed() if item["relevance"] is not None]
     # Pages after the first refit are judged by the learned model: some relevant.
     assert any(item["relevant"] for item in feed[60:])
+    status = focused("status", crawl.name, "--home", str(crawl.home))
+    assert (
+        "topic now weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout
+    )

@@ -131,6 +131,16 @@ def _distill_record(raw: dict[str, str]) -> dict[str, Any] | None:
     return record
 
 
+def _learned_record(raw: dict[str, str]) -> dict[str, Any] | None:
+    """A light topic's last refit (``learned`` hash), its top words as a list; None before
+    any refit was tried."""
+    if not raw:
+        return None
+    record: dict[str, Any] = {name: _number(value) for name, value in raw.items() if name != "top"}
+    record["top"] = json.loads(raw.get("top", "[]"))
+    return record
+
+
 def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
     """Queue depth, counts, harvest, alarms and the distiller's last run of one crawl, in one
     round trip (an empty dict if Redis has nothing of it). Per-shard figures are added up."""
@@ -148,8 +158,9 @@ def _status(store: CrawlStore) -> dict[str, Any]:
         pipe.zcard(store.key(keys.HELD, shard=shard))
         pipe.lrange(store.key(keys.RECENT, shard=shard), 0, max(WINDOWS) - 1)
     pipe.hgetall(store.key(keys.DISTILL))
+    pipe.hgetall(store.key(keys.LEARNED))
     pipe.hgetall(store.key(keys.META))
-    *replies, distilled, meta = pipe.execute()
+    *replies, distilled, learned, meta = pipe.execute()
     stats, leased, ready_hosts, waiting_hosts, held_hosts, recents = (
         replies[i::6] for i in range(6)
     )
@@ -189,6 +200,10 @@ def _status(store: CrawlStore) -> dict[str, Any]:
         "distilled_at": distill["fetched"] if distill else None,
         "top_hub": distill["top_hubs"][0]["url"] if distill and distill["top_hubs"] else None,
         "reboosted": int(counts.get("reboosted", 0)),
+        # a light topic learning itself: its last refit (generation, at how many fetched pages,
+        # when, its top words, refits refused) and the queued URLs scored again
+        "learned": _learned_record(learned),
+        "rescored": int(counts.get("rescored", 0)),
         # maintenance mode: known pages queued again, and those that came back unchanged
         "revisits": int(counts.get("revisits", 0)),
         "unchanged": int(counts.get("unchanged", 0)),
@@ -387,6 +402,21 @@ def format_process(process: dict[str, Any]) -> str:
     return line
 
 
+def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status rows of a topic that learns itself (none for others)."""
+    learned = snapshot["learned"]
+    if learned is None:
+        return []
+    refits = f"generation {learned.get('generation', 0)}, {learned.get('refused', 0)} refused"
+    if "time" in learned:
+        refits += f", {duration(snapshot['time'] - learned['time'])} ago"
+    return [
+        ("topic refitted at (fetched pages)", f"{learned.get('pages', 0)} ({refits})"),
+        ("topic now weighs most", ", ".join(learned["top"]) or "-"),
+        ("queued URLs scored again", snapshot["rescored"]),
+    ]
+
+
 def format_status(snapshot: dict[str, Any]) -> str:
     """A crawl's snapshot (:func:`crawl_snapshot`) as aligned lines for people."""
     state = snapshot["state"]
@@ -436,6 +466,7 @@ def format_status(snapshot: dict[str, Any]) -> str:
         ("distilled at (fetched pages)", snapshot["distilled_at"]),
         ("top hub", snapshot["top_hub"]),
         ("re-boosted URLs", snapshot["reboosted"]),
+        *_learned_rows(snapshot),
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]

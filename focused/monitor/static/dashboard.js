@@ -172,6 +172,22 @@ function distiller(c) {
       ranked("Top authorities", c.crawl, "authority", d.top_authorities)));
 }
 
+function learning(c) {
+  // A light topic learning itself (keywords, example pages): its last refit and top words.
+  const l = c.learned;
+  if (!l) return null;
+  const when = l.time ? `${duration(c.time - l.time)} ago, at ${int(l.pages)} pages fetched`
+    : "not refitted yet";
+  return h("div", {class: "block"},
+    h("h3", {}, "Topic learning"),
+    h("p", {class: "note", "data-crawl": c.crawl, "data-figure": "learned_generation",
+      "data-value": raw(l.generation || 0)},
+      `generation ${int(l.generation || 0)}, last refit ${when}; ${int(l.refused || 0)} ` +
+      `refused as drift; ${int(c.rescored)} queued URLs scored again`),
+    h("p", {"data-crawl": c.crawl, "data-figure": "learned_top", "data-value": l.top.join(", ")},
+      "It now weighs most: " + (l.top.join(", ") || "-")));
+}
+
 function defences(c) {
   // What the budgets, the host-queue cap and the scope rules took (Bound a crawl, in the docs).
   const scope = Object.entries(c.out_of_scope);
@@ -240,6 +256,7 @@ function card(c) {
       census(c)),
     processes(c),
     distiller(c),
+    learning(c),
     defences(c),
     scrapyStats(c));
 }
