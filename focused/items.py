@@ -55,6 +55,8 @@ class PageItem(scrapy.Item):
     # How the page was reached, for the online link model (focused.strategies.learning):
     anchor = scrapy.Field()  # anchor text of the link it was queued from ("" if unknown)
     anchor_relevance = scrapy.Field()  # R of that anchor text, if scored
+    # R by the topic as the user gave it, for a topic that learns itself (what it learns from)
+    first_relevance = scrapy.Field()
     parent_relevance = scrapy.Field()  # R of the page that link was on (None for seeds)
     parent_category = scrapy.Field()
     revisit = scrapy.Field()  # a known page fetched again (maintenance mode)

@@ -123,7 +123,8 @@ class TopicLearner:
         if item.get("relevance") is None or item.get("bad"):
             return
         text = f"{item.get('title') or ''}\n{item.get('text') or ''}"[: self.chars]
-        self.pending.append(SampledPage(float(item["relevance"]), int(item["depth"]), text))
+        r = item.get("first_relevance", item["relevance"])
+        self.pending.append(SampledPage(float(r), int(item["depth"]), text))
 
     def check(self) -> None:
         """Once a second: add this process's new pages to the sample, take up a new

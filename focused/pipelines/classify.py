@@ -125,6 +125,8 @@ class ClassifierPipeline:
         self.markdown = markdown
         self.max_links = max_links
         self.named = named
+        # the page model a learning topic started with, once it has been refitted
+        self.first_page_vectors: CategoryVectors | ExampleVectors | None = None
         self.stats = stats
 
     @classmethod
@@ -168,7 +170,11 @@ class ClassifierPipeline:
     def refitted(self, model: LearnedTopic) -> None:
         """Score with a light topic's refitted model from now on: it gives pages' R, and its
         R of each anchor is added to the topic's own by log-odds, as a taxonomy's word vectors
-        are. Anchors' kept scores are forgotten."""
+        are. Anchors' kept scores are forgotten. Pages keep their R by the topic as the user
+        gave it too (``first_relevance``): what the next refit learns from, so that a refit
+        never learns from its own verdicts and drifts with them."""
+        if self.first_page_vectors is None:
+            self.first_page_vectors = self.page_vectors
         self.vectors = self.page_vectors = model
         self.clear_caches()
 
@@ -352,10 +358,15 @@ class ClassifierPipeline:
             relevance, category = self.model.score_pages(texts, urls=urls, anchors=page_anchor)
         else:
             relevance, category = self.model.score_pages(texts)
+        first = relevance[0]
         if self.page_vectors is not None:
-            relevance[0] = self.page_vectors.relevance([doc])[0]
+            relevance[0] = first = self.page_vectors.relevance([doc])[0]
+        if self.first_page_vectors is not None:
+            first = self.first_page_vectors.relevance([doc])[0]
         if self.named is not None and self.named([item["title"] or ""])[0]:
             relevance[0] = max(relevance[0], self.threshold)
+            first = max(first, self.threshold)
+        item["first_relevance"] = round(float(first), 6)
         item["relevance"] = round(float(relevance[0]), 6)
         item["relevant"] = item["relevance"] >= self.threshold
         item["category"] = category[0]
