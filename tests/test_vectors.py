@@ -204,7 +204,7 @@ def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, 
     topic = load_topic(keyword_topic(web, tmp_path))
     settings = Settings({"FOCUSED_VECTORS": "auto", "FOCUSED_MODELS_DIR": str(tmp_path)})
     plan = CrawlPlan.from_settings(settings, topic)
-    assert plan.vectors == "pages" and plan.threshold == PAGE_VECTORS_THRESHOLD
+    assert plan.vectors == "both" and plan.threshold == PAGE_VECTORS_THRESHOLD
     off = CrawlPlan.from_settings(Settings({"FOCUSED_VECTORS": "false"}), topic)
     assert off.vectors is None and off.threshold == 0.3
     keywords = KeywordModel(keywords=["dinosaur"], r0=0.3).fit()

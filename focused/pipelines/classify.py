@@ -15,7 +15,7 @@ from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
 from focused.settingcheck import choice, switch
 from focused.signals import topic_refitted
-from focused.topic.methods import vector_model, vectors_role
+from focused.topic.methods import vector_model
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -134,10 +134,10 @@ class ClassifierPipeline:
     def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
         s = crawler.settings
         plan = crawler.spider.plan
-        role = vectors_role(plan.topic)  # vector_model warns if the package is missing
+        # vector_model warns if the package is missing
         vectors = (
             vector_model(plan.topic, plan.models_dir, s.get("FOCUSED_VECTORS"))
-            if role == "pages" or role == "anchors" and plan.scores_anchors
+            if plan.vectors_judge_pages or plan.vectors_estimate_anchors
             else None
         )
         model = plan.model()
@@ -153,9 +153,9 @@ class ClassifierPipeline:
                 if plan.scores_anchors
                 else None
             ),
-            vectors=vectors if role == "anchors" else None,
+            vectors=vectors if plan.vectors_estimate_anchors else None,
             vector_weight=s.getfloat("FOCUSED_VECTOR_WEIGHT"),
-            page_vectors=vectors if plan.vectors == "pages" else None,
+            page_vectors=vectors if plan.vectors_judge_pages else None,
             classify_text=choice(s, "FOCUSED_CLASSIFY_TEXT"),
             main_text_pages=choice(s, "FOCUSED_MAIN_TEXT"),
             markdown=s.getbool("FOCUSED_FEED_MARKDOWN"),

@@ -272,7 +272,8 @@ class RelevanceMethod:
     - ``reads_anchors``: the model's ``score_pages`` also takes each text's URL and the anchor
       a page was reached by (the thesaurus of Badia et al. 2006);
     - ``vectors``: what word vectors do for it, from its options: "anchors" (a second estimate
-      of each anchor's R), "pages" (the page's own R) or None; ``vector_model`` fits them.
+      of each anchor's R), "pages" (the page's own R), "both" or None; ``vector_model`` fits
+      them.
     """
 
     fields: frozenset[str]
@@ -311,7 +312,7 @@ METHODS: dict[str, RelevanceMethod] = {
         frozenset({"keywords", "description", "r0"}),
         _keywords_options,
         _keywords_model,
-        vectors=lambda options: "pages",
+        vectors=lambda options: "both",
         vector_model=_keyword_vectors,
     ),
     "thesaurus": RelevanceMethod(
@@ -349,7 +350,7 @@ def own_texts(topic: Topic) -> list[str]:
 
 
 def vectors_role(topic: Topic) -> str | None:
-    """What word vectors do for the topic's method ("anchors", "pages") or None."""
+    """What word vectors do for the topic's method ("anchors", "pages", "both") or None."""
     return METHODS[topic.method].vectors(topic.relevance)
 
 

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from focused.relevance.base import RelevanceModel
     from focused.topic.files import Topic
 
-__all__ = ["CrawlPlan"]
+__all__ = ["PAGE_ROLES", "CrawlPlan"]
+
+# The word vectors' roles in which they judge pages (the page's own R).
+PAGE_ROLES = ("pages", "both")
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,8 @@ class CrawlPlan:
     - ``strategy``: FOCUSED_STRATEGY, else the topic file's ``strategy``;
     - ``link_score``: FOCUSED_LINK_SCORE, else the topic file's; ``content`` under a strategy
       that orders links without scores (breadth-first), so no anchor is scored for nothing;
-    - ``vectors``: what word vectors do ("anchors", "pages") or None: FOCUSED_VECTORS off,
-      the method has no use for them, or (for "pages") they are not installed;
+    - ``vectors``: what word vectors do ("anchors", "pages", "both") or None: FOCUSED_VECTORS
+      off, the method has no use for them, or (where they judge pages) they are not installed;
     - ``threshold``: the R at which a page is relevant: FOCUSED_RELEVANT_THRESHOLD when set;
       else PAGE_VECTORS_THRESHOLD where vectors give the page's R; else the topic's own;
     - ``learns``: whether the topic learns itself as the crawl goes (FOCUSED_LEARN): only a
@@ -70,21 +73,21 @@ class CrawlPlan:
         vectors = vectors_role(topic)
         if (
             choice(settings, "FOCUSED_VECTORS") == "false"
-            or vectors == "pages"
+            or vectors in PAGE_ROLES
             and not (_vectors_installed())
         ):
             vectors = None
         threshold = settings.get("FOCUSED_RELEVANT_THRESHOLD")
         if threshold is not None and threshold != "":
             threshold = float(threshold)
-        elif vectors == "pages":
+        elif vectors in PAGE_ROLES:
             threshold = PAGE_VECTORS_THRESHOLD
         else:
             threshold = float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
         learn = choice(settings, "FOCUSED_LEARN")
         learns = (
             learn != "false"
-            and vectors == "pages"
+            and vectors in PAGE_ROLES
             and strategy_class(strategy).scores_links
             and settings.getint("FOCUSED_LEARN_PAGES") > 0
         )
@@ -103,6 +106,16 @@ class CrawlPlan:
             threshold,
             learns,
         )
+
+    @property
+    def vectors_judge_pages(self) -> bool:
+        """Whether word vectors give a page's own R."""
+        return self.vectors in PAGE_ROLES
+
+    @property
+    def vectors_estimate_anchors(self) -> bool:
+        """Whether word vectors give each anchor a second estimate, added by log-odds."""
+        return self.vectors in ("anchors", "both") and self.scores_anchors
 
     @property
     def method(self) -> str:
@@ -149,7 +162,7 @@ class CrawlPlan:
     def page_scorer(self) -> Callable[[Sequence[str]], np.ndarray]:
         """R of whole pages as the classifier pipeline scores them: from the word vectors
         where they give the page's R, else from the topic's model."""
-        if self.vectors == "pages":
+        if self.vectors in PAGE_ROLES:
             return self.vector_model("true").relevance
         model = self.model()
         return lambda texts: model.score_pages(texts)[0]
