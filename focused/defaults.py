@@ -170,8 +170,9 @@ FOCUSED_VECTOR_WEIGHT = 1.0
 # those clearly off it in a few groups of neighbours, and fits the word vectors' categories on
 # them, together with the user's own keywords or examples. The refitted model gives a page's R
 # and, added by log-odds to the topic's own estimate, each link's; the queued URLs are scored
-# again. It refits every FOCUSED_LEARN_PAGES pages fetched crawl-wide (the first after that
-# many), one process at a time, from the last FOCUSED_LEARN_SAMPLE classified pages (the first
+# again. It refits after FOCUSED_LEARN_PAGES pages fetched crawl-wide, then each time the
+# crawl has doubled (100, 200, 400 ... pages), at most every FOCUSED_LEARN_SAMPLE pages, one
+# process at a time, from the last FOCUSED_LEARN_SAMPLE classified pages (the first
 # FOCUSED_LEARN_CHARS characters of each, kept in Redis); every process then fits the same
 # model. A refit that would call the user's own keywords or examples, or most of the crawl's
 # seeds, irrelevant is refused as drift and counted (focused/learn/refused). "auto" learns

@@ -137,7 +137,7 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
     )
     crawl.topic = topic
     stats = crawl.run(CLOSESPIDER_ITEMCOUNT=120, FOCUSED_LEARN_PAGES=30)
-    assert stats["focused/learn/refits"] >= 2 and stats["focused/learn/generation"] >= 2
+    assert stats["focused/learn/refits"] >= 2 and stats["focused/learn/generation"] >= 1
     assert stats["focused/learn/rescored"] > 0
     assert "Topic refitted at" in crawl.log()
     record = redis_client.hgetall(f"focused:{{{crawl.name}}}:learned")

@@ -1,8 +1,9 @@
 """TopicLearner: a light topic learns itself as the crawl goes (FOCUSED_LEARN).
 
 Every classified page goes into the crawl-wide learning sample in Redis
-(:mod:`focused.store.learning`; each process adds its pages once a second). Every
-FOCUSED_LEARN_PAGES pages fetched crawl-wide, one process (a
+(:mod:`focused.store.learning`; each process adds its pages once a second). After
+FOCUSED_LEARN_PAGES pages fetched crawl-wide, then each time the crawl has doubled (at most
+every FOCUSED_LEARN_SAMPLE pages), one process (a
 :class:`~focused.store.periodic.PeriodicJob`, in a thread) files the sample's pages as a
 taxonomy would (:class:`~focused.relevance.learned.LearnedTopic`), refuses a refit that has
 drifted from what the user wrote (:meth:`~focused.relevance.learned.LearnedTopic.drift`),
@@ -57,6 +58,7 @@ class Refit:
     rescored: int
     why_not: str = ""  # why no generation was published
     early: bool = False  # too few pages yet, not drift
+    model: tuple[Generation, LearnedTopic] | None = None  # what was published
 
 
 class TopicLearner:
@@ -71,6 +73,8 @@ class TopicLearner:
         self.generation = 0  # of the model this process scores with
         self.task: task.LoopingCall | None = None
         self.fitting = False
+        # this process's last refit, taken up without fitting it again
+        self.refitted: tuple[Generation, LearnedTopic] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TopicLearner:
@@ -103,7 +107,6 @@ class TopicLearner:
             self.refit,
             lock=keys.LEARN_LOCK,
             lock_s=LOCK_S,
-            every=self.every,
             done=self.done,
             stats=self.stats,
             failures="focused/learn/failed",
@@ -136,10 +139,20 @@ class TopicLearner:
         except FocusedError:  # Redis is lost: the crawl reports it and stops
             return
         if state.generation > self.generation and not self.fitting:
-            self.fitting = True
-            d = threads.deferToThread(self.fit_published)
-            d.addCallbacks(self.take_up, self.fit_failed)
-        self.job.offer(state.fetched, state.pages)
+            if self.refitted is not None and self.refitted[0].number == state.generation:
+                self.take_up(self.refitted)  # this process's own refit: no need to fit it again
+            else:
+                self.fitting = True
+                d = threads.deferToThread(self.fit_published)
+                d.addCallbacks(self.take_up, self.fit_failed)
+        if state.fetched - state.pages >= self.wait(state.pages):
+            self.job.start()
+
+    def wait(self, last: int) -> int:
+        """Pages to fetch crawl-wide after a refit at ``last`` pages before the next: at first
+        FOCUSED_LEARN_PAGES, then as many as the crawl had (the sample doubles between two
+        refits), at most FOCUSED_LEARN_SAMPLE (the sample is then new)."""
+        return min(max(self.every, last), max(self.sample, self.every))
 
     # -- the refit, in the job's thread, one process at a time --------------------------------
 
@@ -164,16 +177,12 @@ class TopicLearner:
         if why:
             self.worker_store.postpone(state.fetched, refused=True)
             return Refit(0, time.perf_counter() - started, 0, why)
-        generation = self.worker_store.publish(
-            state.fetched,
-            texts,
-            labels,
-            learned.top_words(TOP_WORDS),
-            learned.n_positive_,
-            learned.n_negative_,
-        )
+        top = learned.top_words(TOP_WORDS)
+        positive, negative = learned.n_positive_, learned.n_negative_
+        number = self.worker_store.publish(state.fetched, texts, labels, top, positive, negative)
         rescored = self.rescore(learned) if self.rescores else 0
-        return Refit(generation, time.perf_counter() - started, rescored)
+        generation = Generation(number, state.fetched, texts, labels, top, positive, negative)
+        return Refit(number, time.perf_counter() - started, rescored, model=(generation, learned))
 
     def rescore(self, learned: LearnedTopic) -> int:
         """Score every queued link again with the refitted model (its anchor, as the
@@ -218,6 +227,7 @@ class TopicLearner:
             return
         self.stats.inc_value("focused/learn/refits")
         self.stats.inc_value("focused/learn/rescored", refit.rescored)
+        self.refitted = refit.model
 
     # -- every process: fit the published generation ------------------------------------------
 

@@ -170,13 +170,14 @@ class ClassifierPipeline:
     def refitted(self, model: LearnedTopic) -> None:
         """Score with a light topic's refitted model from now on: it gives pages' R, and its
         R of each anchor is added to the topic's own by log-odds, as a taxonomy's word vectors
-        are. Anchors' kept scores are forgotten. Pages keep their R by the topic as the user
-        gave it too (``first_relevance``): what the next refit learns from, so that a refit
-        never learns from its own verdicts and drifts with them."""
+        are. Anchors' kept R from the vectors is forgotten (the topic's own model is unchanged,
+        so its R of them is kept). Pages keep their R by the topic as the user gave it too
+        (``first_relevance``): what the next refit learns from, so that a refit never learns
+        from its own verdicts and drifts with them."""
         if self.first_page_vectors is None:
             self.first_page_vectors = self.page_vectors
         self.vectors = self.page_vectors = model
-        self.clear_caches()
+        self.vector_relevance.clear()
 
     async def extract(self, item: Any) -> None:
         """Set the page's ``main_text`` (and ``markdown``) from its HTML, extracted in a thread:

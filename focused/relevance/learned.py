@@ -27,15 +27,19 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from focused.relevance.taxonomy import _check_documents
-from focused.relevance.text import analyze
-from focused.relevance.vectors import CategoryVectors, WordVectors, word_vectors
+from focused.relevance.vectors import (
+    BACKGROUND_WORDS,
+    CategoryVectors,
+    WordVectors,
+    word_vectors,
+)
 
 __all__ = ["TOPIC", "LearnedTopic"]
 
 TOPIC = "topic"  # the good category; the negatives' groups are "other/0", "other/1", ...
-# The words ``top_words`` chooses from: the most frequent of the vectors' vocabulary, but the
-# function words at its head.
-TOP_WORDS_FROM = slice(100, 50_000)
+# The words ``top_words`` chooses from: those of the vectors' background (the frequent words but
+# the function words at the head of the vocabulary), computed once per process.
+TOP_WORDS_FROM = BACKGROUND_WORDS
 # A refit may call irrelevant at most this share of the user's texts and of the seeds, or as
 # many as the model before it did.
 MAX_LOST = 0.5
@@ -170,9 +174,6 @@ class LearnedTopic(BaseEstimator):
         """The ``n`` frequent words nearest the topic's centroid in the vectors' space: what
         the topic now weighs most."""
         check_is_fitted(self, "vectors_")
-        vectors = self._vectors()
-        by_rank = vectors.words[np.argsort(vectors.rows)][TOP_WORDS_FROM]
-        words = [w for w in (b.decode("utf-8", "replace") for b in by_rank) if analyze(w) == [w]]
+        words, embedded = self._vectors().frequent(TOP_WORDS_FROM)
         centroid = self.vectors_.centroids_[list(self.vectors_.categories_).index(TOPIC)]
-        cosines = vectors.embed(words) @ centroid
-        return [words[i] for i in np.argsort(-cosines, kind="stable")[:n]]
+        return [words[i] for i in np.argsort(-(embedded @ centroid), kind="stable")[:n]]

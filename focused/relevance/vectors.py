@@ -81,6 +81,7 @@ class WordVectors:
         self.dim = int(matrix.shape[1])
         self.center = np.asarray(matrix[: min(len(matrix), 50_000)], dtype=np.float64).mean(0)
         self._background: dict[int, np.ndarray] = {}
+        self._frequent: dict[tuple[int, int], tuple[list[str], np.ndarray]] = {}
 
     @classmethod
     def from_words(cls, words: Sequence[str], matrix: np.ndarray) -> WordVectors:
@@ -118,12 +119,22 @@ class WordVectors:
         if k not in self._background:
             from sklearn.cluster import KMeans  # only keyword topics need it
 
-            by_rank = self.words[np.argsort(self.rows)][BACKGROUND_WORDS]
-            decoded = (b.decode("utf-8", "replace") for b in by_rank)
-            words = [w for w in decoded if analyze(w) == [w]]
-            clusters = KMeans(k, n_init=1, random_state=0).fit(self.embed(words)).cluster_centers_
+            _, embedded = self.frequent(BACKGROUND_WORDS)
+            clusters = KMeans(k, n_init=1, random_state=0).fit(embedded).cluster_centers_
             self._background[k] = clusters / np.linalg.norm(clusters, axis=1, keepdims=True)
         return self._background[k]
+
+    def frequent(self, ranks: slice) -> tuple[list[str], np.ndarray]:
+        """The words of the vocabulary at frequency ``ranks`` that ``analyze`` keeps as they
+        are, and their unit vectors (computed once per ``ranks``): the words a model's
+        centroid can be described by."""
+        key = (ranks.start, ranks.stop)  # slices are not hashable before Python 3.12
+        if key not in self._frequent:
+            by_rank = self.words[np.argsort(self.rows)][ranks]
+            decoded = (b.decode("utf-8", "replace") for b in by_rank)
+            words = [w for w in decoded if analyze(w) == [w]]
+            self._frequent[key] = words, self.embed(words)
+        return self._frequent[key]
 
     def embed(self, texts: Iterable[str]) -> np.ndarray:
         """One unit vector per text: the mean of its words' vectors, stop words out; a zero
