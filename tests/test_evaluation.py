@@ -301,6 +301,8 @@ METHOD_OF = {
     "positives": "examples",
     "keywords": "keywords",
     "keywords-name": "keywords",
+    "keywords-no-learning": "keywords",
+    "positives-no-learning": "examples",
     "semantic": "semantic",
     "thesaurus": "thesaurus",
     "best-n-first": "taxonomy",
