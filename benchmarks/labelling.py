@@ -130,7 +130,8 @@ def table(report: dict[str, Any]) -> Table:
     for header in ("topic", "crawl", "good / bad"):
         result.add_column(header, no_wrap=True)
     for measure, k in columns:
-        result.add_column(f"{measure.replace('_', ' ')}\n@{k}", justify="right")
+        words = measure.replace("_", "\n")  # "calibration\ngap": narrow columns
+        result.add_column(f"{words}\n@{k}", justify="right")
     result.add_column("CPU ms\n/page", justify="right")
 
     def cells(figures: Mapping[str, Any]) -> list[str]:
