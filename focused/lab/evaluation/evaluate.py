@@ -55,7 +55,7 @@ from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
 from focused.relevance.centroid import CentroidModel
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "score_crawls"]
 
 ORACLE = "oracle"
 ALL_CRAWLERS = (*CRAWLERS, ORACLE)
@@ -100,6 +100,28 @@ def _claimed(folder: Path, crawler: str) -> set[str]:
     calls relevant; complete lines only, as a killed crawl may leave the last one cut."""
     feed = folder / "crawls" / crawler / "feed.jsonl"
     return claimed_relevant(read_log(feed) if feed.exists() else [])
+
+
+def score_crawls(
+    graph: WebGraph, task: Task, pages: int, folder: Path, runs: Sequence[CrawlRun]
+) -> dict[str, dict[str, Any]]:
+    """The figures of ``task``'s crawls ``runs`` (in ``folder``, as ``run.crawl`` lays it out)
+    and of the oracle (ORACLE), by run name, on their first ``pages`` counted pages: one
+    scoring for ``evaluate`` and for benchmarks that crawl topics of their own."""
+    ks = steps(pages)
+    similarity = _similarity(graph, task)
+    seeds = [url_key(url) for url in task.seeds]
+    oracle = counted_pages(
+        oracle_order(graph.links, seeds, task.targets, pages, task.skip), task.skip, pages
+    )
+    oracle_found = measure(oracle, task.targets, ks, similarity)["found_curve"]
+    scored = {ORACLE: measure(oracle, task.targets, ks, similarity, oracle_found)}
+    for run in runs:
+        counted, cost = _crawl_figures(run, task, pages)
+        claimed = _claimed(folder, run.crawler)
+        figures = measure(counted, task.targets, ks, similarity, oracle_found, claimed)
+        scored[run.crawler] = {**cost, **figures}
+    return scored
 
 
 def evaluate(
@@ -196,26 +218,13 @@ def evaluate(
                 future.result()
 
     for task, result in zip(tasks, results, strict=True):
-        similarity = _similarity(graph, task)
-        oracle = counted_pages(
-            oracle_order(
-                graph.links, [url_key(url) for url in task.seeds], task.targets, pages, task.skip
-            ),
-            task.skip,
-            pages,
-        )
-        oracle_found = measure(oracle, task.targets, ks, similarity)["found_curve"]
+        ran = [runs[task.category, name] for name in real if (task.category, name) in runs]
+        scored = score_crawls(graph, task, pages, folders[task.category], ran)
         for name in crawlers:
             if name in problems[task.category]:
                 result["crawlers"][name] = {"error": problems[task.category][name]}
-                continue
-            if name == ORACLE:
-                counted, cost, claimed = oracle, {}, None
             else:
-                counted, cost = _crawl_figures(runs[task.category, name], task, pages)
-                claimed = _claimed(folders[task.category], name)
-            figures = measure(counted, task.targets, ks, similarity, oracle_found, claimed)
-            result["crawlers"][name] = {**cost, **figures}
+                result["crawlers"][name] = scored[name]
         curves = {
             name: figures["found_curve"]
             for name, figures in result["crawlers"].items()

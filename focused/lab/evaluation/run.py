@@ -326,9 +326,16 @@ def crawl(
     settings: dict[str, str],
     items: int,
     on_progress: Callable[[int], None] | None = None,
+    *,
+    topic: Path | None = None,
 ) -> CrawlRun:
     """Run one crawler in ``folder/crawls/CRAWLER/`` until ``items`` URLs are fetched or its
     frontier is empty, through a served bundle logging to ``served.jsonl`` there.
+
+    The crawler is a name of CRAWLERS: its topic file in ``folder``, its settings over
+    ``settings``. Given ``topic``, a topic file ``prepare`` does not write (such as the examples
+    topic ``focused label`` writes from a crawl's pages) is crawled with ``settings`` alone,
+    and ``crawler`` only names the run; fit its model into ``folder/models`` beforehand.
 
     CPU time is the crawl process's user + system time, from ``os.wait4`` on that one child
     (so parallel crawls do not mix): Scrapy start-up, fetching, parsing, classifying, the
@@ -336,7 +343,10 @@ def crawl(
     (another process), not model training (done in ``prepare``). ``on_progress`` gets the
     number of responses served so far, about twice a second.
     """
-    topic_file, own = CRAWLERS[crawler]
+    own: dict[str, str] = {}
+    if topic is None:
+        topic_file, own = CRAWLERS[crawler]
+        topic = folder / topic_file
     run_dir = folder / "crawls" / crawler
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -344,7 +354,7 @@ def crawl(
     log = run_dir / "served.jsonl"
     options = {**settings, **own, "CLOSESPIDER_ITEMCOUNT": str(items)}
     options["FOCUSED_MODELS_DIR"] = str(folder / "models")
-    command = crawl_command(folder / topic_file, options, run_dir / "feed.jsonl")
+    command = crawl_command(topic, options, run_dir / "feed.jsonl")
     started = time.perf_counter()
     with (
         ServedWeb(bundle_path, log_path=log) as web,
