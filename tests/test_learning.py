@@ -147,5 +147,5 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
     assert any(item["relevant"] for item in feed[60:])
     status = focused("status", crawl.name, "--home", str(crawl.home))
     assert (
-        "topic now weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout
+        "topic weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout
     )

@@ -89,7 +89,6 @@ class TopicLearner:
         plan = self.crawler.spider.plan
         if not plan.learns:
             return
-        self.plan = plan
         self.threshold = plan.threshold
         self.user = own_texts(plan.topic)
         self.user_before = plan.page_scorer()(self.user) if self.user else []

@@ -411,8 +411,8 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     if "time" in learned:
         refits += f", {duration(snapshot['time'] - learned['time'])} ago"
     return [
-        ("topic refitted at (fetched pages)", f"{learned.get('pages', 0)} ({refits})"),
-        ("topic now weighs most", ", ".join(learned["top"]) or "-"),
+        ("topic refitted at (pages)", f"{learned.get('pages', 0)} ({refits})"),
+        ("topic weighs most", ", ".join(learned["top"]) or "-"),
         ("queued URLs scored again", snapshot["rescored"]),
     ]
 
