@@ -146,6 +146,4 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
     # Pages after the first refit are judged by the learned model: some relevant.
     assert any(item["relevant"] for item in feed[60:])
     status = focused("status", crawl.name, "--home", str(crawl.home))
-    assert (
-        "topic weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout
-    )
+    assert "topic weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout

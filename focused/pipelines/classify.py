@@ -195,6 +195,11 @@ class ClassifierPipeline:
         """The scores kept per anchor text, bounded and cleared together."""
         return self.anchor_scores, self.glossed_relevance, self.vector_relevance
 
+    def bound_caches(self) -> None:
+        """Start the caches again when one is full (ANCHOR_CACHE anchor texts)."""
+        if any(len(cache) >= ANCHOR_CACHE for cache in self.caches()):
+            self.clear_caches()
+
     def clear_caches(self) -> None:
         """Forget every anchor's kept scores: when one cache is full, or to time a cold start."""
         for cache in self.caches():
@@ -204,6 +209,7 @@ class ClassifierPipeline:
         """R of each anchor text as :meth:`classify` scores a page's links (the model's R,
         with its gloss, then word vectors), for a model that does not read URLs: to score
         queued links again after a refit."""
+        self.bound_caches()
         known, glossed = self.anchor_scores, self.glossed_relevance
         distinct = list(dict.fromkeys(anchors))
         new = [anchor for anchor in distinct if anchor not in known]
@@ -321,8 +327,7 @@ class ClassifierPipeline:
         links = item["links"] if scores_links else []
         own = [item["anchor"]] if scores_links and item.get("anchor") else []
         anchors = [*own, *(anchor for _, anchor, _ in links)]
-        if any(len(cache) >= ANCHOR_CACHE for cache in self.caches()):
-            self.clear_caches()
+        self.bound_caches()
         # The anchors scored in this batch: every link's when the model reads their URLs, else
         # those whose R is not kept.
         scored = (

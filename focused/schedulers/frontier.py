@@ -884,22 +884,23 @@ class RedisFrontier:
         (popped meanwhile), are left as they are. Returns how many moved, also counted as
         ``reboosted`` in the crawl's stats.
         """
-        triples = []
-        for origin, member, packed in queued:
-            tries, _ = unpack_score(packed)
-            triples.append((origin, member, pack(score, tries, packed & HASH_MASK)))
-        return self._per_shard(self._raise, triples, "raise")
+        return self._set_scores(((o, m, p, score) for o, m, p in queued), "raise")
 
     def rescore(self, queued: Iterable[tuple[str, str, int, float]]) -> int:
         """Give queued URLs, as (origin, member, packed order, new score), new scores, up or
         down: a refitted topic's estimates. Their tries are kept; URLs no longer queued
         (popped meanwhile) are left out. Returns how many moved, also counted as
         ``rescored`` in the crawl's stats."""
+        return self._set_scores(queued, "set")
+
+    def _set_scores(self, queued: Iterable[tuple[str, str, int, float]], how: str) -> int:
+        """``raise.lua`` on (origin, member, packed order, score): each URL repacked with its
+        new score and its tries kept; ``how`` is "raise" (only up) or "set"."""
         triples = []
         for origin, member, packed, score in queued:
             tries, _ = unpack_score(packed)
             triples.append((origin, member, pack(score, tries, packed & HASH_MASK)))
-        return self._per_shard(self._raise, triples, "set")
+        return self._per_shard(self._raise, triples, how)
 
     def drop_worst(self, max_queued: int) -> int:
         """Drop the worst queued URLs beyond ``max_queued``, for good; returns how many.
