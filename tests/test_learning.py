@@ -9,6 +9,9 @@ import json
 import numpy as np
 import pytest
 
+from focused.items import PageItem
+from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
+from focused.relevance.keywords import KeywordModel
 from focused.relevance.learned import TOPIC, LearnedTopic
 from focused.relevance.vectors import CategoryVectors, WordVectors
 from focused.schedulers.frontier import Link
@@ -142,8 +145,33 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
     assert "Topic refitted at" in crawl.log()
     record = redis_client.hgetall(f"focused:{{{crawl.name}}}:learned")
     assert int(record["generation"]) >= 2 and json.loads(record["top"])
-    feed = [item for item in crawl.feed() if item["relevance"] is not None]
-    # Pages after the first refit are judged by the learned model: some relevant.
-    assert any(item["relevant"] for item in feed[60:])
     status = focused("status", crawl.name, "--home", str(crawl.home))
     assert "topic weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout
+
+
+def test_after_a_refit_pages_are_judged_by_it_and_keep_their_first_r(vectors):
+    """The pipeline takes a refit up: it gives the page's R and joins its links' (log-odds),
+    while ``first_relevance``, what the next refit learns from, stays the first model's."""
+    first = CategoryVectors(good=[TOPIC], vectors=vectors).fit(
+        [KEYWORDS, *OFF_TOPIC], [TOPIC, *(f"other/{i}" for i in range(len(OFF_TOPIC)))]
+    )
+    keywords = KeywordModel(keywords=KEYWORDS.split()).fit()
+    pipeline = ClassifierPipeline(
+        keywords, threshold=0.5, link_score="anchor", needs_path=False, page_vectors=first
+    )
+    refit = learned(vectors, ON_TOPIC + OFF_TOPIC, [0.9, 0.8, 0.7, 0.05, 0.04, 0.03, 0.02, 0.01])
+    doc, links = "peloton peloton", [("http://b.test/", "peloton", "peloton")]
+
+    def classified() -> PageItem:
+        item = PageItem(url="http://a.test/", title="", text=doc, links=list(links), bad=None)
+        return pipeline.classify(item)
+
+    before = classified()
+    assert before["first_relevance"] == before["relevance"] < 0.5
+    assert before["link_scores"] == keywords.relevance(["peloton"]).tolist()
+    pipeline.refitted(refit)
+    after = classified()
+    assert after["relevance"] == pytest.approx(refit.relevance([f"\n{doc}"])[0], abs=1e-6)
+    assert after["relevant"] and after["first_relevance"] == before["first_relevance"]
+    expected = log_odds_sum(keywords.relevance(["peloton"]), refit.relevance(["peloton"]))
+    assert after["link_scores"] == pytest.approx(expected.tolist())
