@@ -141,6 +141,36 @@ def test_the_site_builds_and_every_internal_link_lands(built: Path):
     assert not broken, "\n".join(broken)
 
 
+LEFTOVER_MARKUP = re.compile(r"^\s*\.\. [\w-]+::|```\{", re.M)
+"""A reST directive or a MyST fence shown as text: markup that the page's parser did not read."""
+DASHED_OPTION = re.compile(r"(?<![\w\u2013\u2014-])[\u2013\u2014][a-z][\w-]*")
+"""An option whose ``--`` the typesetting made an en or em dash: copied, it fails."""
+
+
+class _Text(html.parser.HTMLParser):
+    """The text of a page, as a reader sees it (and copies it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+@pytest.mark.crawl
+def test_every_built_page_shows_its_markup_rendered_and_its_options_as_typed(built: Path):
+    faults = []
+    for page in sorted(built.rglob("*.html")):
+        parser = _Text()
+        parser.feed(page.read_text(encoding="utf-8"))
+        text = "".join(parser.parts)
+        where = page.relative_to(built)
+        faults += [f"{where}: markup shown: {m.strip()!r}" for m in LEFTOVER_MARKUP.findall(text)]
+        faults += [f"{where}: option shown as {m!r}" for m in set(DASHED_OPTION.findall(text))]
+    assert not faults, "\n".join(faults)
+
+
 # The examples.
 
 
