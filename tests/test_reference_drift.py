@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from focused.refpages import PAGES
+from focused.cli.refpages import PAGES
 
 pytestmark = pytest.mark.unit
 
@@ -488,4 +488,5 @@ def test_the_exit_codes_page_lists_the_codes_of_scrapy_crawl_and_of_focused():
 def test_the_written_pages_are_as_the_code_writes_them(name: str):
     """The commands and settings pages are committed, so that they read on their own too."""
     committed = (REFERENCE / name).read_text(encoding="utf-8")
-    assert committed == PAGES[name](), f"docs/reference/{name} is stale: python -m focused.refpages"
+    stale = f"docs/reference/{name} is stale: python -m focused.cli.refpages"
+    assert committed == PAGES[name](), stale

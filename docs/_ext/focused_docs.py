@@ -1,4 +1,4 @@
-"""Sphinx support for the reference pages that :mod:`focused.refpages` writes from the code.
+"""Sphinx support for the reference pages that :mod:`focused.cli.refpages` writes from the code.
 
 Each setting is a heading of ``reference/settings.md`` (its name in code); the ``{setting}``
 role links to it, as Scrapy's ``:setting:`` role does to its settings: every such heading of

@@ -3,7 +3,7 @@ command, as it prints) and ``docs/reference/settings.md`` (every setting, from t
 :mod:`focused.defaults`).
 
 They are plain Markdown files committed in the repository, so that they read on their own (on a
-forge, in an editor) as well as in the built site; ``python -m focused.refpages`` rewrites them
+forge, in an editor) as well as in the built site; ``python -m focused.cli.refpages`` rewrites them
 after a change, and a test fails while a committed page differs from what the code gives.
 """
 
@@ -20,13 +20,13 @@ from focused.cli.main import build_parser
 from focused.settingcheck import accepted
 from focused.settingdocs import setting_sections
 
-REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference"
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
 """Where the pages are, in a checkout of the repository."""
 
 HELP_COLUMNS = "80"
 """The width of the terminal the help is shown as printed in, whatever the terminal here."""
 
-GENERATED = "<!-- Written from the code by `python -m focused.refpages`: edit the code. -->"
+GENERATED = "<!-- Written from the code by `python -m focused.cli.refpages`: edit the code. -->"
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 _NAME = re.compile(r"\bFOCUSED_[A-Z0-9_]*[A-Z0-9]\b")
