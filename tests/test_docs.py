@@ -81,6 +81,43 @@ def test_the_commands_help_has_no_history():
     assert not re.findall(HISTORY, "\n".join(helps), re.I)
 
 
+RESULTS = sorted(p for p in (DOCS / "results").glob("*.md") if p.name != "index.md")
+MEASURED = re.compile(r"\d{4}-\d\d-\d\d(/\d\d)?")
+
+
+def current_figures(page: Path) -> tuple[str, list[dict[str, str]]]:
+    """The text of a results page's first section, and the rows of its table by column."""
+    first = page.read_text(encoding="utf-8").split("\n## ")[1]
+    lines = [line.strip().strip("|") for line in first.splitlines() if line.startswith("|")]
+    columns = [cell.strip() for cell in lines[0].split("|")]
+    rows = [
+        dict(zip(columns, (c.strip() for c in line.split("|")), strict=True)) for line in lines[2:]
+    ]
+    return first, rows
+
+
+@pytest.mark.parametrize("page", RESULTS, ids=lambda p: p.name)
+def test_each_results_page_opens_with_its_current_figures(page: Path):
+    """A short table first, each figure with its date and command, on a machine named above it;
+    the history of the measurements comes after it."""
+    section, rows = current_figures(page)
+    assert section.startswith("Current figures\n")
+    assert "2-core Debian VM (24 GiB)" in " ".join(section.split())
+    assert 3 <= len(rows) <= 10
+    for row in rows:
+        assert MEASURED.fullmatch(row["measured"]), row
+        assert row["command"].startswith(("`", "the same")), row
+
+
+def test_the_readmes_headline_harvest_is_the_evaluations_current_figure():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    harvest = readme.split("- **Harvest.**")[1].split("\n- ")[0]
+    headline = re.findall(r"\*\*(\.\d+ / \.\d+)\*\*", harvest)
+    _, rows = current_figures(DOCS / "results" / "evaluation.md")
+    default = next(row for row in rows if row["crawler"].startswith("the default"))
+    assert headline == [default["development"], default["validation"]]
+
+
 def test_the_readme_is_short():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 220
 
