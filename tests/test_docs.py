@@ -81,6 +81,26 @@ def test_the_commands_help_has_no_history():
     assert not re.findall(HISTORY, "\n".join(helps), re.I)
 
 
+TOPIC_ARGUMENT = re.compile(r"-a topic=(\S+)")
+MADE_FILE = re.compile(r"\bcat > (\S+) <<|\bfocused web generate (\S+)")
+"""A file a page's command writes: a heredoc's, or a generated web's folder (its topic.toml)."""
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.parent.name == "intro"], ids=lambda p: p.name
+)
+def test_the_tutorials_topics_are_files_it_makes(page: Path):
+    """The tutorial runs in the reader's own empty folder: each topic file its commands name,
+    in blocks that run and in those that do not, is one an earlier command of it makes there."""
+    made, missing = set(), []
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M)
+    for line in "\n".join(blocks).splitlines():
+        for heredoc, web in MADE_FILE.findall(line):
+            made.add(heredoc or f"{web}/topic.toml")
+        missing += [topic for topic in TOPIC_ARGUMENT.findall(line) if topic not in made]
+    assert not missing
+
+
 RESULTS = sorted(p for p in (DOCS / "results").glob("*.md") if p.name != "index.md")
 MEASURED = re.compile(r"\d{4}-\d\d-\d\d(/\d\d)?")
 
