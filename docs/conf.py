@@ -1,5 +1,6 @@
 """Sphinx configuration of focused's documentation: Markdown pages (MyST), the Furo theme, and
-reference pages written from the code by the directives in ``_ext/focused_docs.py``.
+reference pages written from the code by ``focused.cli.refpages`` (committed files);
+``_ext/focused_docs.py`` makes each setting of the settings page a target of ``{setting}``.
 
 Build: ``.venv/bin/python -m sphinx -W --keep-going docs docs/_build/html``.
 """

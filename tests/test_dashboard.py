@@ -18,7 +18,7 @@ import pytest
 import focused
 from focused.label import server as label
 from focused.monitor import dashboard
-from focused.monitor.snapshot import reset_crawl
+from focused.monitor.snapshot import NO_CATEGORY, reset_crawl
 from focused.store import keys
 from tests.test_watch import CHROMIUM, chromium, serving
 
@@ -182,3 +182,23 @@ def test_the_defences_are_shown(redis_client, redis_home, tmp_path):
     assert shown["out_of_scope_hops"] == "5" and shown["links_capped"] == "40"
     assert shown[f"out_of_scope_{HOSTILE}"] == "1"
     assert not page.xpath("//img | //*[@onerror]")
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium in /usr/bin (scripts/setup.sh)"
+)
+def test_a_topic_without_categories_has_no_census(redis_client, redis_home, tmp_path):
+    """Its pages are of no category ("-" in Redis): the census says so, with no row of "-"."""
+    name = "uncategorised"
+    prefix = keys.prefix(name)
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
+    redis_client.hset(prefix + keys.CENSUS, mapping={NO_CATEGORY: 3})
+    try:
+        with serving("dashboard", "--home", str(redis_home)) as url:
+            page = lxml.html.fromstring(chromium(url, tmp_path, "--dump-dom"))
+    finally:
+        reset_crawl(redis_client, name)
+    card = page.xpath("//section[@data-crawl=$c]", c=name)[0]
+    assert card.xpath(".//tr/@data-category") == []
+    note = card.xpath(".//*[@data-figure='census_none']")
+    assert [n.text_content() for n in note] == ["the topic has no categories"]

@@ -81,6 +81,63 @@ def test_the_commands_help_has_no_history():
     assert not re.findall(HISTORY, "\n".join(helps), re.I)
 
 
+TOPIC_ARGUMENT = re.compile(r"-a topic=(\S+)")
+MADE_FILE = re.compile(r"\bcat > (\S+) <<|\bfocused web generate (\S+)")
+"""A file a page's command writes: a heredoc's, or a generated web's folder (its topic.toml)."""
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.parent.name == "intro"], ids=lambda p: p.name
+)
+def test_the_tutorials_topics_are_files_it_makes(page: Path):
+    """The tutorial runs in the reader's own empty folder: each topic file its commands name,
+    in blocks that run and in those that do not, is one an earlier command of it makes there."""
+    made, missing = set(), []
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M)
+    for line in "\n".join(blocks).splitlines():
+        for heredoc, web in MADE_FILE.findall(line):
+            made.add(heredoc or f"{web}/topic.toml")
+        missing += [topic for topic in TOPIC_ARGUMENT.findall(line) if topic not in made]
+    assert not missing
+
+
+RESULTS = sorted(p for p in (DOCS / "results").glob("*.md") if p.name != "index.md")
+MEASURED = re.compile(r"\d{4}-\d\d-\d\d(/\d\d)?")
+
+
+def current_figures(page: Path) -> tuple[str, list[dict[str, str]]]:
+    """The text of a results page's first section, and the rows of its table by column."""
+    first = page.read_text(encoding="utf-8").split("\n## ")[1]
+    lines = [line.strip().strip("|") for line in first.splitlines() if line.startswith("|")]
+    columns = [cell.strip() for cell in lines[0].split("|")]
+    rows = [
+        dict(zip(columns, (c.strip() for c in line.split("|")), strict=True)) for line in lines[2:]
+    ]
+    return first, rows
+
+
+@pytest.mark.parametrize("page", RESULTS, ids=lambda p: p.name)
+def test_each_results_page_opens_with_its_current_figures(page: Path):
+    """A short table first, each figure with its date and command, on a machine named above it;
+    the history of the measurements comes after it."""
+    section, rows = current_figures(page)
+    assert section.startswith("Current figures\n")
+    assert "2-core Debian VM (24 GiB)" in " ".join(section.split())
+    assert 3 <= len(rows) <= 10
+    for row in rows:
+        assert MEASURED.fullmatch(row["measured"]), row
+        assert row["command"].startswith(("`", "the same")), row
+
+
+def test_the_readmes_headline_harvest_is_the_evaluations_current_figure():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    harvest = readme.split("- **Harvest.**")[1].split("\n- ")[0]
+    headline = re.findall(r"\*\*(\.\d+ / \.\d+)\*\*", harvest)
+    _, rows = current_figures(DOCS / "results" / "evaluation.md")
+    default = next(row for row in rows if row["crawler"].startswith("the default"))
+    assert headline == [default["development"], default["validation"]]
+
+
 def test_the_readme_is_short():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 220
 
@@ -139,6 +196,36 @@ def test_the_site_builds_and_every_internal_link_lands(built: Path):
                 if unquote(parts.fragment) not in ids:
                     broken.append(f"{page.relative_to(built)}: {href} (no such anchor)")
     assert not broken, "\n".join(broken)
+
+
+LEFTOVER_MARKUP = re.compile(r"^\s*\.\. [\w-]+::|```\{", re.M)
+"""A reST directive or a MyST fence shown as text: markup that the page's parser did not read."""
+DASHED_OPTION = re.compile(r"(?<![\w\u2013\u2014-])[\u2013\u2014][a-z][\w-]*")
+"""An option whose ``--`` the typesetting made an en or em dash: copied, it fails."""
+
+
+class _Text(html.parser.HTMLParser):
+    """The text of a page, as a reader sees it (and copies it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+@pytest.mark.crawl
+def test_every_built_page_shows_its_markup_rendered_and_its_options_as_typed(built: Path):
+    faults = []
+    for page in sorted(built.rglob("*.html")):
+        parser = _Text()
+        parser.feed(page.read_text(encoding="utf-8"))
+        text = "".join(parser.parts)
+        where = page.relative_to(built)
+        faults += [f"{where}: markup shown: {m.strip()!r}" for m in LEFTOVER_MARKUP.findall(text)]
+        faults += [f"{where}: option shown as {m!r}" for m in set(DASHED_OPTION.findall(text))]
+    assert not faults, "\n".join(faults)
 
 
 # The examples.

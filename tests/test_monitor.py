@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
-from focused.monitor.snapshot import alarms
+from focused.monitor.snapshot import (
+    NO_CATEGORY,
+    alarms,
+    crawl_snapshot,
+    format_report,
+    reset_crawl,
+    status_rows,
+)
+from focused.store import keys
+
+ROOT = Path(__file__).resolve().parents[1]
 
 LIMITS = {"min_pages": 200, "diffusion_ratio": 0.5, "stagnation_harvest": 0.1}
 
@@ -69,3 +81,45 @@ def test_report_after_a_crawl(crawl, redis_home, tmp_path):
     assert report["curve"][0]["harvest_100"] == round(sum(i["relevant"] for i in first) / 100, 4)
     assert [a["name"] for a in report["alarms"]][:1] == ["stagnation"]
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_status_page_explains_every_line_and_no_other(redis_client, crawl_name):
+    """docs/reference/status.md has a row for each line of ``focused status`` (those of a topic
+    that learns itself included), in the same words, and none that it does not print."""
+    prefix = keys.prefix(crawl_name)
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
+    redis_client.hset(prefix + keys.LEARNED, mapping={"generation": 1, "top": "[]"})
+    try:
+        printed = [label for label, _ in status_rows(crawl_snapshot(redis_client, crawl_name))]
+    finally:
+        reset_crawl(redis_client, crawl_name)
+    page = (ROOT / "docs" / "reference" / "status.md").read_text(encoding="utf-8")
+    explained = re.findall(r"^\| `([^`]+)` \|", page, re.M)
+    assert len(printed) > 20
+    assert explained == printed
+
+
+def test_the_report_says_what_its_figures_count(redis_client, crawl_name):
+    """A topic without categories has no census (not one of a category "-"), the num_tries
+    histogram is in words, and a process's count is of responses (robots.txt included), which
+    ``fetched`` is not."""
+    prefix = keys.prefix(crawl_name)
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3, "relevant": 2})
+    redis_client.hset(prefix + keys.CENSUS, mapping={NO_CATEGORY: 3})
+    redis_client.hset(prefix + keys.TRIES, mapping={"0": 2, "1": 1})
+    redis_client.zadd(prefix + keys.PROCS, {"vm:1:ab": 1})
+    record = {"host": "vm", "pid": 1, "started": 1, "beat": 2, "state": "finished"}
+    record |= {"reason": "finished", "pages": 5, "items": 3, "relevant": 2}
+    redis_client.hset(prefix + keys.PROC + "vm:1:ab", mapping=record)
+    try:
+        report = format_report(crawl_snapshot(redis_client, crawl_name)).splitlines()
+    finally:
+        reset_crawl(redis_client, crawl_name)
+    census = report.index("census of classified pages by best category (top 15):")
+    assert report[census + 1] == "  none: the topic has no categories"
+    tries = report.index("URLs acknowledged, by failed tries before (num_tries):")
+    assert report[tries + 1 : tries + 3] == [
+        "         2  at the first try",
+        "         1  after 1 failed try",
+    ]
+    assert "  vm:1:ab  finished (finished)  5 responses, 3 items, 2 relevant" in report

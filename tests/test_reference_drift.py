@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from focused.cli.refpages import PAGES
+
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -480,3 +482,11 @@ def test_the_exit_codes_page_lists_the_codes_of_scrapy_crawl_and_of_focused():
         if isinstance(n, ast.Return) and isinstance(n.value, ast.Constant)
     }
     assert returned and returned | {0} == codes["focused"]
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_the_written_pages_are_as_the_code_writes_them(name: str):
+    """The commands and settings pages are committed, so that they read on their own too."""
+    committed = (REFERENCE / name).read_text(encoding="utf-8")
+    stale = f"docs/reference/{name} is stale: python -m focused.cli.refpages"
+    assert committed == PAGES[name](), stale

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     import redis
 
 WINDOWS = (100, 1000)
+# The census's category of pages that have none (a topic without categories: all its pages), as
+# the frontier's acknowledgement writes it.
+NO_CATEGORY = "-"
 # The frontier's budgets, as its stats name them (held/<budget>): a host's, its domain's pages,
 # its domain's hosts.
 BUDGETS = ("host", "domain", "hosts")
@@ -382,10 +385,12 @@ def _show(value: Any) -> str:
 
 
 def format_process(process: dict[str, Any]) -> str:
-    """One line for a process of the crawl: id, state, figures, rate and limit."""
+    """One line for a process of the crawl: id, state, figures, rate and limit. Its count is of
+    responses, robots.txt files and redirects included (what ``CLOSESPIDER_PAGECOUNT`` counts,
+    so that its time left is right), not of the pages the crawl's ``fetched`` counts."""
     state = "running" if process["alive"] else f"finished ({process['reason']})"
     line = (
-        f"{process['id']}  {state}  {process['pages']} pages, {process['items']} items, "
+        f"{process['id']}  {state}  {process['pages']} responses, {process['items']} items, "
         f"{process['relevant']} relevant"
     )
     if process["alive"]:
@@ -417,8 +422,9 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def format_status(snapshot: dict[str, Any]) -> str:
-    """A crawl's snapshot (:func:`crawl_snapshot`) as aligned lines for people."""
+def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The lines of ``focused status`` as (label, value), in order; the reference page of the
+    status output (docs/reference/status.md) explains each label, and a test holds it to these."""
     state = snapshot["state"]
     if state == "running":
         state += f", {snapshot['alive']} process{'es' if snapshot['alive'] > 1 else ''} alive"
@@ -426,7 +432,7 @@ def format_status(snapshot: dict[str, Any]) -> str:
         state += f" ({snapshot['finish_reason']})"
     windows = " / ".join(str(w) for w in WINDOWS)
     scope = ", ".join(f"{rule} {n}" for rule, n in snapshot["out_of_scope"].items())
-    rows = [
+    return [
         ("crawl", snapshot["crawl"]),
         ("state", state),
         ("frontier (queued)", snapshot["queued"]),
@@ -470,9 +476,22 @@ def format_status(snapshot: dict[str, Any]) -> str:
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]
+
+
+def format_status(snapshot: dict[str, Any]) -> str:
+    """A crawl's snapshot (:func:`crawl_snapshot`) as aligned lines for people, then a line
+    per process."""
+    rows = status_rows(snapshot)
     width = max(len(name) for name, _ in rows)
     lines = [f"{name:<{width}}  {_show(value)}" for name, value in rows]
     return "\n".join(lines + [f"  {format_process(p)}" for p in snapshot["processes"]])
+
+
+def _tries(failed: int) -> str:
+    """A row of the num_tries histogram in words: a URL of 0 tries was fetched at the first."""
+    if failed == 0:
+        return "at the first try"
+    return f"after {failed} failed tr{'y' if failed == 1 else 'ies'}"
 
 
 def format_report(report: dict[str, Any], top: int = 15) -> str:
@@ -480,10 +499,14 @@ def format_report(report: dict[str, Any], top: int = 15) -> str:
     lines = [format_status(report), "", "alarms:"]
     lines += [f"  {a['name']}: {a['message']}" for a in report["alarms"]] or ["  none"]
     lines += ["", f"census of classified pages by best category (top {top}):"]
-    for category, count in list(report["census"].items())[:top]:
-        lines.append(f"  {count:>8}  {category}")
-    lines += ["", "num_tries of acknowledged URLs:"]
-    lines += [f"  {tries} tries: {count}" for tries, count in report["tries"].items()]
+    if set(report["census"]) == {NO_CATEGORY}:
+        lines.append("  none: the topic has no categories")
+    else:
+        for category, count in list(report["census"].items())[:top]:
+            name = "(no category)" if category == NO_CATEGORY else category
+            lines.append(f"  {count:>8}  {name}")
+    lines += ["", "URLs acknowledged, by failed tries before (num_tries):"]
+    lines += [f"  {count:>8}  {_tries(tries)}" for tries, count in report["tries"].items()]
     lines += ["", "harvest curve:  pages  harvest, last 100  last 1000  mean relevance, last 100"]
     lines += [
         f"  {p['pages']:>13}  {p['harvest_100']:>17.3f}  {p['harvest_1000']:>9.3f}  "

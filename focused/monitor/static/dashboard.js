@@ -97,28 +97,34 @@ function curve(crawl, points) {
   return svg;
 }
 
+// The census's category of pages that have none (a topic without categories: all its pages).
+const NO_CATEGORY = "-";
+
 function census(c) {
   const rows = Object.entries(c.census).sort((a, b) => b[1] - a[1]);
+  const uncategorised = rows.length === 1 && rows[0][0] === NO_CATEGORY;
   const top = rows.slice(0, 12);
   const most = top.length ? top[0][1] : 1;
   const table = h("table", {},
     h("tr", {}, h("th", {}, "category"), h("th", {class: "num"}, "pages"),
       h("th", {class: "num"}, "share"), h("th", {})),
     top.map(([name, n]) => h("tr", {"data-crawl": c.crawl, "data-category": name},
-      h("td", {class: "name", title: name}, name),
+      h("td", {class: "name", title: name}, name === NO_CATEGORY ? "(no category)" : name),
       h("td", {class: "num", "data-figure": "census", "data-value": n}, int(n)),
       h("td", {class: "num"}, c.classified ? (100 * n / c.classified).toFixed(1) + " %" : "–"),
       h("td", {class: "barcell"},
         h("div", {class: "bar", style: `width: ${(100 * n / most).toFixed(1)}%`})))));
   return h("div", {},
     h("h3", {}, "Census by best category"),
-    rows.length ? table : h("p", {class: "note"}, "no classified pages yet"),
+    uncategorised ? h("p", {class: "note", "data-figure": "census_none"},
+      "the topic has no categories") :
+      rows.length ? table : h("p", {class: "note"}, "no classified pages yet"),
     rows.length > top.length ?
       h("p", {class: "note"}, `and ${rows.length - top.length} more categories`) : null);
 }
 
 function processes(c) {
-  const head = h("tr", {}, ["process", "state", "pages", "items", "relevant", "pages/s",
+  const head = h("tr", {}, ["process", "state", "responses", "items", "relevant", "pages/s",
     "limit", "time left", "last beat"].map((t, i) => h("th", {class: i > 1 ? "num" : null}, t)));
   const rows = c.processes.map(p => {
     const limits = [];
