@@ -114,6 +114,14 @@ FOCUSED_DOMAIN_MAX_SHARE = 0.35
 # fetches of a 1,000-page crawl, against 102 without it, with the same relevant pages found.
 # 0: no limit.
 FOCUSED_DOMAIN_MAX_HOSTS = 15
+# Hosts under one suffix of the Public Suffix List's private section that are fetched from: on
+# such a platform (netlify.app, github.io, pages.dev, blogspot.com) anyone makes sites for
+# free, each a registered domain of its own, so a link farm there (s1.netlify.app,
+# s2.netlify.app, ...) escapes FOCUSED_DOMAIN_MAX_HOSTS. A host not fetched yet is held once
+# this many hosts under its platform have been (held/hosts): the farm then costs at most this
+# many hosts' fetches (Results, Reliability). The suffixes of FOCUSED_PRIVATE_SUFFIXES are the
+# user's own and are not counted so. 0: no limit.
+FOCUSED_SUFFIX_MAX_HOSTS = 30
 # Suffixes under which unrelated sites sit, as in the Public Suffix List's private section (an
 # intranet's "sites.corp": team1.sites.corp and team2.sites.corp are then two domains). The
 # defaults are those the project's offline webs put their sites under: the generated webs'
