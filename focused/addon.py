@@ -61,6 +61,10 @@ class FocusedAddon:
         settings["DOWNLOADER_MIDDLEWARES"].setdefault(
             "focused.middlewares.retryafter.RetryAfterMiddleware", 560
         )
+        # Stops too slow bodies and backs their hosts off; sees a timeout before RetryMiddleware.
+        settings["DOWNLOADER_MIDDLEWARES"].setdefault(
+            "focused.middlewares.slowhosts.SlowDownloadMiddleware", 570
+        )
         # Refuses non-public addresses before robots.txt (100) is asked for them.
         settings["DOWNLOADER_MIDDLEWARES"].setdefault(
             "focused.middlewares.addresses.AddressMiddleware", 50

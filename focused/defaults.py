@@ -47,6 +47,17 @@ FOCUSED_HOST_CONCURRENCY = 1  # Fetches in flight per host
 # A 429 or 503 response with a Retry-After header leaves its host alone that long in every
 # process, at most this many seconds (a longer wait is cut to it).
 FOCUSED_RETRY_AFTER_MAX = 600.0
+# Slow hosts: a page whose body has come in slower than FOCUSED_MIN_DOWNLOAD_RATE bytes a second
+# on average, FOCUSED_MIN_RATE_AFTER_S seconds after its headers, is stopped as a bad page
+# (too_slow, not retried), so that a server sending a byte a second holds a download slot for
+# seconds rather than for DOWNLOAD_TIMEOUT on every try; 0: no minimum rate. After a timeout or
+# such a stop, the host is left alone FOCUSED_SLOW_HOST_BACKOFF_S seconds by every process (its
+# retries too, as after a Retry-After); 0: not backed off. With 40 such hosts beside a web of 600
+# pages on 20 hosts, a crawl fetched 599 of its pages in 38 s (32 s without the slow hosts),
+# against 141 in 150 s without these two (Results, Reliability).
+FOCUSED_MIN_DOWNLOAD_RATE = 1000.0
+FOCUSED_MIN_RATE_AFTER_S = 5.0
+FOCUSED_SLOW_HOST_BACKOFF_S = 60.0
 
 # Networks a crawl may fetch from although they are not public: a list of CIDRs such as
 # "10.0.0.0/8" (comma-separated with -s); the topic file's allowed_networks adds more.
@@ -103,6 +114,14 @@ FOCUSED_DOMAIN_MAX_SHARE = 0.35
 # fetches of a 1,000-page crawl, against 102 without it, with the same relevant pages found.
 # 0: no limit.
 FOCUSED_DOMAIN_MAX_HOSTS = 15
+# Hosts under one suffix of the Public Suffix List's private section that are fetched from: on
+# such a platform (netlify.app, github.io, pages.dev, blogspot.com) anyone makes sites for
+# free, each a registered domain of its own, so a link farm there (s1.netlify.app,
+# s2.netlify.app, ...) escapes FOCUSED_DOMAIN_MAX_HOSTS. A host not fetched yet is held once
+# this many hosts under its platform have been (held/hosts): the farm then costs at most this
+# many hosts' fetches (Results, Reliability). The suffixes of FOCUSED_PRIVATE_SUFFIXES are the
+# user's own and are not counted so. 0: no limit.
+FOCUSED_SUFFIX_MAX_HOSTS = 30
 # Suffixes under which unrelated sites sit, as in the Public Suffix List's private section (an
 # intranet's "sites.corp": team1.sites.corp and team2.sites.corp are then two domains). The
 # defaults are those the project's offline webs put their sites under: the generated webs'

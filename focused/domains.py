@@ -9,6 +9,12 @@ intranet's names) has its last two labels as its domain; an IP address is its ow
 
 ``private_suffixes`` adds suffixes under which unrelated sites sit, like the list's private
 section: an intranet's ``sites.corp``, or the ``web.test`` of the project's synthetic webs.
+
+:meth:`RegisteredDomains.platform` names the suffix of the list's private section a host sits
+under (``netlify.app``, ``github.io``, ``pages.dev``): anyone may make names there for free,
+so a link farm can make a registered domain per host, all on one platform, and the frontier
+also counts a platform's hosts together. The ``private_suffixes`` given are the user's own
+(an intranet, an offline web), not platforms.
 """
 
 from __future__ import annotations
@@ -32,9 +38,15 @@ class RegisteredDomains:
             extra_suffixes=tuple(s.strip(".").lower() for s in private_suffixes if s.strip(".")),
         )
         self.of = lru_cache(maxsize=CACHED)(self._domain)
+        self.platform = lru_cache(maxsize=CACHED)(self._platform)
 
     def __call__(self, host: str) -> str:
         return self.of(host)
+
+    def _platform(self, host: str) -> str | None:
+        """The suffix of the list's private section ``host`` is a site under, or None."""
+        parts = self._extract(host)
+        return parts.suffix if parts.is_private and parts.domain else None
 
     def _domain(self, host: str) -> str:
         parts = self._extract(host)

@@ -21,6 +21,7 @@ from scrapy.exceptions import (
     IgnoreRequest,
     NotSupported,
     ResponseDataLossError,
+    StopDownload,
     UnsupportedURLSchemeError,
 )
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -40,6 +41,17 @@ class ForbiddenAddress(IgnoreRequest):
     """A request not sent: its host is, or resolves to, an address that is not public."""
 
 
+class TooSlow(StopDownload):
+    """A download stopped because its body came in slower than FOCUSED_MIN_DOWNLOAD_RATE
+    (focused.middlewares.slowhosts)."""
+
+    def __init__(self) -> None:
+        super().__init__(fail=True)
+
+
+TIMEOUTS = (DownloadTimeoutError, tx.TimeoutError, tx.TCPTimedOutError, TimeoutError)
+
+
 # Why a download finally failed, by the exception or any exception behind it (its
 # ``__cause__``, and the failures Twisted's ResponseFailed wraps), most specific first: a TLS
 # error comes wrapped in a lost connection, a lost connection mid-body is a truncated page.
@@ -51,7 +63,8 @@ FAILURE_REASONS: tuple[tuple[str, tuple[type[BaseException], ...]], ...] = (
     ("dns", (CannotResolveHostError, tx.DNSLookupError, socket.gaierror)),
     ("too_big", (DownloadCancelledError, _DecompressionMaxSizeExceeded)),
     ("truncated", (ResponseDataLossError, _DataLoss, PotentialDataLoss)),
-    ("timeout", (DownloadTimeoutError, tx.TimeoutError, tx.TCPTimedOutError, TimeoutError)),
+    ("timeout", TIMEOUTS),
+    ("too_slow", (TooSlow,)),
     (
         "refused",
         (DownloadConnectionRefusedError, tx.ConnectionRefusedError, ConnectionRefusedError),

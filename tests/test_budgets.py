@@ -141,6 +141,34 @@ def test_the_host_count_budget_holds_the_fourth_farm_host(redis_client, crawl_na
     assert redis_client.hget(f.store.key(keys.DOMAIN, "farm.test"), "h") == "5"
 
 
+def test_a_platform_is_a_private_suffix_and_not_the_users_own():
+    domains = RegisteredDomains(["web.test"])
+    assert domains.platform("http://s1.netlify.app") == "netlify.app"
+    assert domains.platform("https://a.b.github.io") == "github.io"
+    assert domains.platform("http://www.bio.web.test") is None
+    assert domains.platform("http://www.bbc.co.uk") is None
+    assert domains.platform("http://github.io") is None
+
+
+def test_the_host_count_budget_of_a_platform_holds_the_fourth_farm_host(redis_client, crawl_name):
+    """A farm on netlify.app: each host a registered domain of its own, all under one private
+    suffix of the Public Suffix List, whose hosts are counted together."""
+    f = RedisFrontier(
+        redis_client,
+        crawl_name,
+        host_delay=0,
+        host_concurrency=1,
+        budgets=Budgets(domain_hosts=3, suffix_hosts=3),
+    )
+    farm = [f"http://s{i}.netlify.app/" for i in range(1, 6)]
+    f.push_many([Link(url, 0.9 - i / 100) for i, url in enumerate(farm)])
+    f.push_many([Link("http://good.test/a", 0.2), Link("http://good.test/b", 0.1)])
+    assert sorted(serve(f, 10)) == ["http://good.test/a", *farm[:3]]
+    assert serve(f, 10) == ["http://good.test/b", *farm[3:]]
+    assert f.counts()["held/hosts"] == 2
+    assert redis_client.hget(f.store.key(keys.PRIVATE_SUFFIX, "netlify.app"), "h") == "5"
+
+
 def test_a_domain_over_its_page_budget_is_held(frontier):
     f = frontier(
         budgets=Budgets(domain_pages=2, private_suffixes=("web.test",)), host_concurrency=1

@@ -5,6 +5,7 @@ REDIRECT_MAX_TIMES however many new URLs it makes up. Real crawls of the project
 from __future__ import annotations
 
 import itertools
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -147,3 +148,74 @@ def test_two_processes_fetch_each_robots_txt_once(tmp_path, redis_home, redis_cl
         assert fetched.count(f"http://{host}/robots.txt") == 1
         assert f"http://{host}/p7" not in fetched
     assert shared >= len(both_fetched_from)
+
+
+SLOW_TOPIC = """
+name = "slow"
+seeds = ["http://www.a.test/slow", "http://www.b.test/", "http://www.c.test/"]
+[relevance]
+method = "keywords"
+keywords = ["swan"]
+"""
+SLOW_TIMEOUT = 3.0
+SLOW_AFTER_S = 1.5
+SLOW_BACKOFF_S = 4.0
+
+
+def stalled(log: Path) -> list[float]:
+    """When the stalling page was asked for, by the server's log."""
+    return sorted(e["time"] for e in read_log(log) if e["url"] == "http://www.b.test/stall")
+
+
+@pytest.mark.crawl
+def test_slow_bodies_are_stopped_and_slow_hosts_backed_off(
+    tmp_path, redis_home, redis_client, crawl_name
+):
+    body = links()
+    pages = [
+        # A byte a second of a declared 100,000: stopped at the minimum rate, not retried.
+        {
+            **page("http://www.a.test/slow", body),
+            "behaviour": {"name": "slow", "interval": 1.0, "size": 100_000},
+        },
+        # A byte, then nothing for 5 s: a timeout, after which the host is left alone.
+        page("http://www.b.test/", links("/stall", "/after")),
+        {**page("http://www.b.test/stall", body), "behaviour": {"name": "slow", "interval": 5.0}},
+        page("http://www.b.test/after", links()),
+        page("http://www.c.test/", links("/c1")),
+        page("http://www.c.test/c1", links()),
+    ]
+    web = write_bundle(tmp_path / "web", pages)
+    (web / "topic.toml").write_text(SLOW_TOPIC)
+    log = tmp_path / "served.jsonl"
+    with ServedWeb(web, log_path=log) as served:
+        crawl = Crawl(web / "topic.toml", served.proxy, redis_home, crawl_name, tmp_path)
+        stats = crawl.run(
+            timeout=120,
+            FOCUSED_HOST_DELAY=0.5,
+            DOWNLOAD_TIMEOUT=SLOW_TIMEOUT,
+            RETRY_TIMES=1,
+            FOCUSED_MIN_DOWNLOAD_RATE=1000,
+            FOCUSED_MIN_RATE_AFTER_S=SLOW_AFTER_S,
+            FOCUSED_SLOW_HOST_BACKOFF_S=SLOW_BACKOFF_S,
+        )
+        # The server logs a stalled answer when its next byte finds the client gone.
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and len(stalled(log)) < 2:
+            time.sleep(0.5)
+    feed = {item["url"]: item for item in crawl.feed()}
+    times = fetch_times(log)
+    # The slow body was stopped before its timeout, once: a bad page of its own reason.
+    assert feed["http://www.a.test/slow"]["bad"] == "too_slow"
+    assert [url for _, url in times["www.a.test"]].count("http://www.a.test/slow") == 1
+    assert stats["focused/bad_page/too_slow"] == 1 and stats["focused/slow/stopped"] == 1
+    # After its timeout the host was left alone: its next fetch (the retry, or its other
+    # page) came only after the back-off, not after the host delay.
+    b = times["www.b.test"]
+    stalls = stalled(log)
+    assert len(stalls) == 2 and feed["http://www.b.test/stall"]["bad"] == "timeout"
+    after_first = [t for t, _ in b if t > stalls[0]]
+    assert after_first[0] - stalls[0] >= SLOW_TIMEOUT + SLOW_BACKOFF_S - 0.5, b
+    assert stats["focused/slow/backed_off"] >= 2
+    # The other hosts were crawled all the same.
+    assert "http://www.c.test/c1" in feed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import tomllib
 import uuid
 from collections import Counter
@@ -143,6 +144,31 @@ def test_generate_traps_from_the_command_line(tmp_path: Path) -> None:
     assert "7 hostile cases" in done.stdout
     both = focused("web", "generate", "--traps", "--hostile", str(tmp_path / "both"))
     assert both.returncode == 0 and "45 hostile cases" in both.stdout, both.stderr
+
+
+def test_generate_a_farm_on_a_platform_and_slow_hosts_from_the_command_line(
+    tmp_path: Path, http: requests.Session
+) -> None:
+    web = tmp_path / "web"
+    done = focused(
+        "web", "generate", "--traps", "--farm-domain", "netlify.app", "--slow-hosts", "2",
+        str(web), "--pages", "100",
+    )  # fmt: skip
+    assert done.returncode == 0 and "9 hostile cases" in done.stdout, done.stderr
+    cases = json.loads((web / HOSTILE_FILE).read_text())["cases"]
+    farm = next(case for case in cases if case["kind"] == "farm")
+    assert farm["domain"] == "netlify.app" and farm["url"] == "http://s0.netlify.app/"
+    slow = [case["url"] for case in cases if case["kind"] == "slow-host"]
+    assert slow == ["http://www.slow0.web.test/", "http://www.slow1.web.test/"]
+    with ServedWeb(web) as served:
+        page = http.get("http://s7.netlify.app/", proxies={"http": served.proxy})
+        assert re.findall(r'href="([^"]+)"', page.text) == [
+            f"http://s{n}.netlify.app/" for n in range(36, 41)
+        ]
+        start = time.monotonic()
+        with http.get(slow[0], proxies={"http": served.proxy}, stream=True) as answer:
+            assert answer.headers["Content-Length"] == "100000"
+            assert answer.raw.read(2) == b"<!" and time.monotonic() - start >= 0.9
 
 
 def test_the_farm_and_the_traps_never_end(

@@ -26,8 +26,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
-    --hostile, --traps."""
+    --hostile, --traps, --farm-domain, --slow-hosts."""
     from focused.lab.webs.generate import HOSTILE_FILE
+    from focused.lab.webs.hostile import FARM
 
     parser.add_argument("folder", help="where to write the web (created if missing)")
     parser.add_argument("--pages", type=int, default=2000, help="number of pages")
@@ -48,12 +49,27 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         help="add a link farm on wildcard subdomains and traps on a relevant host, which a"
         f" crawl must not let take it over (listed in {HOSTILE_FILE}; with or without --hostile)",
     )
+    parser.add_argument(
+        "--farm-domain",
+        default=FARM,
+        metavar="NAME",
+        help=f"put the --traps link farm's hosts under NAME (default {FARM}; a private suffix of"
+        " the Public Suffix List such as netlify.app makes each host a domain of its own)",
+    )
+    parser.add_argument(
+        "--slow-hosts",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N hosts whose page declares 100,000 bytes and sends a byte a second",
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate the web ``args`` describe (with the hostile cases on ``--hostile``, the farm
-    and traps on ``--traps``), print where it is and return the exit code."""
-    if args.hostile or args.traps:
+    and traps on ``--traps``, slow hosts on ``--slow-hosts``), print where it is and return the
+    exit code."""
+    if args.hostile or args.traps or args.slow_hosts:
         return _run_generate_hostile(args)
     from focused.lab.webs.generate import generate_web
 
@@ -89,6 +105,8 @@ def _run_generate_hostile(args: argparse.Namespace) -> int:
         overwrite=args.force,
         hostile=args.hostile,
         traps=args.traps,
+        farm_domain=args.farm_domain,
+        slow_hosts=args.slow_hosts,
     )
     n_cases = len(json.loads((folder / HOSTILE_FILE).read_text())["cases"])
     print(

@@ -58,8 +58,11 @@ back in ``ready``, and the next pop holds them again). A host's registered domai
 its first push; Lua never parses a host name. On a cluster a domain's counts are per shard (a
 script reaches one shard): each shard counts the fetches and hosts of the domain's hosts it
 holds, and applies the host-count budget split evenly between the shards, since hosts are
-spread by hash. A push also drops a host's worst queued URLs past ``host_queued`` for good
-(``dropped/host_queue``): one page of 100,000 links to its own host queues 10,000 by default.
+spread by hash. The hosts under one private suffix of the Public Suffix List (``netlify.app``,
+``github.io``: platforms where anyone makes a site, each a registered domain of its own) have a
+host-count budget of their own (``suffix_hosts``), counted likewise. A push also drops a
+host's worst queued URLs past ``host_queued`` for good (``dropped/host_queue``): one page of
+100,000 links to its own host queues 10,000 by default.
 
 Buffer cap (seed 003's MAX_BUFFER, best-N-first): ``drop_worst`` drops the worst queued URLs
 beyond a maximum for good; they stay in the seen set, so they never come back. Worst is the
@@ -118,7 +121,9 @@ class Budgets:
 
     A host is over its budget past ``host_pages`` fetches and ``host_share`` of the crawl's;
     a domain likewise (its hosts together); a host not popped from yet is over once
-    ``domain_hosts`` hosts of its domain have been. ``host_queued`` caps a host's queue. 0 (and
+    ``domain_hosts`` hosts of its domain have been, or ``suffix_hosts`` hosts under its private
+    suffix of the Public Suffix List (``netlify.app``: a platform, where every site is a domain
+    of its own). ``host_queued`` caps a host's queue. 0 (and
     0 with 0 for the pair): none. The defaults are none, as for a frontier built in a test.
     """
 
@@ -128,6 +133,7 @@ class Budgets:
     domain_share: float = 0.0
     domain_hosts: int = 0
     host_queued: int = 0
+    suffix_hosts: int = 0
     private_suffixes: tuple[str, ...] = ()
 
     def limits(self) -> str:
@@ -141,12 +147,15 @@ class Budgets:
                 self.domain_share,
                 self.domain_hosts,
                 self.host_queued,
+                self.suffix_hosts,
             )
         )
 
     def of_domains(self) -> bool:
-        """Whether a budget needs the hosts' registered domains."""
-        return bool(self.domain_pages or self.domain_share or self.domain_hosts)
+        """Whether a budget needs the hosts' registered domains (and private suffixes)."""
+        return bool(
+            self.domain_pages or self.domain_share or self.domain_hosts or self.suffix_hosts
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,7 +463,8 @@ class RedisFrontier:
         process has stored before (``known``) are left out. With ``edges``, the links to
         servers other than ``page_origin`` are appended to it as crawl-graph records (every
         one of them). When a budget needs them, the hosts' registered domains follow the links
-        after an empty line, one ``origin domain`` a line.
+        after an empty line, one ``origin domain`` a line, or ``origin domain suffix`` for a
+        host under a private suffix of the Public Suffix List.
         """
         by_shard: dict[int, list[str]] = {}
         hosts: dict[int, set[str]] = {}
@@ -488,7 +498,13 @@ class RedisFrontier:
                 hosts.setdefault(shard, set()).add(link_origin)
         if domains is not None:
             for shard, origins in hosts.items():
-                by_shard[shard] += ["", *(f"{o} {domains(o)}" for o in sorted(origins))]
+                by_shard[shard] += [
+                    "",
+                    *(
+                        f"{o} {domains(o)} {domains.platform(o) or ''}".rstrip()
+                        for o in sorted(origins)
+                    ),
+                ]
         return {shard: "\n".join(lines) for shard, lines in by_shard.items()}, sent
 
     def _remember(self, fingerprints: list[int]) -> None:

@@ -29,12 +29,15 @@ key (after prefix)     type    what it holds
 ``h:<origin>``         hash    one host: ``i`` URLs leased and not yet acknowledged, ``n`` unix time
                                it may be hit again, ``c`` URLs fetched (the seed-000 server
                                priority); with budgets ``d`` its registered domain, ``s`` popped
-                               from before, ``b`` why it is held; a hash per host, so each is a
-                               few bytes to read
+                               from before, ``b`` why it is held, ``u`` the private suffix of
+                               the Public Suffix List it is under (``netlify.app``), if any; a
+                               hash per host, so each is a few bytes to read
 ``held``               zset    hosts over a budget, with queued URLs, served only when no other
                                host is ready or waiting; score as in ``ready``
 ``d:<domain>``         hash    one registered domain (budgets on): ``p`` URLs fetched from its
                                hosts, ``h`` its hosts popped from
+``ps:<suffix>``        hash    one private suffix of the Public Suffix List (``github.io``;
+                               budgets on): ``h`` the hosts under it popped from
 ``robots:<origin>``    string  a host's robots.txt for every process of the crawl: ``1`` then its
                                body (at most 512 KiB), or ``0`` for one that could not be
                                fetched (everything allowed); expires after a day
@@ -129,6 +132,7 @@ REAPED = "reaped"
 HOST = "h:"
 HELD = "held"
 DOMAIN = "d:"
+PRIVATE_SUFFIX = "ps:"
 ROBOTS = "robots:"
 SEEN = "seen:"
 OUTBOX = "outbox"

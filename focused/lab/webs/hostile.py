@@ -33,6 +33,14 @@ breaking it, every page of it on the demo topic:
   itself), ever deeper paths, faceted queries that add a filter a link, and soft 404s (any path
   a page linking to more).
 
+``farm_domain`` puts the farm under another name than ``farm.test``: under a suffix of the
+Public Suffix List's private section (``netlify.app``, ``github.io``) each of its hosts is a
+registered domain of its own, as on those platforms.
+
+``slow_hosts`` (``--slow-hosts N``) adds, with or without those, N hosts
+(``www.slowK.web.test``, each a registered domain of its own) whose one page, linked from the
+seeds, declares a 100,000-byte body and sends it a byte a second.
+
 The same ``seed`` with and without them gives the same web otherwise, for comparing crawls.
 
 Static cases are bundle records; the dynamic ones are records with a ``behaviour`` that the
@@ -76,6 +84,7 @@ SPELLINGS = {
     "all": "http://Anna@WWW.Bücher.Web.Test.:80",
 }
 FARM = "farm.test"  # the link farm's hosts are sN.farm.test
+SLOW_SIZE = 100_000  # bytes a slow host's page declares, sent a byte a second
 FARM_LINKS = 5  # new hosts each farm page links to
 TEXT_TYPE = {"Content-Type": "text/plain"}
 RETRY_AFTER_S = 60
@@ -175,14 +184,18 @@ def generate_hostile_web(
     overwrite: bool = False,
     hostile: bool = True,
     traps: bool = False,
+    farm_domain: str = FARM,
+    slow_hosts: int = 0,
 ) -> Path:
-    """Write the synthetic web of ``n_pages`` plus every hostile case (``hostile``) and the
-    link farm and host traps (``traps``) into ``folder``, and ``hostile.json``, the list of
-    cases; return the folder. Deterministic for a ``seed``."""
+    """Write the synthetic web of ``n_pages`` plus every hostile case (``hostile``), the
+    link farm under ``farm_domain`` and the host traps (``traps``) and ``slow_hosts`` slow hosts
+    into ``folder``, and ``hostile.json``, the list of cases; return the folder. Deterministic
+    for a ``seed``."""
     rng = np.random.default_rng(seed)
     cases = hostile_cases(rng) if hostile else []
     if traps:
-        cases.append(_farm(rng))
+        cases.append(_farm(rng, farm_domain))
+    cases += [_slow_host(n) for n in range(slow_hosts)]
 
     def on_seed_host(origin: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         host_traps = _host_traps(origin)
@@ -620,7 +633,24 @@ def _on_topic_text(rng: np.random.Generator, n_words: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def _farm(rng: np.random.Generator) -> Case:
+def _slow_host(n: int) -> Case:
+    url = f"http://www.slow{n}.web.test/"
+    body = _page(f"Slow host {n}", "A cycling page sent one byte a second.")
+    return Case(
+        name=f"slow-host-{n}",
+        kind="slow-host",
+        url=url,
+        expect=f"declares {SLOW_SIZE} bytes and sends a byte a second: stopped as too slow, its"
+        " host backed off; the other hosts are crawled meanwhile",
+        reason="too_slow",
+        anchor="Peloton Breakaway",
+        records=[
+            _record(url, body, behaviour={"name": "slow", "interval": 1.0, "size": SLOW_SIZE})
+        ],
+    )
+
+
+def _farm(rng: np.random.Generator, domain: str = FARM) -> Case:
     anchors = ("Peloton Sprint", "Bicycle Stage", "Cyclist Climb", "Velodrome Saddle", "Tour Gear")
     body = _page(
         "Cycling news {{n}}",
@@ -630,12 +660,14 @@ def _farm(rng: np.random.Generator) -> Case:
     return Case(
         name="link-farm",
         kind="farm",
-        url=f"http://s0.{FARM}/",
-        expect=f"every page links to {FARM_LINKS} new hosts under {FARM}: bounded by the budget"
-        " of hosts per registered domain",
-        domain=FARM,
+        url=f"http://s0.{domain}/",
+        expect=f"every page links to {FARM_LINKS} new hosts under {domain}: bounded by the"
+        " budget of hosts per registered domain, or per private suffix",
+        domain=domain,
         anchor="Peloton Breakaway",
-        records=[_record(f"http://{FARM}/", body, behaviour={"name": "farm", "links": FARM_LINKS})],
+        records=[
+            _record(f"http://{domain}/", body, behaviour={"name": "farm", "links": FARM_LINKS})
+        ],
     )
 
 

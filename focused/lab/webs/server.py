@@ -34,7 +34,8 @@ writes only as fast as the client reads, and a stream stops when its client goes
   is a 404.
 - ``endless``: the body, repeated for ever (chunked, no Content-Length).
 - ``huge``: the body, repeated to ``size`` bytes (Content-Length says so from the start).
-- ``slow``: the body one byte every ``interval`` seconds (2), after the headers (slow loris).
+- ``slow``: the body one byte every ``interval`` seconds (2), after the headers (slow loris);
+  with a ``size``, Content-Length says ``size`` bytes and the body is repeated to it.
 - ``truncated``: Content-Length says ``missing`` bytes (1000) more than the body, which is
   sent before the connection is closed.
 - ``gzip-bomb``: ``size`` zero bytes (1 GiB), gzip'd (about 1 KB per MiB on the wire), sent
@@ -325,9 +326,10 @@ class WebServer:
         self, request: BaseRequest, page: Page, url: str
     ) -> tuple[web.StreamResponse, int]:
         response = web.StreamResponse(status=page.status, headers=page.headers)
-        response.content_length = len(page.body)
+        size = int(page.behaviour.get("size", len(page.body)))
+        response.content_length = size
         interval = float(page.behaviour.get("interval", 2.0))
-        body = (page.body[i : i + 1] for i in range(len(page.body)))
+        body = (bytes((byte,)) for byte in itertools.islice(itertools.cycle(page.body), size))
         return response, await _stream(request, response, body, interval)
 
     async def _truncated(

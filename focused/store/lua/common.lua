@@ -11,17 +11,20 @@ local LIMIT = {}
 for x in string.gmatch(LIMITS, '%S+') do LIMIT[#LIMIT + 1] = tonumber(x) end
 local HOST_PAGES, HOST_SHARE = LIMIT[1] or 0, LIMIT[2] or 0
 local DOMAIN_PAGES, DOMAIN_SHARE, DOMAIN_HOSTS = LIMIT[3] or 0, LIMIT[4] or 0, LIMIT[5] or 0
-local HOST_QUEUED = LIMIT[6] or 0
-local BUDGETS = HOST_PAGES + HOST_SHARE + DOMAIN_PAGES + DOMAIN_SHARE + DOMAIN_HOSTS > 0
+local HOST_QUEUED, SUFFIX_HOSTS = LIMIT[6] or 0, LIMIT[7] or 0
+local BUDGETS = HOST_PAGES + HOST_SHARE + DOMAIN_PAGES + DOMAIN_SHARE + DOMAIN_HOSTS + SUFFIX_HOSTS > 0
 local CONC = tonumber(ARGV[2])
 local DELAY = tonumber(ARGV[3])
 local function k(name) return P .. name end
 local function qkey(o) return P .. HOST_QUEUE .. o end
 -- A host's own hash: i (URLs leased), n (unix time it may be hit again), c (URLs fetched),
--- d (its registered domain), s (popped before), b (why it is held, while it is).
+-- d (its registered domain), s (popped before), b (why it is held, while it is), u (the
+-- private suffix of the Public Suffix List it is under, if any).
 local function hkey(o) return P .. HOST .. o end
 -- A registered domain's hash: p (URLs fetched from its hosts), h (its hosts popped from).
 local function dkey(d) return P .. DOMAIN .. d end
+-- A private suffix's hash: h (the hosts under it popped from).
+local function ukey(u) return P .. PRIVATE_SUFFIX .. u end
 local function now_s()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -99,19 +102,27 @@ local function head_changed(o, now, s)
   end
 end
 
--- Origin -> registered domain of the hosts of the links pushed (push_packed), for place_heads.
-local DOMAINS = {}
+-- Origin -> registered domain, and private suffix, of the hosts of the links pushed
+-- (push_packed), for place_heads.
+local DOMAINS, SUFFIXES = {}, {}
 
 -- Queue the links of one page (a packed string, one link a line: origin, packed score, seen
 -- bucket, seen member, depth, then the path without its leading '/' and a TAB and the anchor,
--- if any; then, after an empty line, "origin domain" lines: the links' hosts' registered
--- domains, when there are budgets), found on page number parent; returns the number of new
+-- if any; then, after an empty line, "origin domain [suffix]" lines: the links' hosts'
+-- registered domains and private suffixes, when there are budgets), found on page number
+-- parent; returns the number of new
 -- URLs. The best new member of each host goes into best and head (host -> packed score,
 -- member), for place_heads.
 local function push_packed(links, parent, best, head)
   local cut = string.find(links, '\n\n', 1, true)
   if cut then
-    for o, d in string.gmatch(string.sub(links, cut + 2), '(%S+) (%S+)') do DOMAINS[o] = d end
+    for line in string.gmatch(string.sub(links, cut + 2), '[^\n]+') do
+      local o, d, u = string.match(line, '^(%S+) (%S+) ?(%S*)$')
+      if o then
+        DOMAINS[o] = d
+        if u ~= '' then SUFFIXES[o] = u end
+      end
+    end
     links = string.sub(links, 1, cut - 1)
   end
   local new = 0
@@ -136,6 +147,7 @@ local function place_heads(best, head, skip, now, new)
   local dropped = 0
   for o, m in pairs(head) do
     if DOMAINS[o] then redis.call('HSETNX', hkey(o), 'd', DOMAINS[o]) end
+    if SUFFIXES[o] then redis.call('HSETNX', hkey(o), 'u', SUFFIXES[o]) end
     if HOST_QUEUED > 0 then
       local over = redis.call('ZCARD', qkey(o)) - HOST_QUEUED
       if over > 0 then
@@ -154,10 +166,11 @@ end
 
 -- Why a host is over a budget ('host', 'domain' or 'hosts', the stats' held/<why>), or nil:
 -- c its fetches, d its registered domain (nil: not known), started whether it was popped
--- before, total the crawl's fetches. On a cluster each shard counts the fetches and hosts of
+-- before, total the crawl's fetches, u its private suffix (nil: none); 'hosts' is its
+-- domain's or its private suffix's host-count budget. On a cluster each shard counts the fetches and hosts of
 -- the domain's hosts it holds: total is this shard's fetches times the shards (hosts spread
 -- evenly by hash), and the host-count budget is split evenly between the shards.
-local function over_budget(c, d, started, total)
+local function over_budget(c, d, started, total, u)
   if (HOST_PAGES > 0 or HOST_SHARE > 0) and c > math.max(HOST_PAGES, HOST_SHARE * total) then
     return 'host'
   end
@@ -169,6 +182,11 @@ local function over_budget(c, d, started, total)
   end
   if DOMAIN_HOSTS > 0 and not started
       and tonumber(dom[2] or '0') >= math.ceil(DOMAIN_HOSTS / SHARD_COUNT) then
+    return 'hosts'
+  end
+  if SUFFIX_HOSTS > 0 and u and not started
+      and tonumber(redis.call('HGET', ukey(u), 'h') or '0')
+        >= math.ceil(SUFFIX_HOSTS / SHARD_COUNT) then
     return 'hosts'
   end
   return nil

@@ -22,8 +22,8 @@ end
 -- and goes back to 'ready' once under its budgets (the crawl has grown).
 local total = tonumber(redis.call('HGET', k(STATS), 'fetched') or '0') * SHARD_COUNT
 local function why_held(o)
-  local state = redis.call('HMGET', hkey(o), 'c', 'd', 's')
-  return over_budget(tonumber(state[1] or '0'), state[2], state[3], total)
+  local state = redis.call('HMGET', hkey(o), 'c', 'd', 's', 'u')
+  return over_budget(tonumber(state[1] or '0'), state[2], state[3], total, state[4])
 end
 if BUDGETS then
   local first = redis.call('ZRANGE', k(HELD), 0, 0)[1]
@@ -73,8 +73,9 @@ while popped < n do
   end
   if #top == 0 then break end
   local o = top[1]
-  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c', 'd', 's', 'b')
-  local why = BUDGETS and over_budget(tonumber(state[3] or '0'), state[4], state[5], total)
+  local state = redis.call('HMGET', hkey(o), 'i', 'n', 'c', 'd', 's', 'b', 'u')
+  local why = BUDGETS
+    and over_budget(tonumber(state[3] or '0'), state[4], state[5], total, state[7])
   local item = {}
   if why and not from_held then
     redis.call('ZADD', k(HELD), top[2], o)
@@ -103,11 +104,12 @@ while popped < n do
     redis.call('ZADD', k(LEASES), secs(now + lease_s), lm)
     if w ~= '-' then redis.call('SADD', k(OWNED) .. w, lm) end
     -- A slot taken and the host held (hold(), in one read and one write); a host popped for
-    -- the first time counts for its domain's hosts.
+    -- the first time counts for its domain's hosts, and its private suffix's.
     local inflight = tonumber(state[1] or '0') + 1
     local nxt = held_until(tonumber(state[2] or '0'), now)
     redis.call('HSET', hkey(o), 'i', inflight, 'n', secs(nxt), 's', 1)
     if not state[5] and state[4] then redis.call('HINCRBY', dkey(state[4]), 'h', 1) end
+    if not state[5] and state[7] then redis.call('HINCRBY', ukey(state[7]), 'h', 1) end
     local parent = parent_of(m)
     local purl = ''
     if parent ~= '0' and tonumber(parent) % SHARD_COUNT == SHARD then  -- else the client reads it
