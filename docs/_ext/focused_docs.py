@@ -19,7 +19,7 @@ from sphinx.util.nodes import nested_parse_with_titles
 
 from focused import cli, defaults
 from focused.cli.main import build_parser
-from focused.settingcheck import accepted
+from focused.settingcheck import SCRAPY_TYPES, accepted
 from focused.settingdocs import setting_sections
 
 _RST_SPECIAL = re.compile(r"([\\`*_|\[\]<>])")
@@ -52,7 +52,8 @@ class _GeneratedDirective(SphinxDirective):
 
 
 class SettingsDirective(_GeneratedDirective):
-    """Every setting, section by section, with its default, what it accepts and its text."""
+    """Every setting, section by section, with its default, what it accepts and its text; then
+    what the Scrapy settings that the crawl checks accept."""
 
     def lines(self) -> list[str]:
         self.env.note_dependency(defaults.__file__)  # rebuilt when a default or its text changes
@@ -70,7 +71,14 @@ class SettingsDirective(_GeneratedDirective):
                     if setting.own:
                         lines += ["", f"   {_prose(setting.own, known)}"]
                     lines += [""]
-        return lines
+        title = "Scrapy's settings the crawl relies on"
+        lines += [title, "-" * len(title), ""]
+        lines += [
+            "Checked at start as the ``FOCUSED_*`` settings are; their defaults are Scrapy's.",
+            "",
+        ]
+        lines += [f"- ``{name}``: {accepted(name)}." for name in sorted(SCRAPY_TYPES)]
+        return lines + [""]
 
 
 class CommandsDirective(_GeneratedDirective):
