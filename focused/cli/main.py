@@ -54,7 +54,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_status
-    from focused.store.crawl import crawl_names
+    from focused.store.crawl import crawl_names, no_such_crawl
 
     client, source = _reader(args)
     if not args.name:
@@ -65,7 +65,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     while True:
         snapshot = crawl_snapshot(client, args.name)
         if not snapshot and not args.watch:
-            raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+            raise no_such_crawl(client, args.name)
         if not snapshot:  # started before the crawl's first page: wait for it, said once
             if not waiting:
                 print(
@@ -89,11 +89,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_report, plot_harvest
+    from focused.store.crawl import no_such_crawl
 
     client, _ = _reader(args)
     report = crawl_snapshot(client, args.name)
     if not report:
-        raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+        raise no_such_crawl(client, args.name)
     png = args.png or f"{args.name}-harvest.png"
     points = [(p["pages"], p["harvest_100"]) for p in report["curve"]]
     if points:
