@@ -227,6 +227,17 @@ def _command_words(argv: list[str] | None) -> list[str]:
     return words
 
 
+def version_line() -> str:
+    """This package's version and those of the Scrapy and scrapy-redis it runs on, as installed
+    (a range of them is supported, so a report of a problem needs all three)."""
+    from importlib.metadata import version
+
+    return (
+        f"focused {version('focused')} (Scrapy {version('scrapy')},"
+        f" scrapy-redis {version('scrapy-redis')})"
+    )
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``focused``; only the command named in ``argv`` gets its arguments (and
     imports the modules that define them), so ``focused --help`` and ``focused status`` start
@@ -238,6 +249,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
     )
+    parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(
