@@ -33,4 +33,4 @@ export PYTHONPATH=$repo  # the checkout's code, as scripts/test.sh tests it
     tests/test_settings.py::test_a_crawl_warns_of_a_misspelt_setting_and_runs \
     tests/test_seeds.py::test_a_crawl_finds_its_redis_by_scrapy_redis_settings \
     || fail "a crawl with $pins"
-echo "lowest versions: ok ($(tr '\n' ' ' <<<"$pins"))"
+echo "lowest versions: ok ($(paste -sd ' ' <<<"$pins"))"
