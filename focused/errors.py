@@ -38,6 +38,12 @@ def one_of(words: Iterable[str]) -> str:
     return "one of " + ", ".join(f'"{word}"' for word in words)
 
 
+def not_one_of(words: Collection[str], value: object) -> str:
+    """``expected one of "a", "b", got 'c'`` for a value that is not one of a setting's or a
+    field's words, with the closest word when the value is a near miss (``"keyword"``)."""
+    return f"expected {one_of(words)}, got {value!r}{did_you_mean(str(value), words)}"
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """``"; did you mean NAME?"`` for the known name closest to a misspelt one, else ``""``:
     the one hint that unknown settings and topic fields get."""

@@ -1,9 +1,11 @@
 """Checks of the settings a crawl starts with, before any component reads them.
 
-A ``FOCUSED_*`` value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``)
-or is not one of a setting's choices (:data:`CHOICES`), or a value of one of Scrapy's settings
-that the crawl relies on (:data:`SCRAPY_TYPES`) that cannot be read as its type
-(``-s CLOSESPIDER_ITEMCOUNT=ten``), is one line naming the setting and what it expects; a
+A ``FOCUSED_*`` value that cannot be read as its default's type (``-s FOCUSED_HOST_DELAY=abc``),
+is out of its range (:data:`RANGES`: ``-s FOCUSED_HOST_DELAY=-1``) or is not one of a setting's
+choices (:data:`CHOICES`), or a value of one of Scrapy's settings that the crawl relies on
+(:data:`SCRAPY_TYPES`) that cannot be read as its type (``-s CLOSESPIDER_ITEMCOUNT=ten``) or is
+out of its range (``-s CONCURRENT_REQUESTS=-1``), is one line naming the setting and what it
+expects; a
 ``FOCUSED_*`` name that is not a setting (a typo that would otherwise be silently ignored) is a
 warning naming the closest setting. Components read a choice back with :func:`choice`.
 """
@@ -11,10 +13,12 @@ warning naming the closest setting. Components read a choice back with :func:`ch
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from focused import defaults
-from focused.errors import FocusedError, did_you_mean, one_of
+from focused.errors import FocusedError, did_you_mean, not_one_of, one_of
+from focused.schedulers.frontier import MAX_TRIES_PACKABLE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 
 if TYPE_CHECKING:
@@ -49,6 +53,148 @@ SCRAPY_TYPES: dict[str, type] = {
     "RETRY_TIMES": int,
     "ROBOTSTXT_OBEY": bool,
     "URLLENGTH_LIMIT": int,
+}
+
+
+@dataclass(frozen=True)
+class Range:
+    """The numbers a setting accepts, from ``low`` up to ``high`` (None: no end); an open end
+    leaves out its bound (a timeout of 0 would never wait)."""
+
+    low: float
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def __contains__(self, value: float) -> bool:
+        above_low = value > self.low if self.low_open else value >= self.low
+        if self.high is None:
+            return above_low
+        return above_low and (value < self.high if self.high_open else value <= self.high)
+
+    def __str__(self) -> str:
+        if self.high is not None and not (self.low_open or self.high_open):
+            return f"from {self.low:g} to {self.high:g}"
+        words = f"{'above' if self.low_open else 'at least'} {self.low:g}"
+        if self.high is not None:
+            words += f" and {'below' if self.high_open else 'at most'} {self.high:g}"
+        return words
+
+
+AT_LEAST_0 = Range(0)  # a count, size or delay; 0 is usually "off" or "no limit"
+AT_LEAST_1 = Range(1)  # a count that must be one or more (a batch, a concurrency)
+ABOVE_0 = Range(0, low_open=True)  # a time that must pass (a lease, a timeout)
+SHARE = Range(0, 1)  # a share, a probability or an R
+
+#: The range of every number setting, FOCUSED_* and :data:`SCRAPY_TYPES` alike (a test checks
+#: that each has one): a value out of it would otherwise be taken silently (a negative delay,
+#: a negative concurrency that Scrapy reads as no limit at all).
+RANGES: dict[str, Range] = {
+    # Scrapy's: 0 turns a CLOSESPIDER_* limit, a depth, size or length limit off
+    "CLOSESPIDER_ERRORCOUNT": AT_LEAST_0,
+    "CLOSESPIDER_ITEMCOUNT": AT_LEAST_0,
+    "CLOSESPIDER_PAGECOUNT": AT_LEAST_0,
+    "CLOSESPIDER_PAGECOUNT_NO_ITEM": AT_LEAST_0,
+    "CLOSESPIDER_TIMEOUT": AT_LEAST_0,
+    "CLOSESPIDER_TIMEOUT_NO_ITEM": AT_LEAST_0,
+    "CONCURRENT_REQUESTS": AT_LEAST_1,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": AT_LEAST_1,
+    "DEPTH_LIMIT": AT_LEAST_0,
+    "DNS_TIMEOUT": ABOVE_0,
+    "DNSCACHE_SIZE": AT_LEAST_0,
+    "DOWNLOAD_DELAY": AT_LEAST_0,
+    "DOWNLOAD_MAXSIZE": AT_LEAST_0,
+    "DOWNLOAD_TIMEOUT": ABOVE_0,
+    "DOWNLOAD_WARNSIZE": AT_LEAST_0,
+    "LOGSTATS_INTERVAL": AT_LEAST_0,
+    "REDIRECT_MAX_TIMES": AT_LEAST_0,
+    "RETRY_TIMES": AT_LEAST_0,
+    "URLLENGTH_LIMIT": AT_LEAST_0,
+    # Redis, naming, seeding
+    "FOCUSED_REDIS_RETRIES": AT_LEAST_0,
+    "FOCUSED_SEEDS_CHECK_S": AT_LEAST_0,
+    # politeness
+    "FOCUSED_HOST_DELAY": AT_LEAST_0,
+    "FOCUSED_HOST_CONCURRENCY": AT_LEAST_1,
+    "FOCUSED_RETRY_AFTER_MAX": AT_LEAST_0,
+    "FOCUSED_MIN_DOWNLOAD_RATE": AT_LEAST_0,
+    "FOCUSED_MIN_RATE_AFTER_S": AT_LEAST_0,
+    "FOCUSED_SLOW_HOST_BACKOFF_S": AT_LEAST_0,
+    # the frontier
+    "FOCUSED_LEASE_S": ABOVE_0,
+    "FOCUSED_MAX_TRIES": Range(1, MAX_TRIES_PACKABLE),
+    "FOCUSED_POP_BATCH": AT_LEAST_1,
+    "FOCUSED_ACK_BATCH": AT_LEAST_1,
+    "FOCUSED_ACK_WAIT": AT_LEAST_0,
+    "FOCUSED_SEEN_BUCKETS": AT_LEAST_1,
+    "FOCUSED_SEEN_CACHE": AT_LEAST_0,
+    # budgets
+    "FOCUSED_HOST_MAX_PAGES": AT_LEAST_0,
+    "FOCUSED_HOST_MAX_SHARE": SHARE,
+    "FOCUSED_DOMAIN_MAX_PAGES": AT_LEAST_0,
+    "FOCUSED_DOMAIN_MAX_SHARE": SHARE,
+    "FOCUSED_DOMAIN_MAX_HOSTS": AT_LEAST_0,
+    "FOCUSED_SUFFIX_MAX_HOSTS": AT_LEAST_0,
+    "FOCUSED_HOST_MAX_QUEUED": AT_LEAST_0,
+    # relevance and links
+    "FOCUSED_RELEVANT_THRESHOLD": SHARE,
+    "FOCUSED_MAX_TEXT_CHARS": AT_LEAST_0,
+    "FOCUSED_VECTOR_WEIGHT": AT_LEAST_0,
+    "FOCUSED_LEARN_PAGES": AT_LEAST_0,
+    "FOCUSED_LEARN_SAMPLE": AT_LEAST_1,
+    "FOCUSED_LEARN_CHARS": AT_LEAST_1,
+    "FOCUSED_LINK_MODEL_WARMUP": AT_LEAST_0,
+    "FOCUSED_LINK_MODEL_SYNC": AT_LEAST_1,
+    # strategies
+    "FOCUSED_BEST_N": AT_LEAST_1,
+    "FOCUSED_MAX_BUFFER": AT_LEAST_1,
+    "FOCUSED_GENETIC_K": AT_LEAST_0,
+    "FOCUSED_GENETIC_MIN_FITNESS": SHARE,
+    "FOCUSED_GENETIC_GENERATION": AT_LEAST_1,
+    "FOCUSED_GENETIC_PC": SHARE,
+    "FOCUSED_GENETIC_PM": SHARE,
+    "FOCUSED_GENETIC_SEED": AT_LEAST_0,
+    "FOCUSED_INFOSPIDERS_AGENTS": AT_LEAST_1,
+    "FOCUSED_INFOSPIDERS_MAX_AGENTS": AT_LEAST_1,
+    "FOCUSED_INFOSPIDERS_ENERGY": ABOVE_0,
+    "FOCUSED_INFOSPIDERS_COST": ABOVE_0,
+    "FOCUSED_INFOSPIDERS_REPRODUCE": ABOVE_0,
+    "FOCUSED_INFOSPIDERS_LEARNING_RATE": SHARE,
+    "FOCUSED_INFOSPIDERS_DISCOUNT": SHARE,
+    "FOCUSED_INFOSPIDERS_MUTATION": AT_LEAST_0,
+    "FOCUSED_INFOSPIDERS_WINDOW": AT_LEAST_0,
+    "FOCUSED_INFOSPIDERS_BLEND": SHARE,
+    "FOCUSED_INFOSPIDERS_SYNC": AT_LEAST_1,
+    "FOCUSED_INFOSPIDERS_SEED": AT_LEAST_0,
+    "FOCUSED_HMM_WARMUP": AT_LEAST_0,
+    "FOCUSED_HMM_REFIT": AT_LEAST_0,
+    "FOCUSED_HMM_MAX_PAGES": AT_LEAST_1,
+    "FOCUSED_HMM_CLUSTERS": AT_LEAST_1,
+    "FOCUSED_HMM_LOCK_S": ABOVE_0,
+    # the distiller, maintenance, lists
+    "FOCUSED_DISTILL_PAGES": AT_LEAST_0,
+    "FOCUSED_DISTILL_INTERVAL": AT_LEAST_0,
+    "FOCUSED_DISTILL_HUBS": AT_LEAST_0,
+    "FOCUSED_DISTILL_BOOST": SHARE,
+    "FOCUSED_DISTILL_AUTHORITY_SHARE": SHARE,
+    "FOCUSED_DISTILL_LOCK_S": ABOVE_0,
+    "FOCUSED_REVISIT_SHARE": Range(0, 1, high_open=True),
+    "FOCUSED_REVISIT_EVERY": AT_LEAST_1,
+    "FOCUSED_HUB_MIN_SCORE": AT_LEAST_0,
+    "FOCUSED_LIST_MIN_RELEVANT": AT_LEAST_0,
+    # what is skipped and kept
+    "FOCUSED_MAX_LINKS_PER_PAGE": AT_LEAST_0,
+    "FOCUSED_MAX_REPLACEMENT_SHARE": SHARE,
+    "FOCUSED_MAX_HOPS": AT_LEAST_0,
+    "FOCUSED_MAX_PATH_REPEATS": AT_LEAST_0,
+    "FOCUSED_MAX_PATH_SEGMENTS": AT_LEAST_0,
+    "FOCUSED_WARC_MAX_SIZE": AT_LEAST_1,
+    # monitoring
+    "FOCUSED_ALARM_MIN_PAGES": AT_LEAST_0,
+    "FOCUSED_STAGNATION_HARVEST": SHARE,
+    "FOCUSED_DIFFUSION_RATIO": AT_LEAST_0,
+    "FOCUSED_HEARTBEAT_S": AT_LEAST_0,
+    "FOCUSED_STATS_FLUSH_S": AT_LEAST_0,
 }
 
 _EXPECTED = {bool: "True or False", int: "a whole number", float: "a number", list: "a list"}
@@ -88,18 +234,27 @@ def choice(settings: BaseSettings, name: str) -> str:
         return switch(name, value)
     word = "" if value is None else str(value).strip().lower()
     if word not in CHOICES[name]:
-        raise FocusedError(f"{name}: expected {accepted(name)}, got {value!r}")
+        raise FocusedError(f"{name}: {not_one_of(CHOICES[name], value)}")
     return word
 
 
 def accepted(name: str) -> str:
-    """What the setting ``name`` accepts, in words (for its documentation)."""
+    """What the setting ``name`` (``FOCUSED_*`` or one of :data:`SCRAPY_TYPES`) accepts, in
+    words (for its documentation)."""
+    if name in SCRAPY_TYPES:
+        return _expected(name, SCRAPY_TYPES[name])
     if name in CHOICES:
         if CHOICES[name] is SWITCH:
             return "auto, true or false"
         return one_of(CHOICES[name])
-    words = _EXPECTED.get(_kind(name), "a string")
+    words = _expected(name, _kind(name))
     return f"None or {words}" if getattr(defaults, name) is None else words
+
+
+def _expected(name: str, kind: type | None) -> str:
+    """A value of the type ``kind`` in words, with the setting's range: "a number, at least 0"."""
+    words = _EXPECTED.get(kind, "a string")
+    return f"{words}, {RANGES[name]}" if name in RANGES else words
 
 
 def _kind(name: str) -> type | None:
@@ -125,7 +280,8 @@ def _reader(settings: BaseSettings, kind: type) -> Callable[[str], Any]:
 
 def check_settings(settings: BaseSettings) -> list[str]:
     """Raise a FocusedError for the first ``FOCUSED_*`` or :data:`SCRAPY_TYPES` value of the
-    wrong type; return warnings for ``FOCUSED_*`` names that are not settings."""
+    wrong type or out of its range; return warnings for ``FOCUSED_*`` names that are not
+    settings."""
     known = known_settings()
     kinds = {name: _kind(name) for name in known} | SCRAPY_TYPES
     for name in sorted(kinds):
@@ -133,11 +289,13 @@ def check_settings(settings: BaseSettings) -> list[str]:
         if kind not in _EXPECTED or settings.get(name) is None:
             continue
         try:
-            _reader(settings, kind)(name)
+            value = _reader(settings, kind)(name)
         except (ValueError, TypeError):
+            value = None
+        if value is None or (name in RANGES and value not in RANGES[name]):
             raise FocusedError(
-                f"setting {name}={settings.get(name)!r}: expected {_EXPECTED[kind]}"
-            ) from None
+                f"setting {name}={settings.get(name)!r}: expected {_expected(name, kind)}"
+            )
     for name in CHOICES:
         choice(settings, name)
     warnings = []

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from focused.store import keys
+from focused.store.connection import connect
 from tests.conftest import focused
 
 pytestmark = pytest.mark.crawl  # every test runs the command in a subprocess
@@ -41,6 +43,32 @@ def test_errors_are_one_line_without_traceback(tmp_path):
         result = focused(*args)
         assert result.returncode == 2, args
         assert result.stderr.startswith("focused: error: ") and result.stderr.count("\n") == 1
+
+
+def test_status_of_a_misspelt_crawl_lists_the_crawls_and_names_the_closest(
+    redis_client, redis_home, crawl_name
+):
+    """``focused status relgion`` said only that there is no such crawl."""
+    names = [f"{crawl_name}-religion", f"{crawl_name}-birds"]
+    for name in names:
+        redis_client.hset(keys.prefix(name) + keys.STATS, "focused/pages/fetched", 1)
+    try:
+        result = focused("status", f"{crawl_name}-relgion", "--home", str(redis_home))
+    finally:
+        redis_client.delete(*(keys.prefix(name) + keys.STATS for name in names))
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    missing = f"no crawl named '{crawl_name}-relgion' in this Redis"
+    assert line.startswith(f"focused: error: {missing} (its crawls: ")
+    assert line.endswith(f"; did you mean {crawl_name}-religion?")
+
+
+def test_status_of_a_crawl_in_a_redis_without_crawls_says_so(tmp_path):
+    connect(home=tmp_path)  # an embedded Redis with no crawl in it
+    result = focused("status", "religion", "--home", str(tmp_path))
+    assert result.returncode == 2
+    expected = "no crawl named 'religion' in this Redis (it has no crawls)"
+    assert result.stderr == f"focused: error: {expected}\n"
 
 
 def test_help_and_status_load_no_heavy_library():

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from focused.errors import TopicError
+from focused.errors import FocusedError, TopicError
+from focused.spiders.focused import FocusedSpider
 from focused.topic.files import load_topic
 
 GOOD = """
@@ -90,6 +91,17 @@ def test_bad_topic_names_field_and_problem(topic_dir, change, field, problem):
             "strategy_options.path: unknown option; did you mean paths?",
         ),
         (("strategy =", "colour ="), "colour: unknown field"),  # nothing like it: no guess
+        # a misspelt value of a field that takes one of a few words
+        (
+            ('method = "taxonomy"', 'method = "keyword"'),
+            'relevance.method: expected one of "taxonomy", "centroid", "examples", "keywords",'
+            ' "thesaurus", "semantic", got \'keyword\'; did you mean keywords?',
+        ),
+        (
+            ('strategy = "hard"', 'strategy = "hrad"'),
+            'strategy: expected one of "soft", "hard", "breadth-first", "best-n-first",'
+            ' "genetic", "hmm", "infospiders", got \'hrad\'; did you mean hard?',
+        ),
     ],
 )
 def test_a_misspelt_field_is_named_with_the_closest_known_one(topic_dir, change, message):
@@ -97,6 +109,26 @@ def test_a_misspelt_field_is_named_with_the_closest_known_one(topic_dir, change,
     with pytest.raises(TopicError) as error:
         load_topic(path)
     assert str(error.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"topc": "x.toml"}, "unknown spider argument -a topc=...; did you mean topic?"),
+        ({"topic": "x.toml", "seeds": "s.txt"}, "unknown spider argument -a seeds=..."),
+    ],
+)
+def test_an_unknown_spider_argument_is_named(arguments, message):
+    """``-a topc=x.toml`` was "no topic file", the misspelt argument silently ignored."""
+    with pytest.raises(FocusedError) as error:
+        FocusedSpider(**arguments)
+    assert str(error.value) == f"{message} (the spider takes -a topic=PATH)"
+
+
+def test_scrapyd_arguments_are_not_unknown():
+    """scrapyd adds its own arguments (``_job``), named with a leading underscore."""
+    with pytest.raises(FocusedError, match="^no topic file"):
+        FocusedSpider(_job="birds-1")
 
 
 def test_missing_topic_file(tmp_path):

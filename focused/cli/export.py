@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 from focused.errors import FocusedError
 from focused.schedulers.frontier import url_record
 from focused.store import keys
-from focused.store.crawl import CrawlStore
+from focused.store.crawl import CrawlStore, no_such_crawl
 from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def fetched_pages(client: redis.Redis, crawl: str) -> Iterator[dict[str, Any]]:
     pipe.hget(store.key(keys.META), "threshold")
     exists, threshold = pipe.execute()
     if not exists:
-        raise FocusedError(f"no crawl named {crawl!r} in this Redis")
+        raise no_such_crawl(client, crawl)
     return _pages(store, fetched_per_shard(client, store.shards), threshold)
 
 

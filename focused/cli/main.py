@@ -54,7 +54,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_status
-    from focused.store.crawl import crawl_names
+    from focused.store.crawl import crawl_names, no_such_crawl
 
     client, source = _reader(args)
     if not args.name:
@@ -65,7 +65,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     while True:
         snapshot = crawl_snapshot(client, args.name)
         if not snapshot and not args.watch:
-            raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+            raise no_such_crawl(client, args.name)
         if not snapshot:  # started before the crawl's first page: wait for it, said once
             if not waiting:
                 print(
@@ -89,11 +89,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_report, plot_harvest
+    from focused.store.crawl import no_such_crawl
 
     client, _ = _reader(args)
     report = crawl_snapshot(client, args.name)
     if not report:
-        raise FocusedError(f"no crawl named {args.name!r} in this Redis")
+        raise no_such_crawl(client, args.name)
     png = args.png or f"{args.name}-harvest.png"
     points = [(p["pages"], p["harvest_100"]) for p in report["curve"]]
     if points:
@@ -226,6 +227,17 @@ def _command_words(argv: list[str] | None) -> list[str]:
     return words
 
 
+def version_line() -> str:
+    """This package's version and those of the Scrapy and scrapy-redis it runs on, as installed
+    (a range of them is supported, so a report of a problem needs all three)."""
+    from importlib.metadata import version
+
+    return (
+        f"focused {version('focused')} (Scrapy {version('scrapy')},"
+        f" scrapy-redis {version('scrapy-redis')})"
+    )
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``focused``; only the command named in ``argv`` gets its arguments (and
     imports the modules that define them), so ``focused --help`` and ``focused status`` start
@@ -237,6 +249,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
     )
+    parser.add_argument("--version", action="version", version=version_line())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(

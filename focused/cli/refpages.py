@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from focused.cli.main import build_parser
-from focused.settingcheck import accepted
+from focused.settingcheck import SCRAPY_TYPES, accepted
 from focused.settingdocs import setting_sections
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
@@ -36,13 +36,11 @@ _SETTINGS_INTRO = """\
 
 Every `FOCUSED_*` setting, with its default and what it accepts. Set them as any Scrapy
 setting: `-s NAME=VALUE` on the command line, in your project's `settings.py`, or in a
-spider's `custom_settings`. A value of the wrong type, or a word that is not one of a
-setting's choices, stops the crawl at start with one line naming the setting; so does a value of
-the wrong type for one of the Scrapy settings the crawl relies on (`CLOSESPIDER_ITEMCOUNT` and
-the other `CLOSESPIDER_*` limits, `CONCURRENT_REQUESTS`, `DOWNLOAD_DELAY`,
-`DOWNLOAD_TIMEOUT`, `DEPTH_LIMIT`, `ROBOTSTXT_OBEY`...: `SCRAPY_TYPES` in
-`focused/settingcheck.py`). A `FOCUSED_*` name that is not a setting is a warning that names
-the closest one.
+spider's `custom_settings`. A value of the wrong type, a number out of the setting's range (a
+negative delay, a batch of 0, a share above 1) or a word that is not one of a setting's choices
+stops the crawl at start with one line naming the setting and what it accepts (exit code 2); so
+does such a value of one of the Scrapy settings the crawl relies on, listed at the end of this
+page. A `FOCUSED_*` name that is not a setting is a warning that names the closest one.
 
 This page is written from the comments beside the defaults in `focused/defaults.py`.
 """
@@ -75,7 +73,8 @@ def _prose(text: str, known: set[str]) -> str:
 
 
 def settings_page() -> str:
-    """Every setting, section by section, with its default, what it accepts and its text."""
+    """Every setting, section by section, with its default, what it accepts and its text; then
+    what the Scrapy settings that the crawl checks accept."""
     sections = setting_sections()
     known = {s.name for section in sections for g in section.groups for s in g.settings}
     lines = [GENERATED, "", _SETTINGS_INTRO]
@@ -90,6 +89,9 @@ def settings_page() -> str:
                 if setting.own:
                     lines += ["", _prose(setting.own, known)]
                 lines += [""]
+    lines += ["## Scrapy's settings the crawl relies on", ""]
+    lines += ["Checked at start as the `FOCUSED_*` settings are; their defaults are Scrapy's.", ""]
+    lines += [f"- {_code(name)}: {accepted(name)}." for name in sorted(SCRAPY_TYPES)]
     return "\n".join(lines).rstrip() + "\n"
 
 

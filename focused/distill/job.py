@@ -18,10 +18,9 @@ import numpy as np
 
 from focused.distill.graph import CrawlGraph, read_graph
 from focused.distill.hits import Scores, weighted_hits
-from focused.errors import FocusedError
 from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
 from focused.store import keys
-from focused.store.crawl import CrawlStore
+from focused.store.crawl import CrawlStore, no_such_crawl
 from focused.store.periodic import PeriodicJob
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def crawl_frontier(client: redis.Redis, crawl: str) -> RedisFrontier:
     (a re-boost reschedules hosts by it)."""
     store = CrawlStore(client, crawl)
     if not client.exists(store.key(keys.STATS)):
-        raise FocusedError(f"no crawl named {crawl!r} in this Redis")
+        raise no_such_crawl(client, crawl)
     meta = client.hgetall(store.key(keys.META))
     return RedisFrontier(
         client,

@@ -44,8 +44,6 @@ class Maintenance:
         share, order = s.getfloat("FOCUSED_REVISIT_SHARE"), choice(s, "FOCUSED_REVISIT_ORDER")
         if share <= 0:
             raise NotConfigured
-        if not share < 1:
-            raise FocusedError(f"FOCUSED_REVISIT_SHARE: expected a share below 1, got {share}")
         maintenance = cls(crawler, share, order, s.getint("FOCUSED_REVISIT_EVERY"))
         crawler.signals.connect(maintenance.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(maintenance.spider_closed, signal=signals.spider_closed)

@@ -23,7 +23,7 @@ from scrapy.utils.asyncio import sleep
 from twisted.python.failure import Failure
 
 from focused.distill.lists import list_seeds, lists_path
-from focused.errors import FocusedError, exit_on_user_error
+from focused.errors import FocusedError, did_you_mean, exit_on_user_error
 from focused.failures import OTHER, failure_reason
 from focused.items import META, PageItem
 from focused.links import link_batches, parsed
@@ -81,6 +81,10 @@ def redecoded(response: HtmlResponse, max_garbled: float) -> HtmlResponse | None
     return None
 
 
+#: The spider's arguments (``-a NAME=VALUE``); any other is a mistake that would be ignored.
+ARGUMENTS = ("topic", "topic_toml")
+
+
 class FocusedSpider(scrapy.Spider):
     """``scrapy crawl focused -a topic=PATH``: crawl the topic described by a topic file."""
 
@@ -99,6 +103,13 @@ class FocusedSpider(scrapy.Spider):
         """``topic_toml``, the topic file's text, is how ``focused schedule`` sends a topic to a
         scrapyd node; ``topic`` then only names the file and anchors its relative paths."""
         super().__init__(*args, **kwargs)
+        unknown = sorted(name for name in kwargs if not name.startswith("_"))
+        if unknown:  # scrapyd's own arguments (_job, _version) start with "_"
+            hint = did_you_mean(unknown[0], ARGUMENTS)
+            raise FocusedError(
+                f"unknown spider argument -a {unknown[0]}=...{hint}"
+                " (the spider takes -a topic=PATH)"
+            )
         if not topic:
             raise FocusedError("no topic file: run `scrapy crawl focused -a topic=PATH`")
         self.topic: Topic = load_topic_text(topic_toml, topic) if topic_toml else load_topic(topic)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from focused.errors import FocusedError
+from focused.errors import FocusedError, did_you_mean
 from focused.store import keys, scripts
 from focused.store.connection import binary_client, held_lock, retrying
 from focused.store.periodic import PeriodicJob
@@ -151,3 +151,20 @@ def crawl_names(client: redis.Redis) -> list[str]:
     head, tail = stats_key.split("*")
     names = (key[len(head) : -len(tail)] for key in client.scan_iter(stats_key, count=1000))
     return sorted(name for name in names if "/" not in name)
+
+
+#: Crawl names an error lists at most (a shared Redis may hold hundreds).
+LISTED_CRAWLS = 10
+
+
+def no_such_crawl(client: redis.Redis, name: str) -> FocusedError:
+    """The error of a command given a crawl that this Redis does not have, listing the crawls
+    it has and naming the closest one, as a misspelt name (``relgion``) is the usual cause."""
+    names = crawl_names(client)
+    if not names:
+        return FocusedError(f"no crawl named {name!r} in this Redis (it has no crawls)")
+    listed = ", ".join(names[:LISTED_CRAWLS])
+    if len(names) > LISTED_CRAWLS:
+        listed += f" and {len(names) - LISTED_CRAWLS} more (focused status lists them)"
+    hint = did_you_mean(name, names)
+    return FocusedError(f"no crawl named {name!r} in this Redis (its crawls: {listed}){hint}")

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from focused.errors import TopicError, known_fields, one_of
+from focused.errors import TopicError, known_fields, not_one_of
 from focused.store.keys import NAME_RE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 from focused.topic.fields import existing_path
@@ -141,7 +141,7 @@ def _read_strategy(path: Path, data: dict[str, Any]) -> str:
     fieldname = "focus" if "focus" in data else "strategy"
     strategy = data.get(fieldname, "soft")
     if strategy not in STRATEGIES:  # ``focus``: the older spelling, for seed 000's two modes
-        raise TopicError(path, fieldname, f"expected {one_of(STRATEGIES)}, got {strategy!r}")
+        raise TopicError(path, fieldname, not_one_of(STRATEGIES, strategy))
     return strategy
 
 
@@ -174,7 +174,7 @@ def _read_relevance(path: Path, data: Any) -> tuple[str, dict[str, Any]]:
         raise TopicError(path, "relevance", "missing table [relevance] (with method = ...)")
     method = data.get("method")
     if method not in METHODS:
-        raise TopicError(path, "relevance.method", f"expected {one_of(METHODS)}, got {method!r}")
+        raise TopicError(path, "relevance.method", not_one_of(METHODS, method))
     fields = METHODS[method].fields | {"method", "link_score"}
     known_fields(path, data, fields, "relevance", f"not a field of {method!r}")
     return method, METHODS[method].options(path, data)
@@ -229,9 +229,7 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
     method, options = _read_relevance(path, data.get("relevance"))
     link_score = data["relevance"].get("link_score", "anchor")
     if link_score not in LINK_SCORES:
-        raise TopicError(
-            path, "relevance.link_score", f"expected {one_of(LINK_SCORES)}, got {link_score!r}"
-        )
+        raise TopicError(path, "relevance.link_score", not_one_of(LINK_SCORES, link_score))
     seeds_from = _read_seeds_from(path, data)
     return Topic(
         path.resolve(),
