@@ -5,10 +5,13 @@ host for every process."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 
+from focused.extensions.heartbeat import forget_dead_here
 from focused.schedulers.frontier import Link
 from focused.store import keys
 from focused.urls import BadURL, clean_url, ip_of
@@ -154,6 +157,39 @@ def test_a_gone_process_leases_come_back_untouched_at_once(frontier, redis_clien
     dead.complete(taken[0].lease, taken[0].url, "page", 0.5, False)
     alive.complete(back[0].lease, back[0].url, "page", 0.5, False)
     assert alive.counts()["fetched"] == 2 and alive.counts().get("queued", 0) == 0
+
+
+def test_a_finished_process_leases_come_back_at_once(frontier, redis_client, crawl_name):
+    closed, alive = frontier(lease_s=300.0), frontier(lease_s=300.0)
+    closed.owner, alive.owner = "host:1:closed", "host:2:live"
+    beat(redis_client, crawl_name, closed.owner)
+    beat(redis_client, crawl_name, alive.owner)
+    closed.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(3)])
+    assert len(closed.pop_ready(3).leased) == 3
+    # Its end recorded (the heartbeat at the spider's close), its record kept for readers.
+    redis_client.hset(keys.prefix(crawl_name) + keys.PROC + closed.owner, "state", "finished")
+    time.sleep(1.1)  # reaping runs at most once a second
+    back = alive.pop_ready(10).leased
+    assert len(back) == 3 and all(x.tries == 0 for x in back)
+
+
+def test_a_dead_process_of_this_machine_is_forgotten_at_a_start(frontier, redis_client, crawl_name):
+    # No process has pid_max: pids are below it.
+    dead_pid = int(Path("/proc/sys/kernel/pid_max").read_text())
+    dead, alive = frontier(lease_s=300.0), frontier(lease_s=300.0)
+    dead.owner, alive.owner = f"here:{dead_pid}:aa", f"here:{os.getpid()}:bb"
+    prefix = keys.prefix(crawl_name)
+    for owner, pid in ((dead.owner, dead_pid), (alive.owner, os.getpid())):
+        beat(redis_client, crawl_name, owner)
+        redis_client.hset(prefix + keys.PROC + owner, mapping={"host": "here", "pid": pid})
+    dead.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(3)])
+    assert len(dead.pop_ready(3).leased) == 3  # then Redis was lost at its close: exit code 3
+    assert forget_dead_here(alive.store, "elsewhere") == []  # another machine's pids
+    assert forget_dead_here(alive.store, "here") == [dead.owner]
+    time.sleep(1.1)  # reaping runs at most once a second
+    back = alive.pop_ready(10).leased
+    assert len(back) == 3 and all(x.tries == 0 for x in back)
+    assert redis_client.hget(prefix + keys.PROC + alive.owner, "state") == "running"
 
 
 def test_a_live_process_keeps_its_leases(frontier, redis_client, crawl_name):

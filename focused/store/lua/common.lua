@@ -199,14 +199,16 @@ local function unlease(lm, bump, max_tries, touched, now)
   return 1
 end
 
--- Leases of processes that are gone (their heartbeat record ``proc:<id>`` expired) go back
--- to their queues untouched: a fetch that never finished costs no try. At most once a second.
+-- Leases of processes that are gone (their heartbeat record ``proc:<id>`` expired, or says
+-- they finished) go back to their queues untouched: a fetch that never finished costs no try.
+-- At most once a second.
 local function reap(max_tries, touched, now)
   if now - tonumber(redis.call('GET', k(REAPED)) or '0') < 1 then return end
   redis.call('SET', k(REAPED), secs(now))
   for _, id in ipairs(redis.call('ZRANGE', k(PROCS), 0, -1)) do
     local owned = k(OWNED) .. id
-    if redis.call('EXISTS', k(PROC) .. id) == 0 and redis.call('EXISTS', owned) == 1 then
+    if redis.call('EXISTS', owned) == 1
+        and redis.call('HGET', k(PROC) .. id, 'state') ~= 'running' then
       local back = 0
       for _, lm in ipairs(redis.call('SMEMBERS', owned)) do
         back = back + unlease(lm, 0, max_tries, touched, now)
