@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from focused.errors import CrawlVanished, FocusedError
 from focused.extensions.heartbeat import forget_dead_here
+from focused.monitor.snapshot import reset_crawl
 from focused.schedulers.frontier import Link
 from focused.store import keys
 from focused.urls import BadURL, clean_url, ip_of
@@ -190,6 +192,48 @@ def test_a_dead_process_of_this_machine_is_forgotten_at_a_start(frontier, redis_
     back = alive.pop_ready(10).leased
     assert len(back) == 3 and all(x.tries == 0 for x in back)
     assert redis_client.hget(prefix + keys.PROC + alive.owner, "state") == "running"
+
+
+def test_a_page_taken_back_from_hung_processes_twice_fails(frontier, redis_client, crawl_name):
+    first, second, third = (frontier(lease_s=300.0) for _ in range(3))
+    first.owner, second.owner, third.owner = "host:1:a", "host:2:b", "host:3:c"
+    for process in (first, second, third):
+        beat(redis_client, crawl_name, process.owner)
+    first.push_many([Link("http://a.test/hangs", 0.5)])
+
+    def hangs(process) -> None:  # its heartbeat found its reactor silent for HUNG_BEATS beats
+        redis_client.hset(keys.prefix(crawl_name) + keys.PROC + process.owner, "state", "hung")
+        time.sleep(1.1)  # reaping runs at most once a second
+
+    assert len(first.pop_ready(1).leased) == 1
+    hangs(first)
+    (again,) = second.pop_ready(1).leased
+    assert again.url == "http://a.test/hangs" and again.tries == 1  # a try charged
+    hangs(second)
+    assert third.pop_ready(10).leased == []  # the second time, it fails
+    counts = third.counts()
+    assert counts["failed/hung"] == 1 and counts["lease_hung"] == 1
+    assert (counts.get("queued", 0), counts["in_flight"]) == (0, 0)
+
+
+def test_a_crawl_whose_state_vanished_changes_nothing_and_says_so(frontier, redis_client):
+    lost: list[Exception] = []
+    one = frontier(epoch=True, on_lost=lost.append)
+    one.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(3)])
+    leased = one.pop_ready(1).leased[0]
+    assert frontier(epoch=True).epochs == one.epochs  # another process of the crawl
+    reset_crawl(redis_client, one.store.crawl)  # or FLUSHALL, or a Redis restarted empty
+    with pytest.raises(FocusedError, match="^the crawl's state vanished from Redis"):
+        one.complete(leased.lease, leased.url, "page", 0.5)
+    with pytest.raises(FocusedError):
+        one.pop_ready(10)
+    assert [type(error) for error in lost] == [CrawlVanished]  # reported once
+    assert not any(redis_client.scan_iter(keys.prefix(one.store.crawl) + "*"))
+    # A process that starts now starts the crawl afresh, and the old one's calls still fail.
+    fresh = frontier(epoch=True)
+    assert fresh.epochs != one.epochs and fresh.push_many([Link("http://h0.test/", 0.5)]) == 1
+    with pytest.raises(FocusedError):
+        one.push_many([Link("http://new.test/", 0.5)])
 
 
 def test_a_live_process_keeps_its_leases(frontier, redis_client, crawl_name):

@@ -17,9 +17,11 @@ process of the crawl on the same machine deletes it at its start if its pid is g
 
 The beats come from a thread of their own, so that a process whose reactor is busy (a page that
 takes long to read, a slow strategy) still beats and is not taken for dead while it works. The
-reactor marks itself alive every beat; a reactor not heard from in HUNG_BEATS beats is hung, and
-the thread stops beating until it is heard from again, so a hung process's record expires and
-its leases go back as a killed one's do.
+reactor marks itself alive every beat; a reactor not heard from in HUNG_BEATS beats is hung: the
+thread records ``hung`` once and stops beating until it is heard from again. The next pop of any
+process then puts the hung process's leases back one try later, since the page it was reading
+may be what hangs it, and a URL taken back from hung processes twice fails
+(``failed/hung``): a page that hangs every process that reads it is not handed on for ever.
 
 Readers: :func:`focused.monitor.snapshot.crawl_snapshot` (``focused status``, the dashboard, the
 exporter).
@@ -155,19 +157,23 @@ class Heartbeat:
         self.reactor_seen = time.monotonic()
 
     def beat_on(self, store: CrawlStore) -> None:
-        """The thread's loop: a beat every interval while the reactor is alive."""
+        """The thread's loop: a beat every interval while the reactor is alive; once, when it
+        is found hung, a record that says so."""
+        hung = False
         while not self.stopped.wait(self.interval):
-            if time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval:
-                self.beat(store)
+            alive = time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval
+            if alive or not hung:
+                self.beat(store, hung=not alive)
+            hung = not alive
 
-    def beat(self, store: CrawlStore, finished: str | None = None) -> None:
-        """Record this process now: running, or finished with its close reason."""
+    def beat(self, store: CrawlStore, finished: str | None = None, hung: bool = False) -> None:
+        """Record this process now: running, hung, or finished with its close reason."""
         with self.lock:
             if finished is None and self.stopped.is_set():
                 return  # the process has recorded its end
-            self.record(store, finished)
+            self.record(store, finished, hung)
 
-    def record(self, store: CrawlStore, finished: str | None) -> None:
+    def record(self, store: CrawlStore, finished: str | None, hung: bool = False) -> None:
         pages = self.stats.get_value("response_received_count", 0)
         items = self.stats.get_value("item_scraped_count", 0)
         self.counts.append((time.monotonic(), pages, items))
@@ -176,7 +182,7 @@ class Heartbeat:
         record = {
             "host": self.host,
             "pid": os.getpid(),
-            "state": "running" if finished is None else "finished",
+            "state": "finished" if finished is not None else "hung" if hung else "running",
             "reason": finished or "",
             "pages": pages,
             "items": items,
@@ -186,7 +192,10 @@ class Heartbeat:
             "page_limit": self.page_limit,
             "item_limit": self.item_limit,
         }
-        keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
+        # A hung process's record stays until its reactor is back or it is killed: its leases
+        # go back one try later (``reap`` in ``common.lua``).
+        running = finished is None and not hung
+        keep = GONE_BEATS * self.interval if running else FINISHED_KEEP_S
         fields = [v for field, value in record.items() for v in (field, value)]
 
         def beat_everywhere() -> None:  # one script call per shard, on its own keys

@@ -383,7 +383,9 @@ def _show(value: Any) -> str:
 
 def format_process(process: dict[str, Any]) -> str:
     """One line for a process of the crawl: id, state, figures, rate and limit."""
-    state = "running" if process["alive"] else f"finished ({process['reason']})"
+    state = process["state"]
+    if state == "finished":
+        state = f"finished ({process['reason']})"
     line = (
         f"{process['id']}  {state}  {process['pages']} pages, {process['items']} items, "
         f"{process['relevant']} relevant"

@@ -16,17 +16,24 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from focused.errors import FocusedError
+import redis
+
+from focused.errors import CrawlVanished, FocusedError
 from focused.store import keys, scripts
 from focused.store.connection import binary_client, held_lock, retrying
 from focused.store.periodic import PeriodicJob
 from focused.store.shards import crawl_shards
 
 if TYPE_CHECKING:
-    import redis
     from redis.commands.core import Script
 
 T = TypeVar("T")
+# How a frontier script's error reply starts when the crawl's epoch is gone (``common.lua``).
+VANISHED = "VANISHED "
+VANISHED_MESSAGE = (
+    "the crawl's state vanished from Redis (restarted without its data, flushed, failed over to "
+    "an empty replica, or the crawl reset; resuming it starts it afresh)"
+)
 
 
 class CrawlStore:
@@ -103,13 +110,23 @@ class CrawlStore:
         retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
         try:
             return retrying(call, retries=retries, on_retry=self.on_retry, given_up=self.given_up)
+        except redis.ResponseError as exc:
+            if not str(exc).startswith(VANISHED):
+                raise
+            vanished = CrawlVanished(VANISHED_MESSAGE)
+            self._give_up(vanished)
+            raise vanished from exc
         except FocusedError as exc:
-            if not self.reported and self.on_lost is not None:
-                self.reported = True
-                self.on_lost(exc)
-            if not self.worker:
-                self.given_up.set()
+            self._give_up(exc)
             raise
+
+    def _give_up(self, error: FocusedError) -> None:
+        """Report a call that gave Redis up (once), and have the crawl's calls fail fast."""
+        if not self.reported and self.on_lost is not None:
+            self.reported = True
+            self.on_lost(error)
+        if not self.worker:
+            self.given_up.set()
 
     def script(self, name: str, **values: str | int) -> Script:
         """One of the project's Lua scripts, registered with ``client``."""
