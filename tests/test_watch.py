@@ -390,8 +390,9 @@ def records_while_busy(
     crawl, redis_client, seconds: float, beat_s: float
 ) -> list[tuple[float, int, list[str]]]:
     """Run a crawl whose reactor is held ``seconds`` at its third page (tests/busy_reactor.py)
-    and count its running processes every 0.05 s from its first beat to its end (0: its record
-    expired or says hung, the process taken for dead): (time, running, states) triples."""
+    and count its process records every 0.05 s from its first beat to its end, but those that
+    say hung (0: its record expired or says hung, the process taken for dead): (time, records,
+    their states) triples."""
     repository = str(Path(__file__).parents[1])
     crawl.extra_env["PYTHONPATH"] = repository
     process = crawl.start(
@@ -407,7 +408,7 @@ def records_while_busy(
         while process.poll() is None:
             processes = crawl_snapshot(redis_client, crawl.name).get("processes", [])
             states = [p["state"] for p in processes]
-            records.append((time.monotonic(), states.count("running"), states))
+            records.append((time.monotonic(), len(states) - states.count("hung"), states))
             time.sleep(0.05)
         assert process.wait() == 0
     finally:
