@@ -37,6 +37,12 @@ heartbeat record has expired, the next pop by any process puts its leases back u
 (``lease_reclaimed``), so a killed process holds no host for the lease time and charges no try
 for fetches that never finished.
 
+Epoch: a crawl process's frontier (``epoch``) sets a token in each shard at its start where
+there is none (``epoch``) and names it in every call; a call that finds it gone or another
+changes nothing and fails (:class:`~focused.errors.CrawlVanished`): the crawl's state vanished
+(a Redis restarted empty, FLUSHALL, a failover to an empty replica, ``focused reset``), and the
+process stops rather than crawl an empty frontier under fetch numbers already used.
+
 Dedup: a URL enters the frontier once per crawl. Its fingerprint is 64 bits of BLAKE2b over
 w3lib's canonical form (the canonicalisation Scrapy's fingerprinter uses for GET requests),
 stored as an integer member of one of ``seen_buckets`` sets, which Redis keeps as compact

@@ -242,7 +242,7 @@ class FocusedSpider(scrapy.Spider):
                 "Read %(url)s as %(codec)s: its declared %(declared)s gave garbled text",
                 {"url": response.url, "codec": response.encoding, "declared": declared},
             )
-        if self.max_attributes and (
+        if self.max_attributes > 0 and (
             attributes := too_many_attributes(response.text, self.max_attributes)
         ):
             self.logger.warning(

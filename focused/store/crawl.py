@@ -50,7 +50,9 @@ class CrawlStore:
     - ``retrying(call)`` runs one Redis call (or pipeline) with ``retries`` retries; a
       connection that stays lost, or writes Redis keeps refusing (a RedisRefused), is reported
       once through ``on_lost`` (the crawl stops), and from then on calls fail fast with
-      FocusedError, in every thread (``lost``). ``on_retry`` hears of each retry.
+      FocusedError, in every thread (``lost``). ``on_retry`` hears of each retry. A frontier
+      call that finds the crawl's epoch gone (its state vanished: ``common.lua``) is reported
+      and raised the same way, as a CrawlVanished, without retries.
     - ``script(name)`` registers one of the project's Lua scripts (:mod:`focused.store.scripts`).
     - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time).
     - ``for_thread()`` is a copy for a worker thread: the callbacks belong to the reactor's
