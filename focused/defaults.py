@@ -345,6 +345,12 @@ FOCUSED_SKIP_DUPLICATES = True
 # reads well (focused/pages/charset_fixed), else it is a bad page and skipped.
 FOCUSED_MAX_REPLACEMENT_SHARE = 0.01
 
+# A page with a tag of more attributes than this is a bad page (focused/bad_page/attributes),
+# skipped before it is parsed: libxml2 compares each attribute of a tag with the ones before it,
+# so one tag of 100,000 attributes holds a process for about 17 s, and of 300,000 for minutes.
+# Real pages have tens. 0: no limit.
+FOCUSED_MAX_TAG_ATTRIBUTES = 1000
+
 # Scope rules (Heritrix's defaults): a page's out-links are not followed, nor scored, when the
 # page is FOCUSED_MAX_HOPS links from a seed (an endless calendar, a new session id in every
 # link), and a link is not followed when a segment of its path, or a run of two or three, comes

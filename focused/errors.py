@@ -12,12 +12,20 @@ REDIS_LOST = "focused_redis_lost"
 # The finish reason of a crawl stopped because its Redis kept refusing writes (OOM, READONLY,
 # MISCONF, NOREPLICAS; exit code 3).
 REDIS_REFUSED = "focused_redis_refused"
+# The finish reason of a crawl stopped because its state vanished from Redis (exit code 3).
+REDIS_VANISHED = "focused_redis_vanished"
 # The finish reason of a crawl stopped because an output could not be written (exit code 4).
 DISK_ERROR = "focused_disk_error"
 
 
 class FocusedError(Exception):
     """A problem the user can fix; its message is printed as is and the command exits 2."""
+
+
+class CrawlVanished(FocusedError):
+    """The crawl's state is gone from Redis (its epoch key, :mod:`focused.store.keys`): Redis
+    restarted without its data, was flushed or failed over to an empty replica, or the crawl was
+    reset. A process that went on would crawl a frontier that is no longer its crawl's."""
 
 
 class TopicError(FocusedError):

@@ -24,7 +24,7 @@ from twisted.python.failure import Failure
 
 from focused.failures import failure_reason
 from focused.links import extract_links
-from focused.spiders.focused import plausible, redecoded
+from focused.spiders.focused import plausible, redecoded, too_many_attributes
 from tests.conftest import Crawl, free_port
 
 HUGE = "/" + "x" * 3000
@@ -146,6 +146,19 @@ def scrapy_failure(error: Exception) -> Failure:
             raise error
     except Exception as wrapped:
         return Failure(wrapped)
+
+
+def test_a_tag_of_too_many_attributes_is_found_before_lxml_reads_it():
+    flood = "<p " + " ".join(f'a{i}="1"' for i in range(300_000)) + ">x</p>"
+    started = time.perf_counter()
+    assert too_many_attributes(f"<html><body>{flood}</body></html>", 1000) == 300_000
+    assert time.perf_counter() - started < 2.0  # lxml: minutes
+    # Values are read whole: a ">" in one does not end the tag; attributes need no space.
+    tricky = "<p " + "".join(f'a{i}=">"' for i in range(1500)) + ">"
+    assert too_many_attributes(tricky, 1000) == 1500
+    page = "<html><body>" + '<div class="c" id="d" title="a > b">x</div>' * 10_000 + "</body>"
+    assert too_many_attributes(page, 1000) == 0
+    assert too_many_attributes(page.replace('id="d"', 'id="d" e f g'), 5) == 6
 
 
 def test_failure_reasons_are_short_names_not_class_names():

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from focused.schedulers.frontier import Link
 from focused.store import keys
 from focused.store.connection import connect
 from tests.conftest import focused
@@ -94,3 +95,31 @@ def test_a_closed_pipe_ends_status_quietly(crawl, redis_home):
     stderr = process.stderr.read().decode()
     assert process.wait(60) == 1
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+
+
+def test_reset_of_no_such_crawl_says_so_and_names_a_close_one(frontier, crawl_name, redis_home):
+    frontier().push_many([Link("http://a.test/p", 0.5)])
+    result = focused("reset", crawl_name + "x", "--home", str(redis_home))
+    assert result.returncode == 2
+    name = f"'{crawl_name}x'"
+    assert result.stderr == (
+        f"focused: error: no crawl named {name} in this Redis; did you mean {crawl_name}?\n"
+    )
+    assert frontier().counts()["queued"] == 1  # nothing deleted
+
+
+def test_reset_refuses_while_a_process_of_the_crawl_runs(frontier, crawl_name, redis_home):
+    f = frontier()
+    f.push_many([Link("http://a.test/p", 0.5)])
+    store = f.store
+    beat = store.script("heartbeat")
+    record = [store.key(keys.PROCS), store.key(keys.PROC, "h:1:ab")]
+    beat(keys=record, args=[store.key(keys.PROC), "h:1:ab", 30_000, "state", "running"])
+    result = focused("reset", crawl_name, "--home", str(redis_home))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"focused: error: crawl '{crawl_name}' has 1 process(es)")
+    assert "h:1:ab" in result.stderr and result.stderr.count("\n") == 1
+    assert f.counts()["queued"] == 1
+    result = focused("reset", crawl_name, "--force", "--home", str(redis_home))
+    assert result.returncode == 0, result.stderr
+    assert not frontier().counts().get("queued")

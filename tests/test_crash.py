@@ -119,6 +119,25 @@ def test_a_redis_restart_mid_crawl_loses_nothing(crawl, served, tmp_path):
         server.kill()
 
 
+def test_a_redis_restarted_empty_mid_crawl_stops_it(crawl, served, tmp_path):
+    socket = tmp_path / "redis.sock"
+    server = redis_server(tmp_path, socket)
+    client = redis.Redis(unix_socket_path=str(socket), decode_responses=True)
+    crawl.extra_env["FOCUSED_REDIS_URL"] = f"unix://{socket}"
+    process = crawl.start(**FAST)
+    try:
+        wait_for(lambda: fetched(client, crawl) >= 40, 120)
+        client.flushall()  # as a Redis restarted without its data, or a failover to an empty one
+        assert process.wait(120) == 3, crawl.log()[-2000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+        server.kill()
+    log = crawl.log()
+    assert "ERROR: the crawl's state vanished from Redis" in log
+    assert "(focused_redis_vanished)" in log and "Traceback" not in log
+
+
 def test_a_process_killed_with_a_full_buffer_of_acknowledgements_loses_nothing(
     crawl, served, redis_client
 ):

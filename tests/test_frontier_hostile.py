@@ -5,10 +5,15 @@ host for every process."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 
+from focused.errors import CrawlVanished, FocusedError
+from focused.extensions.heartbeat import forget_dead_here
+from focused.monitor.snapshot import reset_crawl
 from focused.schedulers.frontier import Link
 from focused.store import keys
 from focused.urls import BadURL, clean_url, ip_of
@@ -154,6 +159,81 @@ def test_a_gone_process_leases_come_back_untouched_at_once(frontier, redis_clien
     dead.complete(taken[0].lease, taken[0].url, "page", 0.5, False)
     alive.complete(back[0].lease, back[0].url, "page", 0.5, False)
     assert alive.counts()["fetched"] == 2 and alive.counts().get("queued", 0) == 0
+
+
+def test_a_finished_process_leases_come_back_at_once(frontier, redis_client, crawl_name):
+    closed, alive = frontier(lease_s=300.0), frontier(lease_s=300.0)
+    closed.owner, alive.owner = "host:1:closed", "host:2:live"
+    beat(redis_client, crawl_name, closed.owner)
+    beat(redis_client, crawl_name, alive.owner)
+    closed.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(3)])
+    assert len(closed.pop_ready(3).leased) == 3
+    # Its end recorded (the heartbeat at the spider's close), its record kept for readers.
+    redis_client.hset(keys.prefix(crawl_name) + keys.PROC + closed.owner, "state", "finished")
+    time.sleep(1.1)  # reaping runs at most once a second
+    back = alive.pop_ready(10).leased
+    assert len(back) == 3 and all(x.tries == 0 for x in back)
+
+
+def test_a_dead_process_of_this_machine_is_forgotten_at_a_start(frontier, redis_client, crawl_name):
+    # No process has pid_max: pids are below it.
+    dead_pid = int(Path("/proc/sys/kernel/pid_max").read_text())
+    dead, alive = frontier(lease_s=300.0), frontier(lease_s=300.0)
+    dead.owner, alive.owner = f"here:{dead_pid}:aa", f"here:{os.getpid()}:bb"
+    prefix = keys.prefix(crawl_name)
+    for owner, pid in ((dead.owner, dead_pid), (alive.owner, os.getpid())):
+        beat(redis_client, crawl_name, owner)
+        redis_client.hset(prefix + keys.PROC + owner, mapping={"host": "here", "pid": pid})
+    dead.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(3)])
+    assert len(dead.pop_ready(3).leased) == 3  # then Redis was lost at its close: exit code 3
+    assert forget_dead_here(alive.store, "elsewhere") == []  # another machine's pids
+    assert forget_dead_here(alive.store, "here") == [dead.owner]
+    time.sleep(1.1)  # reaping runs at most once a second
+    back = alive.pop_ready(10).leased
+    assert len(back) == 3 and all(x.tries == 0 for x in back)
+    assert redis_client.hget(prefix + keys.PROC + alive.owner, "state") == "running"
+
+
+def test_a_page_taken_back_from_hung_processes_twice_fails(frontier, redis_client, crawl_name):
+    first, second, third = (frontier(lease_s=300.0) for _ in range(3))
+    first.owner, second.owner, third.owner = "host:1:a", "host:2:b", "host:3:c"
+    for process in (first, second, third):
+        beat(redis_client, crawl_name, process.owner)
+    first.push_many([Link("http://a.test/hangs", 0.5)])
+
+    def hangs(process) -> None:  # its heartbeat found its reactor silent for HUNG_BEATS beats
+        redis_client.hset(keys.prefix(crawl_name) + keys.PROC + process.owner, "state", "hung")
+        time.sleep(1.1)  # reaping runs at most once a second
+
+    assert len(first.pop_ready(1).leased) == 1
+    hangs(first)
+    (again,) = second.pop_ready(1).leased
+    assert again.url == "http://a.test/hangs" and again.tries == 1  # a try charged
+    hangs(second)
+    assert third.pop_ready(10).leased == []  # the second time, it fails
+    counts = third.counts()
+    assert counts["failed/hung"] == 1 and counts["lease_hung"] == 1
+    assert (counts.get("queued", 0), counts["in_flight"]) == (0, 0)
+
+
+def test_a_crawl_whose_state_vanished_changes_nothing_and_says_so(frontier, redis_client):
+    lost: list[Exception] = []
+    one = frontier(epoch=True, on_lost=lost.append)
+    one.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(3)])
+    leased = one.pop_ready(1).leased[0]
+    assert frontier(epoch=True).epochs == one.epochs  # another process of the crawl
+    reset_crawl(redis_client, one.store.crawl)  # or FLUSHALL, or a Redis restarted empty
+    with pytest.raises(FocusedError, match="^the crawl's state vanished from Redis"):
+        one.complete(leased.lease, leased.url, "page", 0.5)
+    with pytest.raises(FocusedError):
+        one.pop_ready(10)
+    assert [type(error) for error in lost] == [CrawlVanished]  # reported once
+    assert not any(redis_client.scan_iter(keys.prefix(one.store.crawl) + "*"))
+    # A process that starts now starts the crawl afresh, and the old one's calls still fail.
+    fresh = frontier(epoch=True)
+    assert fresh.epochs != one.epochs and fresh.push_many([Link("http://h0.test/", 0.5)]) == 1
+    with pytest.raises(FocusedError):
+        one.push_many([Link("http://new.test/", 0.5)])
 
 
 def test_a_live_process_keeps_its_leases(frontier, redis_client, crawl_name):

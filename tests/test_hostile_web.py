@@ -100,7 +100,7 @@ def test_every_case_is_linked_from_the_seeds(hostile: Path, cases: dict[str, dic
         "redirect-loop": 2,
         "private": 4,
         "trap": 2,
-        "bad-page": 7,
+        "bad-page": 8,
         "charset": 1,
         "retry-after": 2,
         "robots": 3,
@@ -115,7 +115,7 @@ def test_every_case_is_linked_from_the_seeds(hostile: Path, cases: dict[str, dic
 def test_generate_hostile_from_the_command_line(tmp_path: Path, hostile: Path) -> None:
     done = focused("web", "generate", "--hostile", str(tmp_path / "web"), "--pages", "100")
     assert done.returncode == 0, done.stderr
-    assert "38 hostile cases" in done.stdout
+    assert "39 hostile cases" in done.stdout
     assert (tmp_path / "web" / HOSTILE_FILE).is_file()
     # The same seed gives the same web; an ordinary web written over it drops the hostile list.
     again = generate_hostile_web(tmp_path / "again", n_pages=100, n_hosts=10, seed=3)

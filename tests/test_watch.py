@@ -388,10 +388,11 @@ def test_a_killed_process_is_gone_after_three_beats(crawl, redis_client):
 
 def records_while_busy(
     crawl, redis_client, seconds: float, beat_s: float
-) -> list[tuple[float, int]]:
+) -> list[tuple[float, int, list[str]]]:
     """Run a crawl whose reactor is held ``seconds`` at its third page (tests/busy_reactor.py)
-    and count its process records every 0.05 s from its first beat to its end (0: its record
-    expired, the process taken for dead): (time, records) pairs."""
+    and count its process records every 0.05 s from its first beat to its end, but those that
+    say hung (0: its record expired or says hung, the process taken for dead): (time, records,
+    their states) triples."""
     repository = str(Path(__file__).parents[1])
     crawl.extra_env["PYTHONPATH"] = repository
     process = crawl.start(
@@ -406,7 +407,8 @@ def records_while_busy(
         wait_for(lambda: crawl_snapshot(redis_client, crawl.name).get("processes"), 120)
         while process.poll() is None:
             processes = crawl_snapshot(redis_client, crawl.name).get("processes", [])
-            records.append((time.monotonic(), len(processes)))
+            states = [p["state"] for p in processes]
+            records.append((time.monotonic(), len(states) - states.count("hung"), states))
             time.sleep(0.05)
         assert process.wait() == 0
     finally:
@@ -419,18 +421,19 @@ def records_while_busy(
 def test_a_busy_process_goes_on_beating(crawl, redis_client):
     # 6 s busy: 12 beats of 0.5 s, where three missed beats take a process for dead.
     records = records_while_busy(crawl, redis_client, 6.0, 0.5)
-    assert records[-1][0] - records[0][0] > 6.0 and all(n == 1 for _, n in records)
+    assert records[-1][0] - records[0][0] > 6.0 and all(n == 1 for _, n, _ in records)
 
 
 def test_a_hung_process_stops_beating_until_its_reactor_is_back(crawl, redis_client):
-    # Hung after HUNG_BEATS beats of 0.2 s (12 s): its record expires three beats later and
-    # comes back with the reactor, 4 s on.
+    # Hung after HUNG_BEATS beats of 0.2 s (12 s): its record says so (its leases go back one
+    # try later) and says running again with the reactor, 4 s on.
     assert HUNG_BEATS * 0.2 == 12.0
     records = records_while_busy(crawl, redis_client, 16.0, 0.2)
-    gone = [at for at, n in records if n == 0]
+    gone = [at for at, n, _ in records if n == 0]
     assert gone and records[0][1] == 1 and records[-1][1] == 1
-    assert 2.0 < gone[-1] - gone[0] < 6.0  # gone for about 16 - 12 - 0.6 s, once
-    assert all(n == 0 for at, n in records if gone[0] <= at <= gone[-1])
+    assert 2.0 < gone[-1] - gone[0] < 6.0  # gone for about 16 - 12 s, once
+    assert all(n == 0 for at, n, _ in records if gone[0] <= at <= gone[-1])
+    assert all(states == ["hung"] for at, _, states in records if gone[0] < at < gone[-1])
 
 
 @pytest.mark.crawl

@@ -151,11 +151,21 @@ def cmd_exporter(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from focused.monitor.snapshot import reset_crawl
+    from focused.errors import did_you_mean
+    from focused.monitor.snapshot import has_keys, reset_crawl, running_processes
     from focused.store import keys
-    from focused.store.crawl import CrawlStore
+    from focused.store.crawl import CrawlStore, crawl_names
 
     client = _client(args)
+    if not has_keys(client, args.name):
+        hint = did_you_mean(args.name, crawl_names(client))
+        raise FocusedError(f"no crawl named {args.name!r} in this Redis{hint}")
+    running = running_processes(client, args.name)
+    if running and not args.force:
+        raise FocusedError(
+            f"crawl {args.name!r} has {len(running)} process(es) running ({', '.join(running)}): "
+            "stop them first, or reset with --force (the running processes then stop)"
+        )
     print(f"deleted {reset_crawl(client, args.name, args.keep_known)} keys of crawl {args.name!r}")
     if args.keep_known:
         known = client.hlen(CrawlStore(client, args.name).key(keys.KNOWN))
@@ -351,6 +361,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="keep the fetched pages' text checksums and Last-Modified: the next run skips "
         "pages that come back unchanged",
+    )
+    sub.add_argument(
+        "--force",
+        action="store_true",
+        help="reset even while processes of the crawl are running (they then stop)",
     )
     redis_options(sub)
 

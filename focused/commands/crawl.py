@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands import crawl
 
 from focused.diskfaults import DISK_ERRORS
-from focused.errors import DISK_ERROR, REDIS_LOST, REDIS_REFUSED
+from focused.errors import DISK_ERROR, REDIS_LOST, REDIS_REFUSED, REDIS_VANISHED
 
 if TYPE_CHECKING:
     import argparse
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 # Finish reasons that end the command with an exit code of their own.
-EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3, DISK_ERROR: 4}
+EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3, REDIS_VANISHED: 3, DISK_ERROR: 4}
 
 
 class Command(crawl.Command):

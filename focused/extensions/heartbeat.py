@@ -10,13 +10,18 @@ heard from in three beats is gone, and the frontier then puts the leases it held
 their queues without charging a try (``owned:<id>``, :mod:`focused.schedulers.frontier`), so a
 restarted or surviving process goes on within seconds. When the spider closes the process
 records ``finished`` and the close reason, kept for FINISHED_KEEP_S so that readers show how it
-ended.
+ended; the leases it still holds then go back at the next pop of any process. A process that
+could not record its end (Redis lost at its close) leaves a record that says running: the next
+process of the crawl on the same machine deletes it at its start if its pid is gone
+(:func:`forget_dead_here`), so a resume gets those leases back at once.
 
 The beats come from a thread of their own, so that a process whose reactor is busy (a page that
 takes long to read, a slow strategy) still beats and is not taken for dead while it works. The
-reactor marks itself alive every beat; a reactor not heard from in HUNG_BEATS beats is hung, and
-the thread stops beating until it is heard from again, so a hung process's record expires and
-its leases go back as a killed one's do.
+reactor marks itself alive every beat; a reactor not heard from in HUNG_BEATS beats is hung: the
+thread records ``hung`` once and stops beating until it is heard from again. The next pop of any
+process then puts the hung process's leases back one try later, since the page it was reading
+may be what hangs it, and a URL taken back from hung processes twice fails
+(``failed/hung``): a page that hangs every process that reads it is not handed on for ever.
 
 Readers: :func:`focused.monitor.snapshot.crawl_snapshot` (``focused status``, the dashboard, the
 exporter).
@@ -31,7 +36,7 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -51,6 +56,44 @@ GONE_BEATS = 3  # a running process's record expires this many beats after its l
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
 RATE_BEATS = 12  # pages/s and items/s are measured over this many beats
 HUNG_BEATS = 60  # a reactor not heard from in this many beats is hung: its process stops beating
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this machine has this pid (another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def forget_dead_here(store: CrawlStore, host: str) -> list[str]:
+    """Delete the records that say running of the crawl's processes on this machine (``host``)
+    whose pid is gone, and return their ids: a process that exited without recording its end
+    (Redis lost at its close, exit code 3) holds no leases then, since the next pop puts them
+    back (``reap`` in ``common.lua``), rather than three beats later. A pid now used by another
+    process (this one's included) keeps its record until it expires."""
+    client = store.client
+    ids = store.retrying(lambda: client.zrange(store.key(keys.PROCS), 0, -1))
+
+    def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+        pipe = client.pipeline(transaction=False)
+        for process_id in ids:
+            pipe.hmget(store.key(keys.PROC, process_id), "host", "pid", "state")
+        return pipe.execute()
+
+    dead = [
+        process_id
+        for process_id, (their_host, pid, state) in zip(ids, store.retrying(read), strict=True)
+        if state == "running" and their_host == host and pid and not pid_alive(int(pid))
+    ]
+    for process_id in dead:
+        for j in range(len(store.shards)):
+            name = store.key(keys.PROC, process_id, shard=j)
+            store.retrying(lambda name=name: client.delete(name))
+    return dead
 
 
 class Heartbeat:
@@ -86,6 +129,8 @@ class Heartbeat:
     def spider_opened(self) -> None:
         self.frontier: Frontier = frontier_for(self.crawler)
         self.script = self.frontier.store.script("heartbeat")
+        with contextlib.suppress(FocusedError):  # a lost Redis is reported by the crawl's store
+            forget_dead_here(self.frontier.store, self.host)
         self.beat(self.frontier.store)
         self.task = task.LoopingCall(self.reactor_alive)
         self.task.start(self.interval, now=True)
@@ -112,19 +157,23 @@ class Heartbeat:
         self.reactor_seen = time.monotonic()
 
     def beat_on(self, store: CrawlStore) -> None:
-        """The thread's loop: a beat every interval while the reactor is alive."""
+        """The thread's loop: a beat every interval while the reactor is alive; once, when it
+        is found hung, a record that says so."""
+        hung = False
         while not self.stopped.wait(self.interval):
-            if time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval:
-                self.beat(store)
+            alive = time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval
+            if alive or not hung:
+                self.beat(store, hung=not alive)
+            hung = not alive
 
-    def beat(self, store: CrawlStore, finished: str | None = None) -> None:
-        """Record this process now: running, or finished with its close reason."""
+    def beat(self, store: CrawlStore, finished: str | None = None, hung: bool = False) -> None:
+        """Record this process now: running, hung, or finished with its close reason."""
         with self.lock:
             if finished is None and self.stopped.is_set():
                 return  # the process has recorded its end
-            self.record(store, finished)
+            self.record(store, finished, hung)
 
-    def record(self, store: CrawlStore, finished: str | None) -> None:
+    def record(self, store: CrawlStore, finished: str | None, hung: bool = False) -> None:
         pages = self.stats.get_value("response_received_count", 0)
         items = self.stats.get_value("item_scraped_count", 0)
         self.counts.append((time.monotonic(), pages, items))
@@ -133,7 +182,7 @@ class Heartbeat:
         record = {
             "host": self.host,
             "pid": os.getpid(),
-            "state": "running" if finished is None else "finished",
+            "state": "finished" if finished is not None else "hung" if hung else "running",
             "reason": finished or "",
             "pages": pages,
             "items": items,
@@ -143,7 +192,10 @@ class Heartbeat:
             "page_limit": self.page_limit,
             "item_limit": self.item_limit,
         }
-        keep = GONE_BEATS * self.interval if finished is None else FINISHED_KEEP_S
+        # A hung process's record stays until its reactor is back or it is killed: its leases
+        # go back one try later (``reap`` in ``common.lua``).
+        running = finished is None and not hung
+        keep = GONE_BEATS * self.interval if running else FINISHED_KEEP_S
         fields = [v for field, value in record.items() for v in (field, value)]
 
         def beat_everywhere() -> None:  # one script call per shard, on its own keys

@@ -388,7 +388,9 @@ def format_process(process: dict[str, Any]) -> str:
     """One line for a process of the crawl: id, state, figures, rate and limit. Its count is of
     responses, robots.txt files and redirects included (what ``CLOSESPIDER_PAGECOUNT`` counts,
     so that its time left is right), not of the pages the crawl's ``fetched`` counts."""
-    state = "running" if process["alive"] else f"finished ({process['reason']})"
+    state = process["state"]
+    if state == "finished":
+        state = f"finished ({process['reason']})"
     line = (
         f"{process['id']}  {state}  {process['pages']} responses, {process['items']} items, "
         f"{process['relevant']} relevant"
@@ -529,6 +531,26 @@ def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
     for fp in sums.keys() | modified.keys():
         known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
     return known
+
+
+def running_processes(client: redis.Redis, crawl: str) -> list[str]:
+    """Ids of the crawl's processes whose heartbeat records say they are running (a killed or
+    hung process's record expires within three beats, so it is not among them)."""
+    store = CrawlStore(client, crawl)
+    ids = client.zrange(store.key(keys.PROCS), 0, -1)  # shard 0's: every process beats there
+    pipe = client.pipeline(transaction=False)
+    for process_id in ids:
+        pipe.hget(store.key(keys.PROC, process_id), "state")
+    states = pipe.execute() if ids else []
+    return [i for i, state in zip(ids, states, strict=True) if state == "running"]
+
+
+def has_keys(client: redis.Redis, crawl: str) -> bool:
+    """Whether Redis holds any key of the crawl (its shards' included)."""
+    return any(
+        next(client.scan_iter(pattern, count=1000), None) is not None
+        for pattern in keys.crawl_patterns(crawl)
+    )
 
 
 def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> int:

@@ -37,6 +37,12 @@ heartbeat record has expired, the next pop by any process puts its leases back u
 (``lease_reclaimed``), so a killed process holds no host for the lease time and charges no try
 for fetches that never finished.
 
+Epoch: a crawl process's frontier (``epoch``) sets a token in each shard at its start where
+there is none (``epoch``) and names it in every call; a call that finds it gone or another
+changes nothing and fails (:class:`~focused.errors.CrawlVanished`): the crawl's state vanished
+(a Redis restarted empty, FLUSHALL, a failover to an empty replica, ``focused reset``), and the
+process stops rather than crawl an empty frontier under fetch numbers already used.
+
 Dedup: a URL enters the frontier once per crawl. Its fingerprint is 64 bits of BLAKE2b over
 w3lib's canonical form (the canonicalisation Scrapy's fingerprinter uses for GET requests),
 stored as an integer member of one of ``seen_buckets`` sets, which Redis keeps as compact
@@ -80,6 +86,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import secrets
 import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -374,6 +381,7 @@ class RedisFrontier:
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
         on_rejected: Callable[[BadURL], None] | None = None,
+        epoch: bool = False,
     ):
         if not 1 <= max_tries <= MAX_TRIES_PACKABLE:
             raise ValueError(f"max_tries must be 1..{MAX_TRIES_PACKABLE}, got {max_tries}")
@@ -383,6 +391,9 @@ class RedisFrontier:
         self.store = CrawlStore(
             client, crawl, retries=retries, create=True, on_retry=on_retry, on_lost=on_lost
         )
+        # The crawl's epoch on each shard, named by every call (a crawl process's, ``epoch``:
+        # its calls fail once the crawl's state has vanished), else "-" (no check).
+        self.epochs = self._join() if epoch else ["-"] * len(self.store.shards)
         self.host_delay = host_delay
         self.host_concurrency = host_concurrency
         self.lease_s = lease_s
@@ -429,6 +440,17 @@ class RedisFrontier:
         self._back_off = script("back_off")
         self._duplicates = self.store.script("duplicates")
 
+    def _join(self) -> list[str]:
+        """The crawl's epoch on each shard (``keys.EPOCH``), set now where there is none (the
+        crawl's first process, or the first after its state vanished)."""
+        store, token = self.store, secrets.token_hex(8)
+        epochs = []
+        for shard in range(len(store.shards)):
+            key = store.key(keys.EPOCH, shard=shard)
+            store.retrying(lambda k=key: store.client.set(k, token, nx=True))
+            epochs.append(store.retrying(lambda k=key: store.client.get(k)))
+        return epochs
+
     def for_thread(self) -> RedisFrontier:
         """A copy for a worker thread (the distiller's, a genetic generation's): it shares this
         object's state but reports a lost connection by raising only
@@ -442,7 +464,7 @@ class RedisFrontier:
         if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
         fixed = [
-            f"{shard} {len(self.store.shards)} {self._limits}",
+            f"{shard} {len(self.store.shards)} {self.epochs[shard]} {self._limits}",
             self.host_concurrency,
             self.host_delay,
         ]

@@ -43,7 +43,14 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.defer import deferred_from_coro
 
-from focused.errors import REDIS_LOST, REDIS_REFUSED, FocusedError, exit_on_user_error
+from focused.errors import (
+    REDIS_LOST,
+    REDIS_REFUSED,
+    REDIS_VANISHED,
+    CrawlVanished,
+    FocusedError,
+    exit_on_user_error,
+)
 from focused.items import META
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
@@ -104,8 +111,16 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             refused = isinstance(error, RedisRefused)
             then = ", then resume the crawl; stopping it" if refused else "; stopping the crawl"
             logger.error("%(error)s%(then)s", {"error": error, "then": then})
-            stats.set_value("focused/redis/refused" if refused else "focused/redis/lost", 1)
-            reason = REDIS_REFUSED if refused else REDIS_LOST
+            vanished = isinstance(error, CrawlVanished)
+            reason = REDIS_REFUSED if refused else REDIS_VANISHED if vanished else REDIS_LOST
+            stats.set_value(
+                "focused/redis/refused"
+                if refused
+                else "focused/redis/vanished"
+                if vanished
+                else "focused/redis/lost",
+                1,
+            )
             deferred_from_coro(crawler.engine.close_spider_async(reason=reason))
 
         _frontiers[crawler] = RedisFrontier(
@@ -135,6 +150,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             on_retry=on_retry,
             on_lost=on_lost,
             on_rejected=on_rejected,
+            epoch=True,
         )
     return _frontiers[crawler]
 

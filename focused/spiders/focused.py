@@ -9,6 +9,7 @@ and the frontier acknowledges each one.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -42,6 +43,29 @@ CONTROLS = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20)])
 GARBLED = "\ufffd" + CONTROLS.decode("ascii")
 # Codecs tried, in order, on a page whose declared one gives implausible text.
 FALLBACK_CODECS = ("utf-8", "cp1252")
+
+
+# A start tag, its quoted values read whole (a ">" in one does not end it), and one attribute
+# (with its value, if any) in it: one pass over the page, whose time grows with its length.
+START_TAG = re.compile(r"""<[A-Za-z](?:[^>"']+|"[^"]*"|'[^']*')*""")
+ATTRIBUTE = re.compile(r"""[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
+
+
+def too_many_attributes(text: str, limit: int) -> int:
+    """The attributes of the first tag of the page that has more than ``limit`` (0: none such).
+
+    lxml (libxml2) compares each attribute of a tag with the ones before it: the time grows with
+    the square of a tag's attributes, and the parse runs on the reactor's thread, so one such
+    tag stops the process. An attribute takes two characters at least, so only tags that long
+    are counted.
+    """
+    for tag in START_TAG.finditer(text):
+        if tag.end() - tag.start() > 2 * limit:
+            # The tag's name is the first match.
+            attributes = len(ATTRIBUTE.findall(text, tag.start() + 1, tag.end())) - 1
+            if attributes > limit:
+                return attributes
+    return 0
 
 
 def plausible(response: HtmlResponse, max_garbled: float) -> bool:
@@ -199,6 +223,11 @@ class FocusedSpider(scrapy.Spider):
         """FOCUSED_MAX_REPLACEMENT_SHARE: the share of a page's text that may be garbled."""
         return self.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE")
 
+    @cached_property
+    def max_attributes(self) -> int:
+        """FOCUSED_MAX_TAG_ATTRIBUTES: a page with a tag of more is not parsed (0: no limit)."""
+        return self.settings.getint("FOCUSED_MAX_TAG_ATTRIBUTES")
+
     async def parse(self, response: Response) -> AsyncIterator[PageItem]:
         """The page's item; its links are read in batches with the reactor given back between
         two (:func:`focused.links.link_batches`), so a page of a hundred thousand links does
@@ -224,6 +253,16 @@ class FocusedSpider(scrapy.Spider):
                 "Read %(url)s as %(codec)s: its declared %(declared)s gave garbled text",
                 {"url": response.url, "codec": response.encoding, "declared": declared},
             )
+        if self.max_attributes > 0 and (
+            attributes := too_many_attributes(response.text, self.max_attributes)
+        ):
+            self.logger.warning(
+                "Bad page %(url)s (attributes): a tag of %(n)d attributes, over "
+                "FOCUSED_MAX_TAG_ATTRIBUTES (%(limit)d); not parsed",
+                {"url": response.url, "n": attributes, "limit": self.max_attributes},
+            )
+            yield self._bad(item, "attributes")
+            return
         text = page_text(parsed(response)[0])
         item["title"], item["text"] = text.title, text.text
         if not text.text and not text.title:

@@ -16,17 +16,24 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from focused.errors import FocusedError, did_you_mean
+import redis
+
+from focused.errors import CrawlVanished, FocusedError, did_you_mean
 from focused.store import keys, scripts
 from focused.store.connection import binary_client, held_lock, retrying
 from focused.store.periodic import PeriodicJob
 from focused.store.shards import crawl_shards
 
 if TYPE_CHECKING:
-    import redis
     from redis.commands.core import Script
 
 T = TypeVar("T")
+# How a frontier script's error reply starts when the crawl's epoch is gone (``common.lua``).
+VANISHED = "VANISHED "
+VANISHED_MESSAGE = (
+    "the crawl's state vanished from Redis (restarted without its data, flushed, failed over to "
+    "an empty replica, or the crawl reset; resuming it starts it afresh)"
+)
 
 
 class CrawlStore:
@@ -43,7 +50,9 @@ class CrawlStore:
     - ``retrying(call)`` runs one Redis call (or pipeline) with ``retries`` retries; a
       connection that stays lost, or writes Redis keeps refusing (a RedisRefused), is reported
       once through ``on_lost`` (the crawl stops), and from then on calls fail fast with
-      FocusedError, in every thread (``lost``). ``on_retry`` hears of each retry.
+      FocusedError, in every thread (``lost``). ``on_retry`` hears of each retry. A frontier
+      call that finds the crawl's epoch gone (its state vanished: ``common.lua``) is reported
+      and raised the same way, as a CrawlVanished, without retries.
     - ``script(name)`` registers one of the project's Lua scripts (:mod:`focused.store.scripts`).
     - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time).
     - ``for_thread()`` is a copy for a worker thread: the callbacks belong to the reactor's
@@ -103,13 +112,23 @@ class CrawlStore:
         retries = 0 if self.lost else self.retries  # reported once; after that, fail fast
         try:
             return retrying(call, retries=retries, on_retry=self.on_retry, given_up=self.given_up)
+        except redis.ResponseError as exc:
+            if not str(exc).startswith(VANISHED):
+                raise
+            vanished = CrawlVanished(VANISHED_MESSAGE)
+            self._give_up(vanished)
+            raise vanished from exc
         except FocusedError as exc:
-            if not self.reported and self.on_lost is not None:
-                self.reported = True
-                self.on_lost(exc)
-            if not self.worker:
-                self.given_up.set()
+            self._give_up(exc)
             raise
+
+    def _give_up(self, error: FocusedError) -> None:
+        """Report a call that gave Redis up (once), and have the crawl's calls fail fast."""
+        if not self.reported and self.on_lost is not None:
+            self.reported = True
+            self.on_lost(error)
+        if not self.worker:
+            self.given_up.set()
 
     def script(self, name: str, **values: str | int) -> Script:
         """One of the project's Lua scripts, registered with ``client``."""

@@ -26,6 +26,10 @@ key (after prefix)     type    what it holds
 ``owned:<id>``         set     the leases of one process (with a heartbeat): a live process
                                puts them back when the process's ``proc:<id>`` has expired
 ``reaped``             string  unix time leases of gone processes were last looked for
+``epoch``              string  a token the crawl's first process set: every frontier call of a
+                               crawl process names it, and fails if it is gone (state lost)
+``hung``               hash    "origin member" of a URL taken back from a hung process -> how
+                               many times (at the second it fails)
 ``h:<origin>``         hash    one host: ``i`` URLs leased and not yet acknowledged, ``n`` unix time
                                it may be hit again, ``c`` URLs fetched (the seed-000 server
                                priority); with budgets ``d`` its registered domain, ``s`` popped
@@ -129,6 +133,8 @@ WAIT = "wait"
 LEASES = "leases"
 OWNED = "owned:"
 REAPED = "reaped"
+EPOCH = "epoch"
+HUNG_RECLAIMS = "hung"
 HOST = "h:"
 HELD = "held"
 DOMAIN = "d:"

@@ -436,8 +436,13 @@ def _bad_pages(rng: np.random.Generator) -> list[Case]:
     filler = "<p>The peloton rides on and on through the long stage.</p>\n"
     slow_body = _page("Slow loris", "A cycling page sent one byte every two seconds.")
     truncated = _page("Truncated", "A cycling page whose Content-Length promises more.")
+    # One tag of 100,000 attributes (1.1 MB): lxml took about 17 s to parse it, on the reactor.
+    attributes = " ".join(f'a{i}="1"' for i in range(100_000))
+    flooded = _page("Attributes", "A cycling page with one tag of too many attributes.")
+    flooded = flooded.replace("<p>", f"<p {attributes}>", 1)
     pages = [
         ("binary", _record(f"{BODY}/binary", noise), "encoding"),
+        ("attribute-flood", _record(f"{BODY}/attributes", flooded), "attributes"),
         (
             "binary-no-charset",
             _record(

@@ -1,11 +1,18 @@
 -- The frontier's helpers (focused.schedulers.frontier), the head of each of its scripts.
 -- Every script runs on one shard (focused.store.shards): KEYS[1] is its key prefix, ARGV[1]
--- its index and the number of shards ("0 1" on one server) then the budgets, if any, ARGV[2]
--- and ARGV[3] the host concurrency and delay.
+-- its index, the number of shards ("0 1" on one server) and the crawl's epoch, then the
+-- budgets, if any, ARGV[2] and ARGV[3] the host concurrency and delay.
 local P = KEYS[1]
--- This shard's index and the crawl's number of shards (1 on one server; ``focused.store.shards``).
-local SHARD, SHARD_COUNT, LIMITS = string.match(ARGV[1], '^(%d+) (%d+) ?(.*)$')
+-- This shard's index and the crawl's number of shards (1 on one server; ``focused.store.shards``),
+-- the crawl's epoch the caller knows ('-' for none: not a crawl process).
+local SHARD, SHARD_COUNT, CRAWL_EPOCH, LIMITS = string.match(ARGV[1], '^(%d+) (%d+) (%S+) ?(.*)$')
 SHARD, SHARD_COUNT = tonumber(SHARD), tonumber(SHARD_COUNT)
+-- A crawl whose keys vanished (a Redis restarted empty, FLUSHALL, a failover to an empty
+-- replica, ``focused reset``) has no epoch, or a new one: the call changes nothing and fails,
+-- and the process stops instead of crawling a frontier that is no longer its crawl's.
+if CRAWL_EPOCH ~= '-' and redis.call('GET', P .. EPOCH) ~= CRAWL_EPOCH then
+  return redis.error_reply('VANISHED the crawl epoch ' .. CRAWL_EPOCH .. ' is gone')
+end
 -- The budgets (focused.schedulers.frontier.Budgets, in its field order), 0 for none.
 local LIMIT = {}
 for x in string.gmatch(LIMITS, '%S+') do LIMIT[#LIMIT + 1] = tonumber(x) end
@@ -194,8 +201,10 @@ end
 
 -- Take lease lm off 'leases' and put its URL back in its host queue, one try later when bump
 -- is 1 (a failed attempt); a URL that has had max_tries tries is counted as failed instead.
--- Returns 1 if the URL was queued again.
-local function unlease(lm, bump, max_tries, touched, now)
+-- With hung (a lease taken back from a hung process: the page may be what hangs a process),
+-- the try is charged and the URL counted in HUNG_RECLAIMS; at its second such reclaim it is
+-- counted as failed (failed/hung) and not fetched again. Returns 1 if the URL was queued again.
+local function unlease(lm, bump, max_tries, touched, now, hung)
   if redis.call('ZREM', k(LEASES), lm) == 0 then return 0 end
   local o, s, w, m = split_lease(lm)
   if not o or not tonumber(s) then
@@ -206,6 +215,15 @@ local function unlease(lm, bump, max_tries, touched, now)
   redis.call('HINCRBY', hkey(o), 'i', -1)
   if bump == 1 then hold(o, now) end
   touched[o] = true
+  if hung then
+    local url = o .. ' ' .. m
+    if redis.call('HINCRBY', k(HUNG_RECLAIMS), url, 1) >= 2 then
+      redis.call('HDEL', k(HUNG_RECLAIMS), url)
+      redis.call('HINCRBY', k(STATS), 'failed', 1)
+      redis.call('HINCRBY', k(STATS), 'failed/hung', 1)
+      return 0
+    end
+  end
   local score = tonumber(s) + bump * TRY_UNIT
   if math.floor(score / TRY_UNIT) >= max_tries then
     redis.call('HINCRBY', k(STATS), 'failed', 1)
@@ -217,20 +235,25 @@ local function unlease(lm, bump, max_tries, touched, now)
   return 1
 end
 
--- Leases of processes that are gone (their heartbeat record ``proc:<id>`` expired) go back
--- to their queues untouched: a fetch that never finished costs no try. At most once a second.
+-- Leases of processes that are gone (their heartbeat record ``proc:<id>`` expired, or says
+-- they finished) go back to their queues untouched: a fetch that never finished costs no try.
+-- Those of a process whose record says it is hung (its reactor silent for HUNG_BEATS beats)
+-- go back one try later, and a URL taken back from hung processes twice fails (unlease).
+-- At most once a second.
 local function reap(max_tries, touched, now)
   if now - tonumber(redis.call('GET', k(REAPED)) or '0') < 1 then return end
   redis.call('SET', k(REAPED), secs(now))
   for _, id in ipairs(redis.call('ZRANGE', k(PROCS), 0, -1)) do
     local owned = k(OWNED) .. id
-    if redis.call('EXISTS', k(PROC) .. id) == 0 and redis.call('EXISTS', owned) == 1 then
+    local state = redis.call('HGET', k(PROC) .. id, 'state')
+    if state ~= 'running' and redis.call('EXISTS', owned) == 1 then
+      local hung = state == 'hung'
       local back = 0
       for _, lm in ipairs(redis.call('SMEMBERS', owned)) do
-        back = back + unlease(lm, 0, max_tries, touched, now)
+        back = back + unlease(lm, hung and 1 or 0, max_tries, touched, now, hung)
       end
       redis.call('DEL', owned)
-      redis.call('HINCRBY', k(STATS), 'lease_reclaimed', back)
+      redis.call('HINCRBY', k(STATS), hung and 'lease_hung' or 'lease_reclaimed', back)
     end
   end
 end
