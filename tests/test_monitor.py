@@ -123,3 +123,19 @@ def test_the_report_says_what_its_figures_count(redis_client, crawl_name):
         "         1  after 1 failed try",
     ]
     assert "  vm:1:ab  finished (finished)  5 responses, 3 items, 2 relevant" in report
+
+
+def test_a_hung_process_is_shown_as_hung_and_not_as_an_ended_one(redis_client, crawl_name):
+    """A hung process's record has no finish reason: the crawl's picture (status, dashboard,
+    exporter) shows it as hung, and the crawl as stopped, where it raised a KeyError."""
+    prefix = keys.prefix(crawl_name)
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
+    redis_client.zadd(prefix + keys.PROCS, {"vm:1:ab": 1})
+    record = {"host": "vm", "pid": 1, "started": 1, "beat": 2, "state": "hung", "pages": 5}
+    redis_client.hset(prefix + keys.PROC + "vm:1:ab", mapping=record)
+    try:
+        snapshot = crawl_snapshot(redis_client, crawl_name)
+    finally:
+        reset_crawl(redis_client, crawl_name)
+    assert (snapshot["state"], snapshot["alive"]) == ("stopped", 0)
+    assert "  vm:1:ab  hung  5 responses, 0 items, 0 relevant" in format_report(snapshot)

@@ -317,8 +317,9 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
         key=lambda p: p["started"],
     )
     alive = [p for p in processes if p["alive"]]
-    ended = sorted((p for p in processes if not p["alive"]), key=lambda p: p["beat"])
-    reason = ended[-1]["reason"] if ended else scrapy.get("finish_reason")
+    # A hung process is neither alive nor ended: its record has no finish reason.
+    ended = sorted((p for p in processes if p["state"] == "finished"), key=lambda p: p["beat"])
+    reason = ended[-1].get("reason", "") if ended else scrapy.get("finish_reason")
     left = [p["time_left"] for p in alive]
     return {
         **status,
@@ -390,7 +391,7 @@ def format_process(process: dict[str, Any]) -> str:
     so that its time left is right), not of the pages the crawl's ``fetched`` counts."""
     state = process["state"]
     if state == "finished":
-        state = f"finished ({process['reason']})"
+        state = f"finished ({process.get('reason', '')})"
     line = (
         f"{process['id']}  {state}  {process['pages']} responses, {process['items']} items, "
         f"{process['relevant']} relevant"
