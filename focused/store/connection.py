@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
@@ -224,6 +224,7 @@ def connect(
     if is_cluster_url(url):
         return _cluster(url, REDIS_PARAMS)
     if url:
+        check_url(url)
         client = redis.Redis.from_url(url, **REDIS_PARAMS)
     else:
         client = _embedded(home_dir(home).resolve())
@@ -261,6 +262,28 @@ def _unauthenticated(where: str, given: bool, error: Exception) -> str:
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 
 
+def check_url(url: str, where: str | None = None) -> dict[str, Any]:
+    """redis-py's options of a ``redis://``, ``rediss://`` or ``unix://`` URL, or a FocusedError
+    saying what is wrong with it: redis-py raises a ValueError (a traceback) for another scheme
+    or a bad port, and takes a database that is not a number for database 0. ``where`` is the
+    URL as the user gave it (a cluster's), else ``url``."""
+    where = where or describe_url(url)
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme not in ("redis", "rediss", "unix"):
+        raise FocusedError(
+            f"{where} is not a Redis URL: it starts with redis://, rediss://, unix://, "
+            "redis+cluster:// or rediss+cluster://"
+        )
+    try:
+        options = parse_url(url)
+        path = unquote(urlsplit(url).path).strip("/")
+    except ValueError as exc:
+        raise FocusedError(f"{where} is not a Redis URL: {exc}") from None
+    if scheme != "unix" and path and not path.isdecimal():
+        raise FocusedError(f"{where}: the database {path!r} is not a number (redis://host:port/0)")
+    return options
+
+
 def is_cluster_url(url: str | None) -> bool:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
     return bool(url) and url.split("://", 1)[0] in CLUSTER_SCHEMES
@@ -295,8 +318,9 @@ def cluster_client(url: str, params: dict[str, Any] | None = None) -> RedisClust
         if not host:
             raise FocusedError(f"{where}: {node!r} is not a node (host:port)")
         nodes.append(ClusterNode(host, port))
-    first = hosts.split(",")[0]  # parse_url reads the options in the URL of one node
-    options = parse_url(f"{scheme}://{user + '@' if user else ''}{first}{path or ''}{query or ''}")
+    first = hosts.split(",")[0]  # check_url reads the options in the URL of one node
+    node_url = f"{scheme}://{user + '@' if user else ''}{first}{path or ''}{query or ''}"
+    options = check_url(node_url, where)
     if options.pop("db", 0) != 0:
         raise FocusedError(f"{where}: a Redis Cluster has database 0 only")
     if options.pop("connection_class", None) is not None:  # rediss: its nodes' Redis take ssl
@@ -374,6 +398,8 @@ def from_settings(settings: Any) -> redis.Redis | RedisCluster:
     params = {**REDIS_PARAMS, **settings.getdict("REDIS_PARAMS"), "decode_responses": True}
     if is_cluster_url(settings.get("REDIS_URL")):  # scrapy-redis's helper knows one server
         return _cluster(settings.get("REDIS_URL"), params)
+    if settings.get("REDIS_URL"):
+        check_url(settings.get("REDIS_URL"))
     from scrapy_redis.connection import get_redis_from_settings
 
     theirs = settings.copy()
