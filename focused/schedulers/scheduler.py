@@ -47,7 +47,7 @@ from focused.errors import REDIS_LOST, REDIS_REFUSED, FocusedError, exit_on_user
 from focused.items import META
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
-from focused.store.connection import RedisRefused, from_settings
+from focused.store.connection import OUTAGES, RedisRefused, from_settings
 from focused.store.keys import NAME_RE
 from focused.urls import BadURL
 
@@ -105,6 +105,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             then = ", then resume the crawl; stopping it" if refused else "; stopping the crawl"
             logger.error("%(error)s%(then)s", {"error": error, "then": then})
             stats.set_value("focused/redis/refused" if refused else "focused/redis/lost", 1)
+            OUTAGES.stopping = True  # the close does not wait for a Redis that is gone
             reason = REDIS_REFUSED if refused else REDIS_LOST
             deferred_from_coro(crawler.engine.close_spider_async(reason=reason))
 
