@@ -85,6 +85,9 @@ class FocusedAddon:
         )
         # Scrapy's telnet console runs code for whoever has its password: only when asked.
         settings.set("TELNETCONSOLE_ENABLED", False, priority="addon")
+        # Scrapy's remote control runs posted Python for the token in its job file (which a
+        # killed crawl leaves behind): off too.
+        settings.set("REMOTE_CONTROL_ENABLED", False, priority="addon")
         # Every process's Scrapy stats also added up in Redis, for the crawl-wide readers.
         settings.set("STATS_CLASS", "focused.extensions.stats.RedisStatsCollector", "addon")
         # Politeness is the frontier's (per host, across processes): Scrapy's own per-slot

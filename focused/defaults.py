@@ -22,7 +22,9 @@ FOCUSED_HOME = None
 # counted; when they are spent the crawl stops with the reason "focused_redis_lost" and a
 # one-line error. A write Redis refuses (used memory over maxmemory, a read-only replica, a
 # snapshot it cannot save, too few replicas) is retried as often, then the crawl stops with the
-# reason "focused_redis_refused" and a line saying why and what to do. 8 retries take about 16 s.
+# reason "focused_redis_refused" and a line saying why and what to do. 8 retries take about 16 s;
+# about a minute for a Redis that does not answer (each attempt then waits its 5 s timeout).
+# Ctrl-C or SIGTERM during the retries stop them within seconds.
 FOCUSED_REDIS_RETRIES = 8
 
 # == Naming, seeding and resuming a crawl ==

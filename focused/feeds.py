@@ -13,8 +13,9 @@ by a process killed in mid-write, is cut back to its last whole line first, so t
 does not run on from it (a warning says how many bytes were dropped).
 
 A feed file that cannot be opened or written (a full disk, a read-only folder: any OSError) is a
-disk fault (:mod:`focused.diskfaults`): one error line, the crawl stops, and the feed takes no
-more items (``focused export`` writes them all from Redis).
+disk fault (:mod:`focused.diskfaults`): one error line, the crawl stops, the feed is cut back to
+the end of its last whole item, and takes no more items (``focused export`` writes them all
+from Redis).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -47,12 +49,15 @@ class FlushedWriter(io.BufferedWriter):
     """A buffered file that flushes each write: whole writes reach the file in one call.
 
     With ``on_fault``, the first write the file refuses (OSError) is handed to it, and every
-    write from then on is dropped, so the exporter neither fails nor writes half items."""
+    write from then on is dropped, so the exporter neither fails nor writes half items. A full
+    disk takes the part of the refused write that fits: the file is cut back to the end of the
+    last whole write (:attr:`whole`), so the feed does not end in half an item."""
 
     def __init__(self, raw: io.RawIOBase, on_fault: OnFault | None = None):
         super().__init__(raw)
         self.on_fault = on_fault
         self.failed = False
+        self.whole = raw.tell()  # where the last whole write ended (an appended file's end)
 
     def write(self, data: Any) -> int:
         if self.failed:
@@ -64,8 +69,11 @@ class FlushedWriter(io.BufferedWriter):
             if self.on_fault is None:
                 raise
             self.failed = True
+            with suppress(OSError):  # a file that cannot be cut (/dev/full) has taken nothing
+                self.raw.truncate(self.whole)
             self.on_fault(exc)
             return len(data)
+        self.whole += written
         return written
 
     def flush(self) -> None:

@@ -29,10 +29,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,7 @@ TIERS = ("unit", "redis", "crawl", "cluster")
 FIXTURE_TIERS = {
     "redis_home": "redis",
     "own_redis": "redis",
+    "silent_redis": "redis",
     "redis_client": "redis",
     "frontier": "redis",
     "frontier_client": "redis",
@@ -318,6 +320,16 @@ class RedisServer:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def pause(self) -> None:
+        """SIGSTOP: the server keeps its connections (the kernel still accepts new ones) and
+        answers nothing until :meth:`resume`."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
 
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
@@ -328,7 +340,31 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         if server.running():
+            server.resume()  # if paused: a stopped process takes SIGKILL, but do not leave it so
             server.kill()
+
+
+@pytest.fixture
+def silent_redis() -> Iterator[str]:
+    """The URL of a TCP server on 127.0.0.1 that accepts connections and never answers (a
+    hung Redis, or another service on Redis's port), closed at the test's end."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with suppress(OSError):  # the listener closed
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"redis://127.0.0.1:{listener.getsockname()[1]}/0"
+    finally:
+        with suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        listener.close()
+        for connection in held:
+            connection.close()
 
 
 def free_port() -> int:

@@ -292,8 +292,10 @@ def forbidden(crawl: Crawl) -> set[str]:
     }
 
 
-def assert_no_telnet(log: str) -> None:
+def assert_no_remote_code(log: str) -> None:
+    """Neither of Scrapy's servers that run Python sent to the crawl is on."""
     assert "Telnet console listening" not in log and "Telnet Password" not in log
+    assert "Remote control HTTP server" not in log
 
 
 @pytest.mark.crawl
@@ -329,7 +331,7 @@ def test_a_page_cannot_make_the_crawler_fetch_private_addresses(site, internal, 
     assert f"http://{PUBLIC}:{site.port}/ok" in fetched  # the allowed site is crawled
     log = crawl.log()
     assert "Refused <GET http://" in log and "(allow its network with FOCUSED_ALLOWED" in log
-    assert_no_telnet(log)
+    assert_no_remote_code(log)
 
 
 @pytest.mark.crawl
@@ -379,7 +381,7 @@ def test_the_proxy_keeps_working_and_spelled_addresses_are_still_refused(
     assert not any("127.0.0.1" in request for request in site.requests)
     assert internal.requests == []
     assert forbidden(crawl) == {"/a"} and stats["focused/addresses/refused"] == 1
-    assert_no_telnet(crawl.log())
+    assert_no_remote_code(crawl.log())
 
 
 @pytest.mark.crawl
@@ -388,3 +390,15 @@ def test_the_telnet_console_opens_only_when_asked(site, make_crawl):
     crawl = make_crawl(f"http://{PUBLIC}:{site.port}/")
     crawl.run(FOCUSED_ALLOWED_NETWORKS=f"{PUBLIC}/32", TELNETCONSOLE_ENABLED=True)
     assert "Telnet console listening on 127.0.0.1:" in crawl.log()
+
+
+@pytest.mark.crawl
+def test_the_remote_control_server_opens_only_when_asked(site, make_crawl, tmp_path):
+    site.pages.update({"/": page()})
+    crawl = make_crawl(f"http://{PUBLIC}:{site.port}/")
+    crawl.run(
+        FOCUSED_ALLOWED_NETWORKS=f"{PUBLIC}/32",
+        REMOTE_CONTROL_ENABLED=True,
+        REMOTE_CONTROL_JOBS_DIR=str(tmp_path / "jobs"),
+    )
+    assert "Remote control HTTP server listening on port " in crawl.log()

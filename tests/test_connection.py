@@ -21,12 +21,14 @@ import psutil
 import pytest
 import redis
 
+from focused.errors import FocusedError
 from focused.lab.webs.server import ServedWeb
 from focused.store import keys
 from focused.store.connection import (
     AOF_FILE,
     DB_FILE,
     REGISTRY_FILE,
+    check_url,
     connect,
     describe_url,
     embedded_server,
@@ -167,6 +169,58 @@ def test_urls_are_shown_without_their_password():
         ("unix:///run/redis.sock?db=2&password=s3cret", "unix:///run/redis.sock?db=2&password=***"),
     ):
         assert describe_url(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        (
+            "http://127.0.0.1:6396/0",
+            "http://127.0.0.1:6396/0 is not a Redis URL: it starts with redis://, rediss://, "
+            "unix://, redis+cluster:// or rediss+cluster://",
+        ),
+        (
+            "redis://127.0.0.1:6396/notanumber",
+            "redis://127.0.0.1:6396/notanumber: the database 'notanumber' is not a number "
+            "(redis://host:port/0)",
+        ),
+        (
+            "redis+cluster://127.0.0.1:6396/notanumber",
+            "redis+cluster://127.0.0.1:6396/notanumber: the database 'notanumber' is not a "
+            "number (redis://host:port/0)",
+        ),
+        (
+            "redis://:s3cret@127.0.0.1:notaport/0",
+            "redis://:***@127.0.0.1:notaport/0 is not a Redis URL: Port could not be cast to "
+            "integer value as 'notaport'",
+        ),
+        ("127.0.0.1:6396", "127.0.0.1:6396 is not a Redis URL: it starts with redis://, "),
+    ],
+)
+def test_a_bad_redis_url_is_one_line_naming_what_is_wrong(url: str, problem: str):
+    with pytest.raises(FocusedError) as raised:
+        connect(url)
+    assert str(raised.value).startswith(problem)
+
+
+def test_good_redis_urls_pass_the_check():
+    assert check_url("redis://127.0.0.1:6396/3")["db"] == 3
+    assert check_url("redis://127.0.0.1:6396/")["port"] == 6396
+    assert check_url("unix:///run/redis.sock?db=2")["path"] == "/run/redis.sock"
+    assert check_url("rediss://:p%40ss@redis-host/1")["password"] == "p@ss"
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:6396/0", "redis://127.0.0.1:6396/notanumber"])
+def test_a_crawl_with_a_bad_redis_url_stops_at_start_with_exit_2(crawl: Crawl, url: str):
+    crawl.extra_env["FOCUSED_REDIS_URL"] = url
+    process = crawl.start()
+    try:
+        assert process.wait(60) == 2, crawl.log()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = crawl.log()
+    assert f"CRITICAL: focused: error: {url}" in log and "Traceback" not in log
 
 
 @pytest.mark.crawl

@@ -10,6 +10,7 @@ tested on real refused writes too, past the process's file size limit (RLIMIT_FS
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import resource
 import subprocess
@@ -107,6 +108,7 @@ def test_a_full_tmpfs_stops_the_crawl_with_its_warc_files_closed(
     assert len(records) >= 3 and records[-1]["type"] == "request"
     assert not list((tmpfs / "lists").glob("*"))  # no part file left behind
     exported = check_exported(crawl, redis_client, redis_home, tmp_path)
+    assert (tmpfs / "feed.jsonl").read_bytes().endswith(b"}\n")  # cut back to a whole item
     fed = read_feed(tmpfs / "feed.jsonl")
     # Every page the feed has (failed fetches have no fetch order), and more.
     pages = {(item["order"], item["url"]) for item in fed if item["order"]}
@@ -190,6 +192,27 @@ def test_a_feed_file_that_cannot_be_opened_is_one_fault(tmp_path: Path, caplog):
     [record] = caplog.records
     assert record.getMessage().startswith(f"cannot write the feed {uri} (File exists, EEXIST)")
     assert crawler.stats.get_value(DISK_ERRORS) == 1
+
+
+def test_a_feed_the_disk_refuses_is_cut_back_to_its_last_whole_item(
+    tmp_path: Path, file_size_limit, caplog
+):
+    crawler = get_crawler(settings_dict={"FOCUSED_CRAWL": "birds"})
+    path = tmp_path / "feed.jsonl"
+    path.write_bytes(b'{"url": "before"}\n')  # a feed appended to: its items stay
+    storage = FlushedFileFeedStorage.from_crawler(crawler, str(path), feed_options={"format": "jl"})
+    line = json.dumps({"url": "http://a.test/", "title": "S" * 91}).encode() + b"\n"
+    assert len(line) == 130
+    file_size_limit(1000)  # the 8th item half fits: the disk takes 72 of its 130 bytes
+    with caplog.at_level(logging.ERROR):
+        out = storage.open(None)
+        for _ in range(10):
+            out.write(line)
+        out.close()
+    file_size_limit(resource.RLIM_INFINITY)
+    [record] = caplog.records
+    assert "(File too large, EFBIG)" in record.getMessage()
+    assert path.read_bytes() == b'{"url": "before"}\n' + line * 7  # 18 + 7 x 130 bytes
 
 
 def test_a_fault_with_an_unknown_errno_says_to_check_the_disk(caplog):

@@ -131,6 +131,91 @@ def test_a_crawl_that_loses_redis_exits_3(crawl, own_redis):
     assert stats["focused/redis/outages"] == 1 and stats["focused/redis/outage_s"] > 1
 
 
+def test_a_redis_that_never_answers_is_one_line_within_seconds(silent_redis):
+    started = time.monotonic()
+    with pytest.raises(FocusedError) as raised:
+        connect(silent_redis)
+    assert time.monotonic() - started < 8  # one attempt: 5 s for the reply
+    assert str(raised.value) == f"cannot reach {silent_redis}: Timeout reading from socket"
+    result = focused("status", "--redis-url", silent_redis)
+    assert result.returncode == 2 and time.monotonic() - started < 30
+    assert result.stderr == f"focused: error: {raised.value}\n"
+
+
+def test_tls_to_a_plain_redis_is_one_line_within_seconds(own_redis):
+    url = own_redis.url.replace("redis://", "rediss://")
+    started = time.monotonic()
+    with pytest.raises(FocusedError, match=f"^cannot reach {url}: "):
+        connect(url)
+    assert time.monotonic() - started < 8
+
+
+def test_a_crawl_whose_redis_never_answers_stops_at_start_with_exit_2(crawl, silent_redis):
+    crawl.extra_env["FOCUSED_REDIS_URL"] = silent_redis
+    started = time.monotonic()
+    process = crawl.start()
+    try:
+        assert process.wait(60) == 2, crawl.log()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert time.monotonic() - started < 30  # 335 s with a 30 s timeout retried by redis-py
+    log = crawl.log()
+    assert f"CRITICAL: focused: error: cannot reach {silent_redis}: Timeout" in log
+    assert "Traceback" not in log
+
+
+def test_a_crawl_whose_redis_stops_answering_logs_it_at_once_and_exits_3(crawl, own_redis):
+    client = connect(own_redis.url)
+    crawl.extra_env["FOCUSED_REDIS_URL"] = own_redis.url
+    process = crawl.start(FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2)
+    try:
+        wait_for(lambda: fetched(client, crawl.name) >= 5)
+        own_redis.pause()
+        paused = time.monotonic()
+        wait_for(lambda: "Redis unreachable (" in crawl.log(), timeout=20)
+        noticed = time.monotonic() - paused
+        assert process.wait(120) == 3, crawl.log()[-3000:]
+        stopped = time.monotonic() - paused
+    finally:
+        own_redis.resume()
+        if process.poll() is None:
+            process.kill()
+    assert noticed < 12 and stopped < 90, (noticed, stopped)
+    log = crawl.log()
+    assert "Spider closed (focused_redis_lost)" in log and "Traceback" not in log
+    assert log.count("Redis unreachable (Timeout") == 1
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_stops_a_crawl_whose_redis_stopped_answering(crawl, own_redis, number):
+    client = connect(own_redis.url)
+    crawl.extra_env["FOCUSED_REDIS_URL"] = own_redis.url
+    process = crawl.start(FOCUSED_HOST_DELAY=0.2, CONCURRENT_REQUESTS=2)
+    try:
+        wait_for(lambda: fetched(client, crawl.name) >= 5)
+        own_redis.pause()
+        wait_for(lambda: "Redis unreachable (" in crawl.log(), timeout=20)
+        process.send_signal(number)
+        signalled = time.monotonic()
+        code = process.wait(60)
+        stopped = time.monotonic() - signalled
+    finally:
+        own_redis.resume()
+        if process.poll() is None:
+            process.kill()
+    log = crawl.log()
+    assert stopped < 20 and code == 3, (stopped, code, log[-3000:])
+    lost = re.search(
+        r"ERROR: Redis connection lost and not back after (\d) of 8 retries, the "
+        r"process asked to stop: .*; stopping the crawl$",
+        log,
+        re.MULTILINE,
+    )
+    assert lost and int(lost[1]) < 3, log[-3000:]
+    assert "Traceback" not in log
+
+
 @pytest.mark.crawl
 def test_the_projects_crawl_command_documents_its_exit_codes(tmp_path):
     # scrapy.cmdline finds the command through the project's COMMANDS_MODULE, as scrapyd's

@@ -20,7 +20,7 @@ from scrapy.settings import Settings
 
 from focused.errors import FocusedError
 from focused.store.cluster import BUS_OFFSET, SLOTS, free_ports, running_cluster
-from focused.store.connection import connect, describe_url, from_settings
+from focused.store.connection import REDIS_PARAMS, connect, describe_url, from_settings
 from focused.store.server import _check_port
 from tests.conftest import stop
 
@@ -94,7 +94,7 @@ def test_connect_gives_a_cluster_client_that_writes_to_every_master(redis_cluste
                     client.get(other)
     # The project's timeouts reach the nodes' connections.
     pool = cluster.get_redis_connection(cluster.get_primaries()[0]).connection_pool
-    assert pool.connection_kwargs["socket_timeout"] == 30
+    assert pool.connection_kwargs["socket_timeout"] == REDIS_PARAMS["socket_timeout"]
     assert cluster.retry.get_retries() == 10
 
 

@@ -54,7 +54,7 @@ from focused.errors import (
 from focused.items import META
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
-from focused.store.connection import RedisRefused, from_settings
+from focused.store.connection import OUTAGES, RedisRefused, from_settings
 from focused.store.keys import NAME_RE
 from focused.urls import BadURL
 
@@ -121,6 +121,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
                 else "focused/redis/lost",
                 1,
             )
+            OUTAGES.stopping = True  # the close does not wait for a Redis that is gone
             deferred_from_coro(crawler.engine.close_spider_async(reason=reason))
 
         _frontiers[crawler] = RedisFrontier(

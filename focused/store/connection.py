@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
@@ -60,6 +60,11 @@ T = TypeVar("T")
 RedisError = redis.RedisError
 
 
+# What a timed-out attempt raises: redis-py's TimeoutError, or the socket's own timeout where
+# redis-py's connection retries see it (a TLS handshake, say).
+TIMEOUTS = (redis.TimeoutError, TimeoutError)
+
+
 class OutageListener(Protocol):
     def outage_started(self) -> None: ...
 
@@ -70,25 +75,35 @@ class Outages:
     """The Redis outages this process sees, whichever of its clients sees them.
 
     An outage starts when two attempts in a row fail (a pooled connection the server has
-    dropped fails once and is made again at once: no outage) and ends when one thread has two
-    attempts in a row succeed (redis-py counts taking an idle pooled connection as a success
-    before it finds that connection's server gone); it lasts from its first failed attempt to
-    the first of those successes. Failures before Redis was first reached are not outages: the
-    command that could not reach it says so in one line. Each outage is logged twice, a
-    WARNING when it starts and an INFO with its length when it ends, and told to the
-    ``listeners`` (a crawl's stats, :mod:`focused.extensions.outages`).
+    dropped fails once and is made again at once: no outage), or when one attempt times out
+    (a Redis that accepts connections and does not answer: :data:`REDIS_PARAMS`'s timeouts),
+    and ends when one thread has two attempts in a row succeed (redis-py counts taking an idle
+    pooled connection as a success before it finds that connection's server gone); it lasts
+    from its first failed attempt to the first of those successes. Failures before Redis was
+    first reached are not outages: the command that could not reach it says so in one line.
+    Each outage is logged twice, a WARNING when it starts and an INFO with its length when it
+    ends, and told to the ``listeners`` (a crawl's stats, :mod:`focused.extensions.outages`).
 
     ``given_up`` is set when a caller stops retrying (:func:`retrying` raised: the crawl
     stops); until Redis answers again each call then makes one attempt, so the components
     that still write at the close fail at once instead of each retrying for seconds.
+
+    ``stopping`` is set when the process stops: asked to (SIGINT, SIGTERM: the crawl's
+    :mod:`~focused.extensions.outages`), or its crawl gave Redis up (the scheduler). The
+    retries of an outage then end at its next failed attempt, so a crawl whose Redis is gone
+    stops within seconds of the signal; and during the outage calls make no attempt within
+    :data:`STOPPING_RETRY_S` of the last failed one (:meth:`skips`), so the close does not wait
+    for a silent Redis once per component.
     """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.reached = False
         self.failing_since: float | None = None  # the first failed attempt since a success
+        self.last_failed = 0.0  # when the last failed attempt ended
         self.down = False
         self.given_up = False
+        self.stopping = False
         self.count = 0
         self.listeners: list[OutageListener] = []
         # During an outage, the time of each thread's success since the last failed attempt.
@@ -98,11 +113,13 @@ class Outages:
         """Note a failed attempt (a lost connection or a timeout)."""
         with self.lock:
             self.succeeding.clear()
+            self.last_failed = time.monotonic()
             if not self.reached or self.down:
                 return
             if self.failing_since is None:
                 self.failing_since = time.monotonic()
-                return
+                if not isinstance(error, TIMEOUTS):
+                    return
             self.down = True
             self.count += 1
         logger.warning("Redis unreachable (%(error)s); retrying", {"error": error})
@@ -129,11 +146,22 @@ class Outages:
             for listener in list(self.listeners):
                 listener.outage_ended(seconds)
 
+    def skips(self) -> bool:
+        """Whether a call fails without an attempt: the process is stopping during an outage,
+        and Redis failed the last attempt less than :data:`STOPPING_RETRY_S` ago."""
+        return (
+            self.stopping and self.down and time.monotonic() - self.last_failed < STOPPING_RETRY_S
+        )
+
     def ongoing(self) -> float | None:
         """How long the outage going on has lasted so far, in seconds; None if there is none."""
         since = self.failing_since
         return time.monotonic() - since if self.down and since is not None else None
 
+
+# How long after a failed attempt the calls of a stopping process fail without one, during an
+# outage: a Redis that does not answer would hold each call of the close for the timeout.
+STOPPING_RETRY_S = 5.0
 
 OUTAGES = Outages()
 
@@ -141,28 +169,50 @@ OUTAGES = Outages()
 class OutageRetry(Retry):
     """redis-py's retries of a command or a connection, each attempt reported to
     :data:`OUTAGES`: a retry that succeeds hides an outage from the caller, not from the
-    count. redis-py copies it into each connection; the count is the process's."""
+    count. redis-py copies it into each connection; the count is the process's.
+
+    Some failures are not retried here, and reach the caller at once: a refused password (no
+    retry mends it); any failure before this process first reached Redis (the check at the
+    start is one attempt: a Redis that is not there is one line within seconds); a timed-out
+    attempt (it has already waited :data:`REDIS_PARAMS`'s timeout: ten more would keep a
+    silent Redis unnoticed for minutes; the crawl's own retries, :func:`retrying`, go on); and
+    any failure once the caller has given Redis up or the process is stopping during an outage
+    (where a call may make no attempt at all: :meth:`Outages.skips`).
+    """
 
     def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any], *args, **kwargs) -> T:
+        if OUTAGES.skips():
+            raise redis.ConnectionError(
+                f"not tried again within {STOPPING_RETRY_S:g} s of its last failed attempt"
+            )
+
         def failed(error: Exception, *count: int) -> Any:
             if isinstance(error, redis.AuthenticationError):
                 raise error  # a password missing or refused: no outage, and no retry mends it
             OUTAGES.failed(error)
             fail(error, *count)
-            if OUTAGES.given_up:
-                raise error  # one attempt: the caller has given Redis up
+            if (
+                not OUTAGES.reached
+                or isinstance(error, TIMEOUTS)
+                or OUTAGES.given_up
+                or (OUTAGES.stopping and OUTAGES.down)
+            ):
+                raise error
 
         result = super().call_with_retry(do, failed, *args, **kwargs)
         OUTAGES.succeeded()
         return result
 
 
-# Timeouts keep a dead server from hanging the reactor for long. redis-py's own retries (its
-# defaults: 10, backing off from 10 ms to 1 s) ride out a short outage; a longer one reaches
-# the caller, which retries in turn (:func:`retrying`), then stops.
+# A Redis that does not answer within 5 s (connecting, the TLS handshake, or a reply) has
+# failed that attempt: a crawl's calls take milliseconds, and the reactor waits on each. A
+# server that refuses connections fails at once and redis-py's own retries (its defaults: 10,
+# backing off from 10 ms to 1 s) ride out a short outage; a timed-out attempt is not retried
+# by redis-py (:class:`OutageRetry`). A longer outage reaches the caller, which retries in
+# turn (:func:`retrying`), then stops.
 REDIS_PARAMS: dict[str, Any] = {
-    "socket_timeout": 30,
-    "socket_connect_timeout": 10,
+    "socket_timeout": 5,
+    "socket_connect_timeout": 5,
     "health_check_interval": 30,
     "decode_responses": True,
     "retry": OutageRetry(ExponentialWithJitterBackoff(base=0.01, cap=1), 10),
@@ -224,6 +274,7 @@ def connect(
     if is_cluster_url(url):
         return _cluster(url, REDIS_PARAMS)
     if url:
+        check_url(url)
         client = redis.Redis.from_url(url, **REDIS_PARAMS)
     else:
         client = _embedded(home_dir(home).resolve())
@@ -261,6 +312,28 @@ def _unauthenticated(where: str, given: bool, error: Exception) -> str:
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 
 
+def check_url(url: str, where: str | None = None) -> dict[str, Any]:
+    """redis-py's options of a ``redis://``, ``rediss://`` or ``unix://`` URL, or a FocusedError
+    saying what is wrong with it: redis-py raises a ValueError (a traceback) for another scheme
+    or a bad port, and takes a database that is not a number for database 0. ``where`` is the
+    URL as the user gave it (a cluster's), else ``url``."""
+    where = where or describe_url(url)
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme not in ("redis", "rediss", "unix"):
+        raise FocusedError(
+            f"{where} is not a Redis URL: it starts with redis://, rediss://, unix://, "
+            "redis+cluster:// or rediss+cluster://"
+        )
+    try:
+        options = parse_url(url)
+        path = unquote(urlsplit(url).path).strip("/")
+    except ValueError as exc:
+        raise FocusedError(f"{where} is not a Redis URL: {exc}") from None
+    if scheme != "unix" and path and not path.isdecimal():
+        raise FocusedError(f"{where}: the database {path!r} is not a number (redis://host:port/0)")
+    return options
+
+
 def is_cluster_url(url: str | None) -> bool:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
     return bool(url) and url.split("://", 1)[0] in CLUSTER_SCHEMES
@@ -295,8 +368,9 @@ def cluster_client(url: str, params: dict[str, Any] | None = None) -> RedisClust
         if not host:
             raise FocusedError(f"{where}: {node!r} is not a node (host:port)")
         nodes.append(ClusterNode(host, port))
-    first = hosts.split(",")[0]  # parse_url reads the options in the URL of one node
-    options = parse_url(f"{scheme}://{user + '@' if user else ''}{first}{path or ''}{query or ''}")
+    first = hosts.split(",")[0]  # check_url reads the options in the URL of one node
+    node_url = f"{scheme}://{user + '@' if user else ''}{first}{path or ''}{query or ''}"
+    options = check_url(node_url, where)
     if options.pop("db", 0) != 0:
         raise FocusedError(f"{where}: a Redis Cluster has database 0 only")
     if options.pop("connection_class", None) is not None:  # rediss: its nodes' Redis take ssl
@@ -374,6 +448,8 @@ def from_settings(settings: Any) -> redis.Redis | RedisCluster:
     params = {**REDIS_PARAMS, **settings.getdict("REDIS_PARAMS"), "decode_responses": True}
     if is_cluster_url(settings.get("REDIS_URL")):  # scrapy-redis's helper knows one server
         return _cluster(settings.get("REDIS_URL"), params)
+    if settings.get("REDIS_URL"):
+        check_url(settings.get("REDIS_URL"))
     from scrapy_redis.connection import get_redis_from_settings
 
     theirs = settings.copy()
@@ -634,7 +710,8 @@ def retrying(
     the crawl instead of losing a write silently; until Redis answers again, calls make one
     attempt each (:attr:`Outages.given_up`). ``given_up``, once set (another call of the crawl
     gave up: a :class:`~focused.store.crawl.CrawlStore`'s), ends the retries at once, so a
-    thread does not keep the stopping crawl waiting.
+    thread does not keep the stopping crawl waiting; so does a process asked to stop
+    (:attr:`Outages.stopping`), for a lost connection.
 
     A refused write is retried as long as a lost connection (about 16 s by default): the
     refusals often pass that soon (a failover promotes the replica, the next snapshot
@@ -646,16 +723,21 @@ def retrying(
             return call()
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             cause, error = exc, exc
-            final = FocusedError(
-                f"Redis connection lost and not back after {retries} retries: {exc}"
-            )
+            after = f"after {attempt - 1} of {retries} retries, the process asked to stop"
+            if not OUTAGES.stopping:
+                after = f"after {retries} retries"
+            final = FocusedError(f"Redis connection lost and not back {after}: {exc}")
         except redis.ResponseError as exc:
             why = refusal(exc)
             if why is None:
                 raise
             cause, error = exc, RedisRefused(f"Redis refuses writes: {why}")
             final = error
-        if attempt > retries or (given_up is not None and given_up.is_set()):
+        if (
+            attempt > retries
+            or (given_up is not None and given_up.is_set())
+            or (OUTAGES.stopping and not isinstance(final, RedisRefused))
+        ):
             if not isinstance(final, RedisRefused):
                 OUTAGES.given_up = True
             raise final from cause
