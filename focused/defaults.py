@@ -289,12 +289,13 @@ FOCUSED_REVISIT_ORDER = "relevance"
 FOCUSED_REVISIT_EVERY = 100
 
 # Lists of good hubs and sites (Badia et al. 2006), written when a crawl ends to
-# FOCUSED_LISTS_DIR/<crawl>.json (empty: not written) and usable as the next run's seeds
+# FOCUSED_LISTS_DIR/<crawl>.json (None: FOCUSED_HOME/lists/<crawl>.json; empty: not written)
+# and usable as the next run's seeds
 # (seeds_from in the topic file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to
 # other sites per word of content; a hub or a site is good when at least
 # FOCUSED_LIST_MIN_RELEVANT relevant pages were found through it (reached by its links, or
 # fetched from it).
-FOCUSED_LISTS_DIR = "lists"
+FOCUSED_LISTS_DIR = None
 FOCUSED_HUB_MIN_SCORE = 0.05
 FOCUSED_LIST_MIN_RELEVANT = 3
 

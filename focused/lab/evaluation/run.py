@@ -131,8 +131,8 @@ class CrawlRun:
 
 def crawl_hubs(run_dir: Path) -> list[str]:
     """URLs of a finished crawl's top 10 hubs, as ``focused hubs`` names them: from the lists
-    file the crawl wrote when it closed (``FOCUSED_LISTS_DIR``, relative to its folder)."""
-    for path in (run_dir / "lists").glob("*.json"):
+    file the crawl wrote when it closed (in its FOCUSED_HOME, ``crawl_env``'s)."""
+    for path in (run_dir / ".focused" / "lists").glob("*.json"):
         return [hub["url"] for hub in json.loads(path.read_text()).get("top_hubs", [])]
     return []
 
