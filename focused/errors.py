@@ -14,6 +14,8 @@ REDIS_LOST = "focused_redis_lost"
 REDIS_REFUSED = "focused_redis_refused"
 # The finish reason of a crawl stopped because an output could not be written (exit code 4).
 DISK_ERROR = "focused_disk_error"
+# The finish reason of a crawl that could fetch none of its seeds, nor any page (exit code 5).
+NO_SEED = "focused_no_seed"
 
 
 class FocusedError(Exception):
