@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "CrawlRun",
     "crawl",
+    "fit_models",
     "main_text_view",
     "name_words",
     "one_line",
@@ -303,20 +304,33 @@ def prepare(
     }
     problems: dict[str, str] = {}
     for name in sorted(files):
-        try:
-            if name == "thesaurus.toml":
-                facet = slug(task.category.rpartition("/")[2])
+        if name == "thesaurus.toml":
+            facet = slug(task.category.rpartition("/")[2])
+            try:
                 text = thesaurus_from_examples(
                     read_examples(examples), read_examples(folder / "negatives"), facet
                 )
-                (folder / "topic.thesaurus.toml").write_text(text, encoding="utf-8")
-            (folder / name).write_text(head + bodies[name], encoding="utf-8")
-            topic = load_topic(folder / name)
-            topic_model(topic, str(folder / "models"))
-            vector_model(topic, str(folder / "models"), "auto")
-        except Exception as exc:  # reported per crawler; the other crawlers still run
-            problems[name] = one_line(exc)
+            except Exception as exc:  # reported per crawler; the other crawlers still run
+                problems[name] = one_line(exc)
+                continue
+            (folder / "topic.thesaurus.toml").write_text(text, encoding="utf-8")
+        (folder / name).write_text(head + bodies[name], encoding="utf-8")
+        if problem := fit_models(folder / name, folder):
+            problems[name] = problem
     return {name: problems[CRAWLERS[name][0]] for name in crawlers if CRAWLERS[name][0] in problems}
+
+
+def fit_models(topic_file: Path, folder: Path) -> str | None:
+    """Fit the models of ``topic_file`` into ``folder/models``, where ``crawl`` has its crawls
+    look, so that no crawl spends its CPU time on training; None when they are ready, else why
+    not in one line (a method that cannot load, e.g. ``semantic`` without WordNet)."""
+    try:
+        topic = load_topic(topic_file)
+        topic_model(topic, str(folder / "models"))
+        vector_model(topic, str(folder / "models"), "auto")
+    except Exception as exc:  # reported per crawler; the other crawlers still run
+        return one_line(exc)
+    return None
 
 
 def crawl(
