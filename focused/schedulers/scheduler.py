@@ -16,6 +16,10 @@
   only once every URL of the last has been handed out and acknowledged, released or has run
   out of its lease (the frontier object counts the leases this process holds); meanwhile the
   engine is asked to call again every ``BATCH_POLL_S`` seconds, a check without Redis.
+- With ``CLOSESPIDER_ITEMCOUNT`` set, ``next_request`` hands out nothing while this process's
+  items plus its requests in flight (downloading, or parsed and waiting for their batch's
+  acknowledgement, which is when an item counts) reach the limit: a crawl then ends with the
+  limit's items, not with the pages fetched meanwhile (about a batch of acknowledgements).
 - ``has_pending_requests`` stays True while any URL of the crawl is queued or leased by any
   process (refreshed from Redis at most every ``POLL_S`` seconds).
 - ``open`` logs one INFO line when the crawl resumes: pages fetched before, URLs queued or in
@@ -182,12 +186,16 @@ class FrontierScheduler(BaseScheduler):
         batch: int,
         whole_batches: bool = False,
         wake: Callable[[float], None] | None = None,
+        item_limit: int = 0,
+        in_flight: Callable[[], int] | None = None,
     ):
         self.frontier = frontier
         self.stats = stats
         self.batch = batch
         self.whole_batches = whole_batches  # pop the next batch once the last is all acked
         self.wake = wake  # make the engine ask again after that many seconds
+        self.item_limit = item_limit  # CLOSESPIDER_ITEMCOUNT (0: none)
+        self.in_flight = in_flight  # requests handed out that may still yield an item
         self.buffer: deque[Request] = deque()
         self.spider: Spider | None = None
         self._pending = True
@@ -198,6 +206,10 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        def in_flight() -> int:
+            engine = crawler.engine
+            return len(engine.downloader.active) + len(engine.scraper.slot.active)
+
         def wake(delay: float) -> None:
             # The engine polls on a 5 s heartbeat; ask it to poll when a host becomes ready.
             slot = getattr(crawler.engine, "_slot", None)
@@ -217,6 +229,8 @@ class FrontierScheduler(BaseScheduler):
             batch=s.getint(batch_setting or "FOCUSED_POP_BATCH"),
             whole_batches=bool(batch_setting),
             wake=wake,
+            item_limit=s.getint("CLOSESPIDER_ITEMCOUNT"),
+            in_flight=in_flight,
         )
 
     def open(self, spider: Spider) -> None:
@@ -306,6 +320,8 @@ class FrontierScheduler(BaseScheduler):
         return request.meta.get("redirect_times", 0) > request.meta[META].get("redirects", 0)
 
     def next_request(self) -> Request | None:
+        if self._limit_in_sight():
+            return None  # the engine asks again as each request in flight ends
         # Poll when the wait is over, or at once when this process changed the frontier
         # (acknowledged a URL or pushed links), which may have made a host ready.
         changed = self.frontier.changes != self._changes
@@ -320,6 +336,16 @@ class FrontierScheduler(BaseScheduler):
             return None
         self.stats.inc_value("scheduler/dequeued/redis")
         return self.buffer.popleft()
+
+    def _limit_in_sight(self) -> bool:
+        """Whether the items so far and the requests in flight, each of which may yield one,
+        reach CLOSESPIDER_ITEMCOUNT. Items count only once their acknowledgement batch is
+        done, so without this the downloader would fetch on while a batch waits, and the crawl
+        would end that many items past its limit."""
+        if not self.item_limit or self.in_flight is None:
+            return False
+        items = self.stats.get_value("item_scraped_count", 0)
+        return items + self.in_flight() >= self.item_limit
 
     def _batch_out(self) -> bool:
         """Whether URLs of the last whole batch are still out; then the engine is asked to call
