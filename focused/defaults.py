@@ -35,8 +35,10 @@ FOCUSED_CRAWL = ""
 # are deduplicated and politely scheduled like any link. 0: the list is never read.
 FOCUSED_SEEDS_CHECK_S = 1.0
 
-# A crawl started under a name that already has state in Redis from another topic file is
-# refused, as it would merge two crawls; True resumes it anyway.
+# A crawl started under a name that already has state in Redis from another topic file, or
+# from its file edited to decide otherwise (method, its inputs, thresholds, strategy; a
+# keywords topic's keywords are applied instead), is refused, as it would merge two crawls;
+# True resumes it anyway.
 FOCUSED_RESUME_ANYWAY = False
 
 # == Politeness and the networks a crawl may reach ==

@@ -36,6 +36,7 @@ engine's heartbeat, so both cost at most one Redis round trip and usually none.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import weakref
@@ -68,6 +69,7 @@ logger = logging.getLogger(__name__)
 POLL_S = 0.5
 BATCH_POLL_S = 0.1
 _frontiers: weakref.WeakKeyDictionary[Any, RedisFrontier] = weakref.WeakKeyDictionary()
+_applied: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
 
 
 def crawl_name(crawler: Crawler) -> str:
@@ -147,32 +149,78 @@ def store_for(crawler: Crawler) -> CrawlStore:
     return frontier_for(crawler).store
 
 
-def claim_crawl(frontier: Frontier, topic_file: str, resume_anyway: bool) -> None:
-    """Record which topic file a crawl belongs to, and refuse to resume it from another one.
+# What an edited topic file may change in the crawl it resumes: a keywords topic's words,
+# applied by scoring the queued links again (focused.extensions.topicedits).
+APPLIED = {"relevance.keywords", "relevance.description"}
 
-    The first process of a crawl records its topic file in ``meta``; a later start under the
-    same name with a different file would merge two crawls into one frontier, so it is refused
-    with a FocusedError (one line) unless ``resume_anyway`` (FOCUSED_RESUME_ANYWAY).
+
+def claim_crawl(
+    frontier: Frontier, topic_file: str, decisions: dict[str, Any], resume_anyway: bool
+) -> list[str]:
+    """Record which topic file a crawl belongs to and what it decides, and refuse to resume
+    the crawl from another file, or from the same file deciding otherwise.
+
+    The first process of a crawl records its topic file and ``decisions``
+    (:meth:`focused.topic.files.Topic.decisions`) in ``meta``; a later start under the same
+    name with a different file would merge two crawls into one frontier, and one whose file
+    was edited meanwhile (other keywords, examples, thresholds, strategy) would carry on with
+    the frontier, scores and pages of the old topic as if they were the new one's. Both are
+    refused with a FocusedError (one line, naming what changed) unless ``resume_anyway``
+    (FOCUSED_RESUME_ANYWAY), which records the new file and decisions. Changes that can be
+    applied (:data:`APPLIED`, keywords of a keywords topic) are recorded and returned, for the
+    queue to be scored again; otherwise [].
     """
     store = frontier.store
     key, client, crawl = store.key(keys.META), store.client, store.crawl
-    if store.retrying(lambda: client.hsetnx(key, "topic", topic_file)):
-        return
-    started = store.retrying(lambda: client.hget(key, "topic"))
-    if started == topic_file:
-        return
-    if resume_anyway:
-        store.retrying(lambda: client.hset(key, "topic", topic_file))
-        logger.warning(
-            "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s",
-            {"crawl": crawl, "started": started, "topic": topic_file},
-        )
-        return
-    raise FocusedError(
-        f"crawl {crawl!r} in this Redis was started from {started}, not {topic_file}: "
-        f"`focused reset {crawl}` starts it afresh, another `name` (or FOCUSED_CRAWL) "
-        "starts another crawl, -s FOCUSED_RESUME_ANYWAY=True resumes it with this topic"
+    decided = json.dumps(decisions, sort_keys=True)
+
+    def claim() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+        pipe = client.pipeline(transaction=False)
+        pipe.hsetnx(key, "topic", topic_file)
+        # Also for a crawl recorded before crawls kept their decisions: this file's are kept.
+        pipe.hsetnx(key, "decisions", decided)
+        pipe.hmget(key, "topic", "decisions")
+        return pipe.execute()
+
+    started, before = store.retrying(claim)[-1]
+    if started == topic_file and before == decided:
+        return []
+    old = json.loads(before)
+    changed = sorted(
+        name for name in old.keys() | decisions.keys() if old.get(name) != decisions.get(name)
     )
+    keywords = old.get("relevance.method") == decisions.get("relevance.method") == "keywords"
+    if started == topic_file and keywords and set(changed) <= APPLIED:
+        store.retrying(lambda: client.hset(key, "decisions", decided))
+        return changed
+    if resume_anyway:
+        record = {"topic": topic_file, "decisions": decided}
+        store.retrying(lambda: client.hset(key, mapping=record))
+        logger.warning(
+            "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s%(changed)s",
+            {
+                "crawl": crawl,
+                "started": started,
+                "topic": topic_file,
+                "changed": f" ({', '.join(changed)} changed)" if changed else "",
+            },
+        )
+        return []
+    if started != topic_file:
+        problem = f"was started from {started}, not {topic_file}"
+    else:
+        problem = f"was started from {topic_file} with a different {', '.join(changed)}"
+    raise FocusedError(
+        f"crawl {crawl!r} in this Redis {problem}: `focused reset {crawl}` starts it afresh,"
+        " another `name` (or FOCUSED_CRAWL) starts another crawl,"
+        " -s FOCUSED_RESUME_ANYWAY=True resumes it with this topic"
+    )
+
+
+def applied_topic_changes(crawler: Crawler) -> list[str]:
+    """The topic's edits that this process's start applied to the crawl it resumes
+    (:func:`claim_crawl`), for the queue to be scored again with them; [] for none."""
+    return _applied.get(crawler, [])
 
 
 class FrontierScheduler(BaseScheduler):
@@ -221,8 +269,14 @@ class FrontierScheduler(BaseScheduler):
         topic = getattr(crawler.spider, "topic", None)
         batch_setting = ""
         if topic is not None:
-            claim_crawl(frontier, str(topic.path.resolve()), s.getbool("FOCUSED_RESUME_ANYWAY"))
+            _applied[crawler] = claim_crawl(
+                frontier,
+                str(topic.path.resolve()),
+                topic.decisions(),
+                s.getbool("FOCUSED_RESUME_ANYWAY"),
+            )
             batch_setting = crawler.spider.plan.batch_setting
+
         return cls(
             frontier,
             stats=crawler.stats,
