@@ -136,8 +136,9 @@ FOCUSED_CLASSIFY_TEXT = "page"
 # long pages about three times cheaper to classify (Results, Performance).
 FOCUSED_MAX_TEXT_CHARS = 0
 
-# The folder where trained relevance models are saved (relative to the working directory).
-FOCUSED_MODELS_DIR = "models"
+# The folder where trained relevance models are saved (None: FOCUSED_HOME/models; a relative
+# path is relative to the working directory).
+FOCUSED_MODELS_DIR = None
 
 # == How out-links are estimated ==
 # How an out-link's priority is estimated under soft focus (the best-first variants of

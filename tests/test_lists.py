@@ -64,9 +64,10 @@ def test_topic_seeds_from(tmp_path: Path):
 def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, tmp_path):
     stats = crawl.run(FOCUSED_HUB_MIN_SCORE=0.01, FOCUSED_LIST_MIN_RELEVANT=2)
     assert stats["item_scraped_count"] > 100
-    # In FOCUSED_HOME, not in the working folder.
+    # In FOCUSED_HOME, as the models it trained: the working folder has the feed and logs only.
     path = crawl.home / "lists" / f"{crawl.name}.json"
-    assert not (tmp_path / "lists").exists()
+    assert {p.name for p in tmp_path.iterdir()} == {"feed.jsonl", "feed.jsonl.log", "served.jsonl"}
+    assert list((crawl.home / "models").glob("*.npz"))
     written = json.loads(path.read_text())
     assert written["hubs"] and written["sites"]
     assert all(hub["relevant_found"] >= 2 and hub["hub_score"] >= 0.01 for hub in written["hubs"])
