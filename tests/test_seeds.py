@@ -128,6 +128,13 @@ def test_a_crawl_whose_seeds_all_fail_says_so_with_its_exit_code(crawl, web):
     assert "no seed could be fetched: an earlier run of this crawl tried them" in crawl.log(
         "again.jsonl"
     )
+    # A crawl of no seed at all (none in the file, no lists of a previous run) says so too.
+    crawl.topic.write_text(f'seeds_from = "previous"\n{text}')
+    crawl.name, name = f"{crawl.name}-none", crawl.name
+    assert crawl.start("none.jsonl").wait(120) == 5
+    assert "no seed could be fetched: none given;" in crawl.log("none.jsonl")
+    crawl.name = name
+    crawl.topic.write_text(f"seeds = {json.dumps(missing)}\n{text}")
     # The way on that the line gives: a seed pushed into the crawl.
     result = focused("seed", crawl.name, seeds[0], "--home", str(crawl.home))
     assert result.returncode == 0, result.stderr

@@ -141,11 +141,10 @@ class SeedCheck:
             for key, n in self.crawler.stats.get_stats().items()
             if key.startswith(prefix)
         }
-        why = (
-            ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items()))
-            if reasons
-            else "an earlier run of this crawl tried them"
-        )
+        if reasons:
+            why = ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items()))
+        else:
+            why = "an earlier run of this crawl tried them" if counts.get("seen") else "none given"
         logger.error(
             "no seed could be fetched: %(why)s; `focused reset %(crawl)s` tries them again"
             " (after a fix), `focused seed %(crawl)s URL` adds others",
