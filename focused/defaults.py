@@ -37,8 +37,10 @@ FOCUSED_CRAWL = ""
 # are deduplicated and politely scheduled like any link. 0: the list is never read.
 FOCUSED_SEEDS_CHECK_S = 1.0
 
-# A crawl started under a name that already has state in Redis from another topic file is
-# refused, as it would merge two crawls; True resumes it anyway.
+# A crawl started under a name that already has state in Redis from another topic file, or
+# from its file edited to decide otherwise (method, its inputs, thresholds, strategy; a
+# keywords topic's keywords are applied instead), is refused, as it would merge two crawls;
+# True resumes it anyway.
 FOCUSED_RESUME_ANYWAY = False
 
 # == Politeness and the networks a crawl may reach ==
@@ -155,8 +157,9 @@ FOCUSED_CLASSIFY_TEXT = "page"
 # long pages about three times cheaper to classify (Results, Performance).
 FOCUSED_MAX_TEXT_CHARS = 0
 
-# The folder where trained relevance models are saved (relative to the working directory).
-FOCUSED_MODELS_DIR = "models"
+# The folder where trained relevance models are saved (None: FOCUSED_HOME/models; a relative
+# path is relative to the working directory).
+FOCUSED_MODELS_DIR = None
 
 # == How out-links are estimated ==
 # How an out-link's priority is estimated under soft focus (the best-first variants of
@@ -310,12 +313,13 @@ FOCUSED_REVISIT_ORDER = "relevance"
 FOCUSED_REVISIT_EVERY = 100
 
 # Lists of good hubs and sites (Badia et al. 2006), written when a crawl ends to
-# FOCUSED_LISTS_DIR/<crawl>.json (empty: not written) and usable as the next run's seeds
+# FOCUSED_LISTS_DIR/<crawl>.json (None: FOCUSED_HOME/lists/<crawl>.json; empty: not written)
+# and usable as the next run's seeds
 # (seeds_from in the topic file). A hub is a page with at least FOCUSED_HUB_MIN_SCORE links to
 # other sites per word of content; a hub or a site is good when at least
 # FOCUSED_LIST_MIN_RELEVANT relevant pages were found through it (reached by its links, or
 # fetched from it).
-FOCUSED_LISTS_DIR = "lists"
+FOCUSED_LISTS_DIR = None
 FOCUSED_HUB_MIN_SCORE = 0.05
 FOCUSED_LIST_MIN_RELEVANT = 3
 

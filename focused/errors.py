@@ -16,6 +16,8 @@ REDIS_REFUSED = "focused_redis_refused"
 REDIS_VANISHED = "focused_redis_vanished"
 # The finish reason of a crawl stopped because an output could not be written (exit code 4).
 DISK_ERROR = "focused_disk_error"
+# The finish reason of a crawl that could fetch none of its seeds, nor any page (exit code 5).
+NO_SEED = "focused_no_seed"
 
 
 class FocusedError(Exception):

@@ -267,3 +267,13 @@ def test_a_resumed_crawl_says_where_it_resumes(crawl, redis_client):
         f"INFO: Resuming crawl {crawl.name}: {before['fetched']} fetched before, "
         f"{before['queued']} queued, {before['in_flight']} in flight"
     ) in crawl.log("again.jsonl")
+
+
+def test_an_item_limit_ends_the_crawl_at_the_limit(crawl):
+    """No new fetch once the items and the requests in flight reach CLOSESPIDER_ITEMCOUNT:
+    pages parsed and waiting for their acknowledgement batch count only once it is done, and
+    the downloader would otherwise fetch on meanwhile (10 gave 19)."""
+    stats = crawl.run(CLOSESPIDER_ITEMCOUNT=10)
+    assert stats["item_scraped_count"] == 10 and len(crawl.feed()) == 10
+    stats = crawl.run("again.jsonl", CLOSESPIDER_ITEMCOUNT=25, CONCURRENT_REQUESTS=32)
+    assert stats["item_scraped_count"] == 25 and len(crawl.feed("again.jsonl")) == 25

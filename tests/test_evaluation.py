@@ -516,3 +516,36 @@ def test_a_keywords_file_gives_the_keywords_crawler_its_topic(
     path.write_text('"Arts/Music" = "song"\n')
     with pytest.raises(FocusedError, match="expected a list of words"):
         read_keywords(path)
+
+
+@pytest.mark.crawl
+def test_evaluate_scores_a_users_own_topic_file(web: Path, tmp_path: Path):
+    """`--topic-file`: the user's file crawled as it is, one more crawler named after it."""
+    topics = json.loads((web / "topics.json").read_text())["topics"]
+    (science,) = [topic for topic in topics if topic["category"] == "Science"]
+    mine = tmp_path / "science.toml"
+    mine.write_text(
+        f'name = "mine"\nseeds = {json.dumps(science["seeds"])}\n\n[relevance]\n'
+        'method = "keywords"\nkeywords = ["virus", "evolution", "nebula", "molecule", "mineral"]\n'
+    )
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "focused.cli.main", "evaluate", str(web)]
+    command += ["--topics", "Science", "--topic-file", str(mine), "--crawlers", "oracle"]
+    command += ["--pages", "40", "--out", str(out), "-s", "FOCUSED_HOST_DELAY=0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    result = json.loads((out / "results.json").read_text())
+    assert result["crawlers"] == ["science.toml", "oracle"]
+    (topic,) = result["topics"]
+    figures = topic["crawlers"]["science.toml"]
+    assert figures["pages"] == 40 and figures["exit_code"] == 0
+    assert 0 < figures["harvest"]["40"] <= topic["crawlers"]["oracle"]["harvest"]["40"]
+    assert "own_harvest" in figures and "science.toml" in done.stdout
+    # One topic at a time, and a bad file is one line.
+    command[command.index("Science")] = "all"
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "--topic-file: 4 topics; name the one" in done.stderr
+    mine.write_text('name = "mine"\n')
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert str(mine) in done.stderr

@@ -64,12 +64,16 @@ def test_topic_seeds_from(tmp_path: Path):
 def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, tmp_path):
     stats = crawl.run(FOCUSED_HUB_MIN_SCORE=0.01, FOCUSED_LIST_MIN_RELEVANT=2)
     assert stats["item_scraped_count"] > 100
-    written = json.loads((tmp_path / "lists" / f"{crawl.name}.json").read_text())
+    # In FOCUSED_HOME, as the models it trained: the working folder has the feed and logs only.
+    path = crawl.home / "lists" / f"{crawl.name}.json"
+    assert {p.name for p in tmp_path.iterdir()} == {"feed.jsonl", "feed.jsonl.log", "served.jsonl"}
+    assert list((crawl.home / "models").glob("*.npz"))
+    written = json.loads(path.read_text())
     assert written["hubs"] and written["sites"]
     assert all(hub["relevant_found"] >= 2 and hub["hub_score"] >= 0.01 for hub in written["hubs"])
     # and the distiller's top hubs, as `focused hubs` names them
     assert 0 < len(written["top_hubs"]) <= 10
-    seeds = len(list_seeds(tmp_path / "lists" / f"{crawl.name}.json"))
+    seeds = len(list_seeds(path))
     assert f"Wrote {len(written['hubs'])} good hubs" in crawl.log()
     # The next run, afresh (`focused reset`), of a topic without seeds of its own.
     assert main(["reset", crawl.name, "--home", str(crawl.home)]) == 0
@@ -81,11 +85,11 @@ def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, 
     assert f"seeds_from: {seeds} hubs and sites from" in crawl.log("again.jsonl")
     assert stats["item_scraped_count"] > 100
     # A run that finds nothing new (the pages known, the web unchanged) keeps those lists.
-    again = (tmp_path / "lists" / f"{crawl.name}.json").read_text()
+    again = path.read_text()
     assert main(["reset", crawl.name, "--keep-known", "--home", str(crawl.home)]) == 0
     stats = crawl.run("known.jsonl")
     assert stats.get("focused/pages/relevant", 0) == 0
-    assert (tmp_path / "lists" / f"{crawl.name}.json").read_text() == again
+    assert path.read_text() == again
     assert "Found no good hub or site: kept the lists of an earlier run" in crawl.log("known.jsonl")
 
 

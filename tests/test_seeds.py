@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 
 import pytest
 import redis
 from scrapy.http import HtmlResponse
 
+from focused.commands.crawl import EXIT_CODES
+from focused.errors import NO_SEED
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
 from focused.links import extract_links
@@ -106,3 +110,33 @@ def test_a_crawl_finds_its_redis_by_scrapy_redis_settings(crawl, tmp_path):
         server = redis.Redis(host=host, port=int(port), db=3, decode_responses=True)
         assert int(server.hget(keys.prefix(crawl.name) + keys.STATS, "fetched")) >= 5
     assert not crawl_status(connect(home=crawl.home), crawl.name)  # not the embedded Redis
+
+
+def test_a_crawl_whose_seeds_all_fail_says_so_with_its_exit_code(crawl, web):
+    """Not "finished" with exit 0; and a run again (the seeds now seen) says how to go on."""
+    seeds = load_topic(web / "topic.toml").seeds
+    missing = [f"{seed.rstrip('/')}/no-such-page-{n}" for n, seed in enumerate(seeds[:2])]
+    text = re.sub(r"^seeds = \[.*?\]\n", "", (web / "topic.toml").read_text(), flags=re.S | re.M)
+    crawl.topic = web / f"topic-{crawl.name}.toml"  # its taxonomy beside it
+    crawl.topic.write_text(f"seeds = {json.dumps(missing)}\n{text}")
+    hint = f"`focused reset {crawl.name}` tries them again (after a fix), `focused seed"
+    assert crawl.start().wait(120) == 5, crawl.log()[-3000:]
+    assert EXIT_CODES[NO_SEED] == 5
+    assert f"ERROR: no seed could be fetched: http_404 2; {hint}" in crawl.log()
+    assert "'finish_reason': 'focused_no_seed'" in crawl.log()
+    assert crawl.start("again.jsonl").wait(120) == 5
+    assert "no seed could be fetched: an earlier run of this crawl tried them" in crawl.log(
+        "again.jsonl"
+    )
+    # A crawl of no seed at all (none in the file, no lists of a previous run) says so too.
+    crawl.topic.write_text(f'seeds_from = "previous"\n{text}')
+    crawl.name, name = f"{crawl.name}-none", crawl.name
+    assert crawl.start("none.jsonl").wait(120) == 5
+    assert "no seed could be fetched: none given;" in crawl.log("none.jsonl")
+    crawl.name = name
+    crawl.topic.write_text(f"seeds = {json.dumps(missing)}\n{text}")
+    # The way on that the line gives: a seed pushed into the crawl.
+    result = focused("seed", crawl.name, seeds[0], "--home", str(crawl.home))
+    assert result.returncode == 0, result.stderr
+    stats = crawl.run("pushed.jsonl", CLOSESPIDER_ITEMCOUNT=3)
+    assert stats["item_scraped_count"] >= 3 and "no seed could be" not in crawl.log("pushed.jsonl")

@@ -43,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='a TOML file of a user\'s keywords by category ("Religion" = ["god", ...]) for'
         " the keywords crawlers, instead of the ones kept with the validation categories",
     )
+    parser.add_argument(
+        "--topic-file",
+        type=Path,
+        metavar="FILE",
+        help="your own topic file, crawled as it is (its seeds, method and limits) as one more"
+        " crawler named after the file, on the one topic it is about (--topics or --categories)",
+    )
     parser.add_argument("--pages", type=int, default=300, help="counted pages per crawl")
     parser.add_argument(
         "--crawlers",
@@ -82,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         task_set=task_set or "development",
         categories=args.categories.split(",") if args.categories else (),
         keywords=read_keywords(args.keywords) if args.keywords else None,
+        topic_file=args.topic_file,
     )
     for table in tables(report):
         console.print(table)

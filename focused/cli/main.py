@@ -39,15 +39,17 @@ def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imp
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from focused.store.connection import home_dir
     from focused.topic.files import load_topic
     from focused.topic.methods import topic_model
 
     topic = load_topic(args.topic)
+    models = args.models or str(home_dir() / "models")
     started = time.perf_counter()
-    model = topic_model(topic, args.models)
+    model = topic_model(topic, models)
     print(
         f"{topic.name}: {topic.method} model {type(model).__name__} ready in "
-        f"{time.perf_counter() - started:.1f} s (saved under {args.models}/)"
+        f"{time.perf_counter() - started:.1f} s (saved under {models}/)"
     )
     return 0
 
@@ -288,7 +290,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     sub = command("train", cmd_train, "train (or load) the relevance model of a topic file")
     sub.add_argument("topic", help="topic file (TOML)")
-    sub.add_argument("--models", default="models", help="folder of saved models")
+    sub.add_argument(
+        "--models",
+        help="folder of saved models, as a crawl's FOCUSED_MODELS_DIR (default:"
+        " $FOCUSED_HOME/models, else .focused/models)",
+    )
 
     sub = command("status", cmd_status, "queue depth and harvest of a crawl, from Redis")
     sub.add_argument("name", nargs="?", help="crawl name (the topic's name); none: list crawls")

@@ -9,7 +9,8 @@ run ``scrapy crawl`` through ``scrapy.cmdline`` with the project's settings, run
 Exit codes: 0, the crawl ended (its frontier empty, a ``CLOSESPIDER_*`` limit, Ctrl-C); 1,
 Scrapy could not start it; 2, a mistake the user can fix, in one line (a topic file, a
 setting, no Redis at the start); 3, it stopped because Redis was lost or kept refusing writes;
-4, an output (feed, WARC files, lists) could not be written (:mod:`focused.diskfaults`)
+4, an output (feed, WARC files, lists) could not be written (:mod:`focused.diskfaults`);
+5, no seed could be fetched, nor any page (:class:`focused.extensions.seeds.SeedCheck`)
 (:data:`EXIT_CODES`).
 """
 
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from scrapy.commands import crawl
 
 from focused.diskfaults import DISK_ERRORS
-from focused.errors import DISK_ERROR, REDIS_LOST, REDIS_REFUSED, REDIS_VANISHED
+from focused.errors import DISK_ERROR, NO_SEED, REDIS_LOST, REDIS_REFUSED, REDIS_VANISHED
 
 if TYPE_CHECKING:
     import argparse
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 # Finish reasons that end the command with an exit code of their own.
-EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3, REDIS_VANISHED: 3, DISK_ERROR: 4}
+EXIT_CODES = {REDIS_LOST: 3, REDIS_REFUSED: 3, REDIS_VANISHED: 3, DISK_ERROR: 4, NO_SEED: 5}
 
 
 class Command(crawl.Command):
@@ -42,7 +43,8 @@ class Command(crawl.Command):
             f"{self.short_desc()}. Exit code 3 when the crawl stopped because it lost its "
             "Redis (finish reason focused_redis_lost) or Redis kept refusing writes "
             "(focused_redis_refused); 4 when an output (feed, WARC files, lists) could not "
-            "be written (focused_disk_error)."
+            "be written (focused_disk_error); 5 when no seed could be fetched, nor any page "
+            "(focused_no_seed)."
         )
 
     def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:

@@ -4,7 +4,8 @@ During a crawl the frontier counts, in Redis, the relevant pages fetched from ea
 the relevant pages reached by each page's links, and keeps the hub score (links to other
 sites per word of content) of pages that reach FOCUSED_HUB_MIN_SCORE. At the end of a crawl
 :class:`~focused.extensions.lists.ListWriter` writes the hubs and sites through which at least
-FOCUSED_LIST_MIN_RELEVANT relevant pages were found to ``FOCUSED_LISTS_DIR/<crawl>.json``;
+FOCUSED_LIST_MIN_RELEVANT relevant pages were found to ``<lists folder>/<crawl>.json``
+(:func:`lists_folder`);
 a topic file's ``seeds_from = "previous"`` (or a path to such a file) starts the next run
 from them as well as from its seeds.
 """
@@ -20,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 from focused.errors import FocusedError
 from focused.schedulers.frontier import page_urls
 from focused.store import keys
+from focused.store.connection import home_dir
 from focused.store.crawl import CrawlStore
 from focused.store.shards import add_up
 
 if TYPE_CHECKING:
     import redis
+    from scrapy.settings import BaseSettings
 
 
 def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
@@ -67,6 +70,15 @@ def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, 
             {"site": site, "relevant": n} for site, n in sorted(sites, key=lambda s: (-s[1], s[0]))
         ],
     }
+
+
+def lists_folder(settings: BaseSettings) -> Path | None:
+    """Where a crawl's lists go: FOCUSED_LISTS_DIR, else ``lists/`` in FOCUSED_HOME, so that a
+    crawl writes nothing into the working folder; None when FOCUSED_LISTS_DIR is empty (off)."""
+    folder = settings.get("FOCUSED_LISTS_DIR")
+    if folder is None:
+        return home_dir(settings.get("FOCUSED_HOME")) / "lists"
+    return Path(folder) if folder else None
 
 
 def lists_path(folder: str | Path, crawl: str) -> Path:

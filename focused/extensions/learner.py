@@ -189,28 +189,15 @@ class TopicLearner:
         scorer = self.scorer()
         scorer.refitted(learned)
         frontier: RedisFrontier = self.worker_frontier
-        queued = []
-        for origin in frontier.queued_hosts():
-            for member, packed, _ in frontier.host_queue(origin):
-                anchor = member.partition("\t")[2]
-                if anchor:
-                    queued.append((origin, member, packed, anchor))
-        if not queued:
-            return 0
-        scores = scorer.anchor_relevance([anchor for *_, anchor in queued])
-        return frontier.rescore(
-            (origin, member, packed, float(score))
-            for (origin, member, packed, _), score in zip(queued, scores, strict=True)
-        )
+        return frontier.rescore_anchors(scorer.anchor_relevance)
 
     def scorer(self) -> ClassifierPipeline:
         """A classifier pipeline of the job's own, to score anchors off the reactor's
         thread (made on first use)."""
         if not hasattr(self, "_scorer"):
-            from focused.pipelines.classify import ClassifierPipeline
+            from focused.pipelines.classify import anchor_scorer
 
-            self._scorer = ClassifierPipeline.from_crawler(self.crawler)
-            self.crawler.signals.disconnect(self._scorer.refitted, signal=topic_refitted)
+            self._scorer = anchor_scorer(self.crawler)
         return self._scorer
 
     def done(self, refit: Refit | None) -> None:

@@ -11,11 +11,13 @@ from scrapy.exceptions import NotConfigured
 
 from focused.diskfaults import disk_fault
 from focused.distill.job import distill
-from focused.distill.lists import lists_path, read_lists, write_lists
+from focused.distill.lists import lists_folder, lists_path, read_lists, write_lists
 from focused.errors import FocusedError
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -33,16 +35,17 @@ class ListWriter:
     nothing).
     """
 
-    def __init__(self, crawler: Crawler):
+    def __init__(self, crawler: Crawler, folder: Path):
         self.crawler = crawler
-        self.folder = crawler.settings.get("FOCUSED_LISTS_DIR")
+        self.folder = folder
         self.min_relevant = crawler.settings.getint("FOCUSED_LIST_MIN_RELEVANT")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ListWriter:
-        if not crawler.settings.get("FOCUSED_LISTS_DIR"):
+        folder = lists_folder(crawler.settings)
+        if folder is None:
             raise NotConfigured
-        writer = cls(crawler)
+        writer = cls(crawler, folder)
         crawler.signals.connect(writer.spider_closed, signal=signals.spider_closed)
         return writer
 

@@ -11,6 +11,10 @@ Nothing is lost if a process dies while moving them: it reads the head of the li
 into the frontier and only then trims it, under a lock that expires; a crash before the trim
 leaves the URLs for the next process, whose push finds them already seen.
 Stats: ``focused/seeds/read``, ``focused/seeds/new``, ``focused/seeds/invalid``.
+
+SeedCheck ends a crawl that could fetch no page at all (every seed failed or was bad, in this
+run or an earlier one) with the finish reason ``focused_no_seed`` (exit code 5) and one line,
+rather than as "finished".
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet import task
 
-from focused.errors import FocusedError
+from focused.errors import NO_SEED, FocusedError
 from focused.schedulers.frontier import Link
 from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
@@ -100,3 +104,50 @@ class SeedFeeder:
             {"read": len(urls), "new": new},
         )
         return new
+
+
+class SeedCheck:
+    """Ends a crawl with nothing fetchable as ``focused_no_seed``, saying why in one line.
+
+    When the crawl would close (the spider is idle) with nothing queued or in flight and not
+    one page of it, in any run, fetched with a usable answer, its seeds could not be fetched: a
+    crawl of no page is not "finished". Its seeds are now seen, so a run after a fix would end
+    at once: the line says how to try them again or add others.
+    """
+
+    def __init__(self, crawler: Crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SeedCheck:
+        check = cls(crawler)
+        crawler.signals.connect(check.spider_idle, signal=signals.spider_idle)
+        return check
+
+    def spider_idle(self) -> None:
+        frontier = frontier_for(self.crawler)
+        try:
+            counts = frontier.counts()
+        except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
+            return
+        # Fetched are pages, bad pages and redirects: a redirect is no page of its own.
+        pages = counts.get("fetched", 0) - counts.get("bad", 0) - counts.get("redirect", 0)
+        if pages > 0 or counts.get("queued", 0) or counts["in_flight"]:
+            return
+        crawl = frontier.store.crawl
+        prefix = "focused/bad_page/"
+        reasons = {
+            key.removeprefix(prefix): n
+            for key, n in self.crawler.stats.get_stats().items()
+            if key.startswith(prefix)
+        }
+        if reasons:
+            why = ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items()))
+        else:
+            why = "an earlier run of this crawl tried them" if counts.get("seen") else "none given"
+        logger.error(
+            "no seed could be fetched: %(why)s; `focused reset %(crawl)s` tries them again"
+            " (after a fix), `focused seed %(crawl)s URL` adds others",
+            {"why": why, "crawl": crawl},
+        )
+        raise CloseSpider(NO_SEED)

@@ -409,3 +409,13 @@ class ClassifierPipeline:
                 scores = np.sqrt(scores * np.asarray(relevance[start : start + len(links)]))
             item["link_scores"] = scores.tolist()
         return item
+
+
+def anchor_scorer(crawler: Crawler) -> ClassifierPipeline:
+    """A classifier pipeline of one's own, to score queued anchors as the crawl's pipeline
+    scores a page's links (:meth:`ClassifierPipeline.anchor_relevance`), away from it: it
+    takes up no refit by itself."""
+    scorer = ClassifierPipeline.from_crawler(crawler)
+    if crawler.spider.plan.learns:
+        crawler.signals.disconnect(scorer.refitted, signal=topic_refitted)
+    return scorer

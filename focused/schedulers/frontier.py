@@ -931,6 +931,24 @@ class RedisFrontier:
         ``rescored`` in the crawl's stats."""
         return self._set_scores(queued, "set")
 
+    def rescore_anchors(self, score: Callable[[list[str]], Iterable[float]]) -> int:
+        """Give every queued URL that has anchor text the score ``score`` gives its anchor (a
+        topic's estimate of links, refitted or edited), up or down, as :meth:`rescore`; URLs
+        without anchor text (seeds) keep theirs. A SCAN over the host queues: for jobs that run
+        now and then, not per page."""
+        queued = []
+        for origin in self.queued_hosts():
+            for member, packed, _ in self.host_queue(origin):
+                if anchor := member.partition("\t")[2]:
+                    queued.append((origin, member, packed, anchor))
+        if not queued:
+            return 0
+        scores = score([anchor for *_, anchor in queued])
+        return self.rescore(
+            (origin, member, packed, float(r))
+            for (origin, member, packed, _), r in zip(queued, scores, strict=True)
+        )
+
     def _set_scores(self, queued: Iterable[tuple[str, str, int, float]], how: str) -> int:
         """``raise.lua`` on (origin, member, packed order, score): each URL repacked with its
         new score and its tries kept; ``how`` is "raise" (only up) or "set"."""

@@ -16,6 +16,10 @@
   only once every URL of the last has been handed out and acknowledged, released or has run
   out of its lease (the frontier object counts the leases this process holds); meanwhile the
   engine is asked to call again every ``BATCH_POLL_S`` seconds, a check without Redis.
+- With ``CLOSESPIDER_ITEMCOUNT`` set, ``next_request`` hands out nothing while this process's
+  items plus its requests in flight (downloading, or parsed and waiting for their batch's
+  acknowledgement, which is when an item counts) reach the limit: a crawl then ends with the
+  limit's items, not with the pages fetched meanwhile (about a batch of acknowledgements).
 - ``has_pending_requests`` stays True while any URL of the crawl is queued or leased by any
   process (refreshed from Redis at most every ``POLL_S`` seconds).
 - ``open`` logs one INFO line when the crawl resumes: pages fetched before, URLs queued or in
@@ -32,6 +36,7 @@ engine's heartbeat, so both cost at most one Redis round trip and usually none.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import weakref
@@ -71,6 +76,7 @@ logger = logging.getLogger(__name__)
 POLL_S = 0.5
 BATCH_POLL_S = 0.1
 _frontiers: weakref.WeakKeyDictionary[Any, RedisFrontier] = weakref.WeakKeyDictionary()
+_applied: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
 
 
 def crawl_name(crawler: Crawler) -> str:
@@ -161,32 +167,78 @@ def store_for(crawler: Crawler) -> CrawlStore:
     return frontier_for(crawler).store
 
 
-def claim_crawl(frontier: Frontier, topic_file: str, resume_anyway: bool) -> None:
-    """Record which topic file a crawl belongs to, and refuse to resume it from another one.
+# What an edited topic file may change in the crawl it resumes: a keywords topic's words,
+# applied by scoring the queued links again (focused.extensions.topicedits).
+APPLIED = {"relevance.keywords", "relevance.description"}
 
-    The first process of a crawl records its topic file in ``meta``; a later start under the
-    same name with a different file would merge two crawls into one frontier, so it is refused
-    with a FocusedError (one line) unless ``resume_anyway`` (FOCUSED_RESUME_ANYWAY).
+
+def claim_crawl(
+    frontier: Frontier, topic_file: str, decisions: dict[str, Any], resume_anyway: bool
+) -> list[str]:
+    """Record which topic file a crawl belongs to and what it decides, and refuse to resume
+    the crawl from another file, or from the same file deciding otherwise.
+
+    The first process of a crawl records its topic file and ``decisions``
+    (:meth:`focused.topic.files.Topic.decisions`) in ``meta``; a later start under the same
+    name with a different file would merge two crawls into one frontier, and one whose file
+    was edited meanwhile (other keywords, examples, thresholds, strategy) would carry on with
+    the frontier, scores and pages of the old topic as if they were the new one's. Both are
+    refused with a FocusedError (one line, naming what changed) unless ``resume_anyway``
+    (FOCUSED_RESUME_ANYWAY), which records the new file and decisions. Changes that can be
+    applied (:data:`APPLIED`, keywords of a keywords topic) are recorded and returned, for the
+    queue to be scored again; otherwise [].
     """
     store = frontier.store
     key, client, crawl = store.key(keys.META), store.client, store.crawl
-    if store.retrying(lambda: client.hsetnx(key, "topic", topic_file)):
-        return
-    started = store.retrying(lambda: client.hget(key, "topic"))
-    if started == topic_file:
-        return
-    if resume_anyway:
-        store.retrying(lambda: client.hset(key, "topic", topic_file))
-        logger.warning(
-            "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s",
-            {"crawl": crawl, "started": started, "topic": topic_file},
-        )
-        return
-    raise FocusedError(
-        f"crawl {crawl!r} in this Redis was started from {started}, not {topic_file}: "
-        f"`focused reset {crawl}` starts it afresh, another `name` (or FOCUSED_CRAWL) "
-        "starts another crawl, -s FOCUSED_RESUME_ANYWAY=True resumes it with this topic"
+    decided = json.dumps(decisions, sort_keys=True)
+
+    def claim() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+        pipe = client.pipeline(transaction=False)
+        pipe.hsetnx(key, "topic", topic_file)
+        # Also for a crawl recorded before crawls kept their decisions: this file's are kept.
+        pipe.hsetnx(key, "decisions", decided)
+        pipe.hmget(key, "topic", "decisions")
+        return pipe.execute()
+
+    started, before = store.retrying(claim)[-1]
+    if started == topic_file and before == decided:
+        return []
+    old = json.loads(before)
+    changed = sorted(
+        name for name in old.keys() | decisions.keys() if old.get(name) != decisions.get(name)
     )
+    keywords = old.get("relevance.method") == decisions.get("relevance.method") == "keywords"
+    if started == topic_file and keywords and set(changed) <= APPLIED:
+        store.retrying(lambda: client.hset(key, "decisions", decided))
+        return changed
+    if resume_anyway:
+        record = {"topic": topic_file, "decisions": decided}
+        store.retrying(lambda: client.hset(key, mapping=record))
+        logger.warning(
+            "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s%(changed)s",
+            {
+                "crawl": crawl,
+                "started": started,
+                "topic": topic_file,
+                "changed": f" ({', '.join(changed)} changed)" if changed else "",
+            },
+        )
+        return []
+    if started != topic_file:
+        problem = f"was started from {started}, not {topic_file}"
+    else:
+        problem = f"was started from {topic_file} with a different {', '.join(changed)}"
+    raise FocusedError(
+        f"crawl {crawl!r} in this Redis {problem}: `focused reset {crawl}` starts it afresh,"
+        " another `name` (or FOCUSED_CRAWL) starts another crawl,"
+        " -s FOCUSED_RESUME_ANYWAY=True resumes it with this topic"
+    )
+
+
+def applied_topic_changes(crawler: Crawler) -> list[str]:
+    """The topic's edits that this process's start applied to the crawl it resumes
+    (:func:`claim_crawl`), for the queue to be scored again with them; [] for none."""
+    return _applied.get(crawler, [])
 
 
 class FrontierScheduler(BaseScheduler):
@@ -200,12 +252,16 @@ class FrontierScheduler(BaseScheduler):
         batch: int,
         whole_batches: bool = False,
         wake: Callable[[float], None] | None = None,
+        item_limit: int = 0,
+        in_flight: Callable[[], int] | None = None,
     ):
         self.frontier = frontier
         self.stats = stats
         self.batch = batch
         self.whole_batches = whole_batches  # pop the next batch once the last is all acked
         self.wake = wake  # make the engine ask again after that many seconds
+        self.item_limit = item_limit  # CLOSESPIDER_ITEMCOUNT (0: none)
+        self.in_flight = in_flight  # requests handed out that may still yield an item
         self.buffer: deque[Request] = deque()
         self.spider: Spider | None = None
         self._pending = True
@@ -216,6 +272,10 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        def in_flight() -> int:
+            engine = crawler.engine
+            return len(engine.downloader.active) + len(engine.scraper.slot.active)
+
         def wake(delay: float) -> None:
             # The engine polls on a 5 s heartbeat; ask it to poll when a host becomes ready.
             slot = getattr(crawler.engine, "_slot", None)
@@ -227,14 +287,22 @@ class FrontierScheduler(BaseScheduler):
         topic = getattr(crawler.spider, "topic", None)
         batch_setting = ""
         if topic is not None:
-            claim_crawl(frontier, str(topic.path.resolve()), s.getbool("FOCUSED_RESUME_ANYWAY"))
+            _applied[crawler] = claim_crawl(
+                frontier,
+                str(topic.path.resolve()),
+                topic.decisions(),
+                s.getbool("FOCUSED_RESUME_ANYWAY"),
+            )
             batch_setting = crawler.spider.plan.batch_setting
+
         return cls(
             frontier,
             stats=crawler.stats,
             batch=s.getint(batch_setting or "FOCUSED_POP_BATCH"),
             whole_batches=bool(batch_setting),
             wake=wake,
+            item_limit=s.getint("CLOSESPIDER_ITEMCOUNT"),
+            in_flight=in_flight,
         )
 
     def open(self, spider: Spider) -> None:
@@ -324,6 +392,8 @@ class FrontierScheduler(BaseScheduler):
         return request.meta.get("redirect_times", 0) > request.meta[META].get("redirects", 0)
 
     def next_request(self) -> Request | None:
+        if self._limit_in_sight():
+            return None  # the engine asks again as each request in flight ends
         # Poll when the wait is over, or at once when this process changed the frontier
         # (acknowledged a URL or pushed links), which may have made a host ready.
         changed = self.frontier.changes != self._changes
@@ -338,6 +408,16 @@ class FrontierScheduler(BaseScheduler):
             return None
         self.stats.inc_value("scheduler/dequeued/redis")
         return self.buffer.popleft()
+
+    def _limit_in_sight(self) -> bool:
+        """Whether the items so far and the requests in flight, each of which may yield one,
+        reach CLOSESPIDER_ITEMCOUNT. Items count only once their acknowledgement batch is
+        done, so without this the downloader would fetch on while a batch waits, and the crawl
+        would end that many items past its limit."""
+        if not self.item_limit or self.in_flight is None:
+            return False
+        items = self.stats.get_value("item_scraped_count", 0)
+        return items + self.in_flight() >= self.item_limit
 
     def _batch_out(self) -> bool:
         """Whether URLs of the last whole batch are still out; then the engine is asked to call

@@ -23,7 +23,7 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.asyncio import sleep
 from twisted.python.failure import Failure
 
-from focused.distill.lists import list_seeds, lists_path
+from focused.distill.lists import list_seeds, lists_folder, lists_path
 from focused.errors import FocusedError, did_you_mean, exit_on_user_error
 from focused.failures import OTHER, failure_reason
 from focused.items import META, PageItem
@@ -154,7 +154,11 @@ class FocusedSpider(scrapy.Spider):
         """The topic's seeds, then the good hubs and sites of ``seeds_from`` (seed 004)."""
         seeds_from = self.topic.seeds_from
         if seeds_from == PREVIOUS:
-            path = lists_path(self.settings.get("FOCUSED_LISTS_DIR"), crawl_name(self.crawler))
+            folder = lists_folder(self.settings)
+            if folder is None:
+                self.logger.warning("seeds_from: no lists: FOCUSED_LISTS_DIR is empty (off)")
+                return self.topic.seeds
+            path = lists_path(folder, crawl_name(self.crawler))
             if not path.exists():
                 self.logger.warning("seeds_from: no lists of a previous run at %s", path)
                 return self.topic.seeds

@@ -30,6 +30,7 @@ Seed 002's WordNet expansion is ``method = "semantic"`` (``terms``, ``descriptio
 from __future__ import annotations
 
 import ipaddress
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,22 @@ class Topic:
     def base(self) -> Path:
         """The folder that relative paths of the topic file start from."""
         return self.path.parent
+
+    def decisions(self) -> dict[str, Any]:
+        """What the file decides of a crawl, by field (``relevance.*`` by its own fields): its
+        method and inputs (keywords, example folders, thresholds), link score and strategy. A
+        crawl keeps them, so a run of the same file edited meanwhile is not silently resumed
+        with the old frontier's scores. Seeds, scope and name are left out: they only add to
+        a crawl or name it."""
+        relevance = {f"relevance.{name}": value for name, value in self.relevance.items()}
+        decided = {
+            "relevance.method": self.method,
+            "relevance.link_score": self.link_score,
+            "strategy": self.strategy,
+            "strategy_options": self.strategy_options,
+            **relevance,
+        }
+        return json.loads(json.dumps(decided, default=str))  # as Redis gives them back
 
 
 def is_seed_url(url: str) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 
 from focused.errors import FocusedError
 from focused.settingcheck import choice
+from focused.store.connection import home_dir
 from focused.strategies.registry import strategy_class
 from focused.topic.methods import (
     METHODS,
@@ -36,6 +37,13 @@ __all__ = ["PAGE_ROLES", "CrawlPlan"]
 
 # The word vectors' roles in which they judge pages (the page's own R).
 PAGE_ROLES = ("pages", "both")
+
+
+def models_folder(settings: BaseSettings) -> str:
+    """Where fitted models are kept: FOCUSED_MODELS_DIR, else ``models/`` in FOCUSED_HOME, so
+    that a crawl writes nothing into the working folder."""
+    folder = settings.get("FOCUSED_MODELS_DIR")
+    return str(home_dir(settings.get("FOCUSED_HOME")) / "models") if folder is None else folder
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,7 @@ class CrawlPlan:
             )
         return cls(
             topic,
-            settings.get("FOCUSED_MODELS_DIR"),
+            models_folder(settings),
             strategy,
             link_score,
             vectors,

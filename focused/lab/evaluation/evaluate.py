@@ -6,7 +6,8 @@ target recall, share of the oracle's finds, similarity to the topic's examples, 
 and pages per second; the crawl's own harvest (what its feed calls relevant) and how far that
 is from the true one; the topic's difficulty; averages over the topics; PNG curves. The topics
 are a task set (:data:`focused.lab.evaluation.tasks.TASK_SETS`): the development topics, the
-validation categories, or categories given. A crawler whose topic file or model cannot load
+validation categories, or categories given. A user's own topic file is one more crawler, named
+after the file, on the one topic it is about. A crawler whose topic file or model cannot load
 for a topic is not run there, and the report says why in one line.
 """
 
@@ -33,6 +34,7 @@ from focused.lab.evaluation.run import (
     DEFAULT_SETTINGS,
     CrawlRun,
     crawl,
+    fit_models,
     main_text_view,
     prepare,
     slug,
@@ -54,6 +56,7 @@ from focused.lab.evaluation.tasks import (
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
 from focused.relevance.centroid import CentroidModel
+from focused.topic.files import load_topic
 
 __all__ = ["evaluate", "score_crawls"]
 
@@ -138,10 +141,13 @@ def evaluate(
     task_set: str = "development",
     categories: Sequence[str] = (),
     keywords: Mapping[str, Sequence[str]] | None = None,
+    topic_file: Path | None = None,
 ) -> dict[str, Any]:
     """Run the evaluation on a task set (``load_tasks``: ``topics`` of it); write
     ``out/results.json`` and PNGs; return the results. ``keywords`` (category -> a user's
-    keywords) replaces USER_KEYWORDS for the ``keywords`` crawlers.
+    keywords) replaces USER_KEYWORDS for the ``keywords`` crawlers. ``topic_file``, a user's
+    own topic file, is crawled as it is (its seeds, method and limits) as one more crawler,
+    named after the file, on the one topic of the task set, which it must be about.
 
     A crawler that cannot be prepared for a topic (``prepare``'s reason) gets
     ``{"error": reason}`` there instead of figures, is left out of that topic's averages and
@@ -164,6 +170,17 @@ def evaluate(
     tasks = load_tasks(
         bundle, graph, topics, dist, task_set=task_set, categories=categories, keywords=keywords
     )
+    own = None
+    if topic_file is not None:
+        load_topic(topic_file)  # a bad file is one line (TopicError) before any work
+        if len(tasks) != 1:
+            raise FocusedError(
+                f"--topic-file: {len(tasks)} topics; name the one category the file is about"
+                " with --topics or --categories"
+            )
+        topic_file, own = topic_file.resolve(), topic_file.name
+        oracle = [ORACLE] if ORACLE in crawlers else []
+        crawlers = [*(name for name in crawlers if name != ORACLE), own, *oracle]
     out = out.resolve()  # each crawl runs in a folder of its own: its paths must not be relative
     out.mkdir(parents=True, exist_ok=True)
     ks = steps(pages)
@@ -180,7 +197,10 @@ def evaluate(
     with console.status("preparing topics: taxonomies, examples, models, difficulty"):
         for task in tasks:
             folders[task.category] = out / slug(task.category)
-            problems[task.category] = prepare(*examples, task, folders[task.category], real)
+            stock = [name for name in real if name != own]
+            problems[task.category] = prepare(*examples, task, folders[task.category], stock)
+            if own is not None and (problem := fit_models(topic_file, folders[task.category])):
+                problems[task.category][own] = problem
             results.append(
                 {
                     "category": task.category,
@@ -209,6 +229,7 @@ def evaluate(
                 settings,
                 items,
                 lambda served: progress.update(bar, completed=min(served, items)),
+                topic=topic_file if name == own else None,
             )
             progress.remove_task(bar)
             progress.advance(overall)

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "CrawlRun",
     "crawl",
+    "fit_models",
     "main_text_view",
     "name_words",
     "one_line",
@@ -131,8 +132,8 @@ class CrawlRun:
 
 def crawl_hubs(run_dir: Path) -> list[str]:
     """URLs of a finished crawl's top 10 hubs, as ``focused hubs`` names them: from the lists
-    file the crawl wrote when it closed (``FOCUSED_LISTS_DIR``, relative to its folder)."""
-    for path in (run_dir / "lists").glob("*.json"):
+    file the crawl wrote when it closed (in its FOCUSED_HOME, ``crawl_env``'s)."""
+    for path in (run_dir / ".focused" / "lists").glob("*.json"):
         return [hub["url"] for hub in json.loads(path.read_text()).get("top_hubs", [])]
     return []
 
@@ -303,20 +304,33 @@ def prepare(
     }
     problems: dict[str, str] = {}
     for name in sorted(files):
-        try:
-            if name == "thesaurus.toml":
-                facet = slug(task.category.rpartition("/")[2])
+        if name == "thesaurus.toml":
+            facet = slug(task.category.rpartition("/")[2])
+            try:
                 text = thesaurus_from_examples(
                     read_examples(examples), read_examples(folder / "negatives"), facet
                 )
-                (folder / "topic.thesaurus.toml").write_text(text, encoding="utf-8")
-            (folder / name).write_text(head + bodies[name], encoding="utf-8")
-            topic = load_topic(folder / name)
-            topic_model(topic, str(folder / "models"))
-            vector_model(topic, str(folder / "models"), "auto")
-        except Exception as exc:  # reported per crawler; the other crawlers still run
-            problems[name] = one_line(exc)
+            except Exception as exc:  # reported per crawler; the other crawlers still run
+                problems[name] = one_line(exc)
+                continue
+            (folder / "topic.thesaurus.toml").write_text(text, encoding="utf-8")
+        (folder / name).write_text(head + bodies[name], encoding="utf-8")
+        if problem := fit_models(folder / name, folder):
+            problems[name] = problem
     return {name: problems[CRAWLERS[name][0]] for name in crawlers if CRAWLERS[name][0] in problems}
+
+
+def fit_models(topic_file: Path, folder: Path) -> str | None:
+    """Fit the models of ``topic_file`` into ``folder/models``, where ``crawl`` has its crawls
+    look, so that no crawl spends its CPU time on training; None when they are ready, else why
+    not in one line (a method that cannot load, e.g. ``semantic`` without WordNet)."""
+    try:
+        topic = load_topic(topic_file)
+        topic_model(topic, str(folder / "models"))
+        vector_model(topic, str(folder / "models"), "auto")
+    except Exception as exc:  # reported per crawler; the other crawlers still run
+        return one_line(exc)
+    return None
 
 
 def crawl(
