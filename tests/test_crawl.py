@@ -146,9 +146,11 @@ def test_sigkill_loses_nothing(crawl, served, redis_client):
     assert (status["queued"], status["in_flight"]) == (0, 0)
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys
-    # The killed crawl's leases ran out, came back to the frontier and were fetched.
+    # The killed crawl's leases came back to the frontier and were fetched: taken back at once
+    # from a process of this machine whose pid is gone, or once they ran out.
     counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
-    assert int(counts["lease_expired"]) >= killed["in_flight"]
+    back = int(counts.get("lease_reclaimed", 0)) + int(counts.get("lease_expired", 0))
+    assert back >= killed["in_flight"]
     assert "failed/tries" not in counts
 
 
