@@ -233,13 +233,18 @@ class Crawl:
 
     def run(self, feed: str = "feed.jsonl", timeout: float = 240, **settings: object) -> dict:
         """Run to the end; returns Scrapy's final stats (parsed from the log)."""
-        process = self.start(feed, **settings)
+        self.finish(self.start(feed, **settings), 0, timeout, feed)
+        return final_stats(self.log(feed))
+
+    def finish(
+        self, process: subprocess.Popen, code: int, timeout: float, feed: str = "feed.jsonl"
+    ) -> None:
+        """Wait for a started crawl to end with exit ``code`` (killed if it is not over)."""
         try:
-            assert process.wait(timeout) == 0, self.log(feed)[-3000:]
+            assert process.wait(timeout) == code, self.log(feed)[-3000:]
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
-        return final_stats(self.log(feed))
 
     def log(self, feed: str = "feed.jsonl") -> str:
         return (self.workdir / f"{feed}.log").read_text()

@@ -214,12 +214,7 @@ def test_good_redis_urls_pass_the_check():
 @pytest.mark.parametrize("url", ["http://127.0.0.1:6396/0", "redis://127.0.0.1:6396/notanumber"])
 def test_a_crawl_with_a_bad_redis_url_stops_at_start_with_exit_2(crawl: Crawl, url: str):
     crawl.extra_env["FOCUSED_REDIS_URL"] = url
-    process = crawl.start()
-    try:
-        assert process.wait(60) == 2, crawl.log()[-3000:]
-    finally:
-        if process.poll() is None:
-            process.kill()
+    crawl.finish(crawl.start(), 2, 60)
     log = crawl.log()
     assert f"CRITICAL: focused: error: {url}" in log and "Traceback" not in log
 

@@ -287,12 +287,7 @@ def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_na
 
 def test_a_crawl_without_the_password_stops_at_start_with_exit_2(crawl, password_redis):
     url = crawl.extra_env["FOCUSED_REDIS_URL"] = password_redis.url
-    process = crawl.start()
-    try:
-        assert process.wait(60) == 2
-    finally:
-        if process.poll() is None:
-            process.kill()
+    crawl.finish(crawl.start(), 2, 60)
     log = crawl.log()
     assert f"CRITICAL: focused: error: Redis at {url} requires a password: put it in" in log
     assert "Traceback" not in log and "Redis unreachable" not in log
