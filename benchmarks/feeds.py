@@ -1,4 +1,4 @@
-"""Cost of writing the feed through (focused/feeds.py) per item.
+"""Cost of writing the feed through (focused/extensions/feeds.py) per item.
 
     .venv/bin/python benchmarks/feeds.py [--items 20000] [--runs 5]
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.extensions.feedexport import FileFeedStorage
 
-from focused.feeds import FlushedFileFeedStorage
+from focused.extensions.feeds import FlushedFileFeedStorage
 from focused.items import FEED_FIELDS, PageItem
 
 PROSE = "The heron stood in the shallow water of the lake, waiting for a fish to pass. "

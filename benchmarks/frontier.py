@@ -48,9 +48,9 @@ from common import DEFAULT_WORK, redis_server
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 
-from focused import defaults
 from focused.monitor.snapshot import reset_crawl
 from focused.schedulers.frontier import Ack, Link, RedisFrontier
+from focused.settings import defaults
 
 BATCH = 100  # links per push (about a page's out-links) and URLs per pop
 POP_BATCH = 8  # FOCUSED_POP_BATCH

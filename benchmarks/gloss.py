@@ -32,7 +32,7 @@ from scrapy.http import HtmlResponse
 from threadpoolctl import threadpool_limits
 
 from focused.items import PageItem
-from focused.links import extract_links
+from focused.links.extract import extract_links
 from focused.pipelines.classify import ClassifierPipeline
 from focused.relevance import HierarchicalClassifier
 from focused.relevance.gloss import AnchorGlosser

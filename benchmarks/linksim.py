@@ -576,7 +576,7 @@ def graph_of(bundle: Any, path: Path) -> Web:
 
     from focused.lab.evaluation.graph import WebGraph
     from focused.lab.webs.bundle import url_key
-    from focused.links import extract_links
+    from focused.links.extract import extract_links
 
     started = time.perf_counter()
     graph = WebGraph.from_bundle(bundle)

@@ -68,7 +68,7 @@ from common import (
 from scrapy.http import HtmlResponse, Response
 
 from focused.lab.webs.server import ServedWeb
-from focused.links import extract_links
+from focused.links.extract import extract_links
 from focused.monitor.snapshot import reset_crawl
 from focused.relevance.text import page_text
 from focused.topic.files import load_topic

@@ -1,7 +1,7 @@
 """The Scrapy add-on that turns a project into a focused crawler.
 
 ``ADDONS = {"focused.addon.FocusedAddon": 0}`` loads every ``FOCUSED_*`` default (from
-:mod:`focused.defaults`) and the components at add-on priority, so ``settings.py`` and
+:mod:`focused.settings.defaults`) and the components at add-on priority, so ``settings.py`` and
 ``-s KEY=VALUE`` still override each of them.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from focused import defaults
 from focused.errors import exit_on_user_error
 from focused.items import FEED_FIELDS
-from focused.settingcheck import check_settings
+from focused.settings import defaults
+from focused.settings.check import check_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -58,7 +58,9 @@ class FocusedAddon:
         settings["EXTENSIONS"].setdefault("focused.extensions.memory.MemoryGiveBack", 570)
         # Local feeds written through: a killed crawl leaves every exported item in its feed.
         for scheme in ("", "file"):
-            settings["FEED_STORAGES"].setdefault(scheme, "focused.feeds.FlushedFileFeedStorage")
+            settings["FEED_STORAGES"].setdefault(
+                scheme, "focused.extensions.feeds.FlushedFileFeedStorage"
+            )
         # Sees a response before Scrapy's RetryMiddleware (550) retries it.
         settings["DOWNLOADER_MIDDLEWARES"].setdefault(
             "focused.middlewares.retryafter.RetryAfterMiddleware", 560

@@ -22,8 +22,8 @@ from scrapy.utils._download_handlers import wrap_twisted_exceptions
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
-from focused.failures import failure_reason
-from focused.links import extract_links
+from focused.links.extract import extract_links
+from focused.middlewares.failures import failure_reason
 from focused.spiders.focused import plausible, redecoded, too_many_attributes
 from tests.conftest import Crawl, free_port
 

@@ -10,11 +10,11 @@ import time
 import pytest
 import redis
 
-from focused import defaults
-from focused.domains import RegisteredDomains
+from focused.links.domains import RegisteredDomains
 from focused.monitor.metrics import CrawlCollector
 from focused.monitor.snapshot import crawl_snapshot, format_status
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
+from focused.settings import defaults
 from focused.store import keys
 
 

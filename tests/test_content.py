@@ -18,7 +18,7 @@ from focused.pipelines.classify import ClassifierPipeline
 from focused.relevance.content import MainText, main_text
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.text import page_text
-from focused.settingcheck import check_settings, choice
+from focused.settings.check import check_settings, choice
 
 ARTICLE = [
     "The mute swan is a large waterbird of the family Anatidae, native to much of Eurasia.",

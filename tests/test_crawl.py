@@ -12,7 +12,7 @@ from scrapy.http import HtmlResponse
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import ServedWeb, read_log
-from focused.links import extract_links
+from focused.links.extract import extract_links
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
 from focused.topic.files import load_topic

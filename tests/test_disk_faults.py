@@ -1,4 +1,5 @@
-"""Disk faults (:mod:`focused.diskfaults`): a crawl whose feed, WARC files or lists cannot be
+"""Disk faults (:mod:`focused.extensions.diskfaults`): a crawl whose feed, WARC files or lists
+cannot be
 written stops with one line and exit code 4, its WARC file closed, nothing acknowledged lost; a
 models folder that cannot be written is one line and exit code 2.
 
@@ -19,9 +20,9 @@ from pathlib import Path
 import pytest
 from scrapy.utils.test import get_crawler
 
-from focused.diskfaults import DISK_ERRORS, disk_fault
+from focused.extensions.diskfaults import DISK_ERRORS, disk_fault
+from focused.extensions.feeds import FlushedFileFeedStorage
 from focused.extensions.warc import WarcFiles, request_record, response_record
-from focused.feeds import FlushedFileFeedStorage
 from tests.conftest import Crawl, final_stats, focused
 from tests.test_durability import fetched, read_feed
 from tests.test_warc import check_pairs, page, read_records

@@ -29,13 +29,13 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from focused.cli.main import build_parser
-from focused.settingcheck import known_settings
-from focused.settingdocs import setting_sections, undescribed
+from focused.settings.check import known_settings
+from focused.settings.docs import setting_sections, undescribed
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
-USER_TEXT = [ROOT / "README.md", ROOT / "focused" / "defaults.py", *PAGES]
+USER_TEXT = [ROOT / "README.md", ROOT / "focused" / "settings" / "defaults.py", *PAGES]
 EXAMPLE_PAGES = [p for p in PAGES if p.parent.name in ("intro", "howto")]
 PORTS = ("6379", "6800", "8080", "8081", "8090", "8091", "9410")
 """Ports the examples use; each run gets free ones instead."""

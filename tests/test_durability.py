@@ -25,12 +25,12 @@ from scrapy.utils.test import get_crawler
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
-from focused import defaults
 from focused.commands.crawl import EXIT_CODES, REDIS_LOST
 from focused.errors import FocusedError
+from focused.extensions.feeds import FlushedFileFeedStorage
 from focused.extensions.outages import RedisOutages
-from focused.feeds import FlushedFileFeedStorage
 from focused.schedulers.frontier import page_urls
+from focused.settings import defaults
 from focused.store import keys
 from focused.store.connection import OUTAGES, connect, retrying
 from tests.conftest import final_stats, focused, wait_for

@@ -12,10 +12,10 @@ import redis
 from w3lib.url import canonicalize_url
 
 from focused.errors import FocusedError
+from focused.links.urls import CANONICAL, BadURL, clean_url
 from focused.schedulers.base import Frontier
 from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
 from focused.store import keys
-from focused.urls import CANONICAL, BadURL, clean_url
 from tests.conftest import free_port
 
 

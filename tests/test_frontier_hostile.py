@@ -13,10 +13,10 @@ import pytest
 
 from focused.errors import CrawlVanished, FocusedError
 from focused.extensions.heartbeat import forget_dead_here
+from focused.links.urls import BadURL, clean_url, ip_of
 from focused.monitor.snapshot import reset_crawl
 from focused.schedulers.frontier import Link
 from focused.store import keys
-from focused.urls import BadURL, clean_url, ip_of
 
 
 def urls(pop) -> list[str]:
@@ -61,7 +61,7 @@ def test_the_fast_path_for_clean_urls_agrees_with_the_full_parse(monkeypatch):
     the same, or be refused for the same reason, either way."""
     import random
 
-    from focused import urls as module
+    from focused.links import urls as module
 
     parts = ["a", "0x7f", "7f", "123", "x-y", "_", "A", "b1", "0", "xn--bcher-kva", ""]
     paths = ["/", "//", "/a%20b", "/%zz", "/~u;p=1", "/(x)!$&'*+,=:@", "/a b", "/é", "/#f", ""]

@@ -42,7 +42,7 @@ DEPTH_LIMIT = 6
 REDIRECT_MAX_TIMES = 3
 DOWNLOAD_TIMEOUT = 5
 CLOSESPIDER_TIMEOUT = 170
-# The project's own limits (focused/settings.py, else Scrapy's defaults).
+# The project's own limits (focused/settings/__init__.py, else Scrapy's defaults).
 MAXSIZE = project_settings.DOWNLOAD_MAXSIZE
 URLLENGTH_LIMIT = getattr(project_settings, "URLLENGTH_LIMIT", default_settings.URLLENGTH_LIMIT)
 # A crawl of this web peaks at about 300 MiB; a 1 GiB gzip bomb inflated, or an endless page

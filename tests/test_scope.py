@@ -14,8 +14,8 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from focused import defaults
-from focused.scope import Scope, repeated_run
+from focused.links.scope import Scope, repeated_run
+from focused.settings import defaults
 from focused.spiders.focused import FocusedSpider
 
 DEFAULT = Scope(

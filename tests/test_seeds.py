@@ -15,7 +15,7 @@ from focused.commands.crawl import EXIT_CODES
 from focused.errors import NO_SEED
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
-from focused.links import extract_links
+from focused.links.extract import extract_links
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
 from focused.store.connection import connect

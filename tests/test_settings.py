@@ -7,9 +7,9 @@ import subprocess
 import pytest
 from scrapy.settings import Settings
 
-from focused import defaults
 from focused.errors import FocusedError
-from focused.settingcheck import (
+from focused.settings import defaults
+from focused.settings.check import (
     OPTIONAL_TYPES,
     RANGES,
     SCRAPY_TYPES,

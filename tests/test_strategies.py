@@ -58,7 +58,7 @@ def test_unknown_link_score_is_refused():
 
 
 def test_forum_and_blog_links_are_dropped_before_the_frontier():
-    from focused import defaults
+    from focused.settings import defaults
 
     page = {
         **PAGE,

@@ -22,10 +22,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scrapy.utils.test import get_crawler
 
-from focused import defaults
 from focused.extensions.heartbeat import HUNG_BEATS
 from focused.monitor.snapshot import crawl_snapshot
 from focused.schedulers.frontier import Link
+from focused.settings import defaults
 from focused.store import keys
 from tests.conftest import final_stats, wait_for
 

@@ -254,8 +254,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``focused``; only the command named in ``argv`` gets its arguments (and
     imports the modules that define them), so ``focused --help`` and ``focused status`` start
     without loading scikit-learn, Scrapy or the evaluation code."""
-    from focused import defaults
     from focused.cli.options import add_server_arguments, add_settings_argument
+    from focused.settings import defaults
 
     chosen = _command_words(argv)
     parser = argparse.ArgumentParser(

@@ -1,6 +1,6 @@
 """The reference pages written from the code: ``docs/reference/commands.md`` (the help of every
 command, as it prints) and ``docs/reference/settings.md`` (every setting, from the comments of
-:mod:`focused.defaults`).
+:mod:`focused.settings.defaults`).
 
 They are plain Markdown files committed in the repository, so that they read on their own (on a
 forge, in an editor) as well as in the built site; ``python -m focused.cli.refpages`` rewrites them
@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from focused.cli.main import build_parser
-from focused.settingcheck import SCRAPY_TYPES, accepted
-from focused.settingdocs import setting_sections
+from focused.settings.check import SCRAPY_TYPES, accepted
+from focused.settings.docs import setting_sections
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
 """Where the pages are, in a checkout of the repository."""
@@ -42,7 +42,7 @@ stops the crawl at start with one line naming the setting and what it accepts (e
 does such a value of one of the Scrapy settings the crawl relies on, listed at the end of this
 page. A `FOCUSED_*` name that is not a setting is a warning that names the closest one.
 
-This page is written from the comments beside the defaults in `focused/defaults.py`.
+This page is written from the comments beside the defaults in `focused/settings/defaults.py`.
 """
 
 _COMMANDS_INTRO = """\

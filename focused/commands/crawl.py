@@ -9,7 +9,7 @@ run ``scrapy crawl`` through ``scrapy.cmdline`` with the project's settings, run
 Exit codes: 0, the crawl ended (its frontier empty, a ``CLOSESPIDER_*`` limit, Ctrl-C); 1,
 Scrapy could not start it; 2, a mistake the user can fix, in one line (a topic file, a
 setting, no Redis at the start); 3, it stopped because Redis was lost or kept refusing writes;
-4, an output (feed, WARC files, lists) could not be written (:mod:`focused.diskfaults`);
+4, an output (feed, WARC files, lists) could not be written (:mod:`focused.extensions.diskfaults`);
 5, no seed could be fetched, nor any page (:class:`focused.extensions.seeds.SeedCheck`)
 (:data:`EXIT_CODES`).
 """
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.commands import crawl
 
-from focused.diskfaults import DISK_ERRORS
 from focused.errors import DISK_ERROR, NO_SEED, REDIS_LOST, REDIS_REFUSED, REDIS_VANISHED
+from focused.extensions.diskfaults import DISK_ERRORS
 
 if TYPE_CHECKING:
     import argparse

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from focused.diskfaults import disk_fault
 from focused.distill.job import distill
 from focused.distill.lists import lists_folder, lists_path, read_lists, write_lists
 from focused.errors import FocusedError
+from focused.extensions.diskfaults import disk_fault
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ class ListWriter:
 
     Every process of a crawl writes the same file from Redis; the last one to close has the
     whole crawl's counts. Logs how many it wrote and where; a file that cannot be written is a
-    disk fault (:mod:`focused.diskfaults`). Lists with nothing in them leave an earlier run's
+    disk fault (:mod:`focused.extensions.diskfaults`). Lists with nothing in them leave an earlier
+    run's
     file as it is (a run after ``focused reset --keep-known`` on an unchanged web lists
     nothing).
     """

@@ -18,7 +18,7 @@ from twisted.internet import task
 from focused.errors import FocusedError, exit_on_user_error
 from focused.schedulers.revisits import claim_round, revisit_round
 from focused.schedulers.scheduler import frontier_for
-from focused.settingcheck import choice
+from focused.settings.check import choice
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -30,7 +30,8 @@ item is scraped (``benchmarks/warc.py`` measures the cost). Stats: ``focused/war
 ``focused/warc/files`` (files started), ``focused/warc/bytes`` (gzip'd bytes written).
 
 A record the disk refuses (full, read-only, an I/O error: any OSError) is a disk fault
-(:mod:`focused.diskfaults`): the file is cut back to its last whole page and closed under its
+(:mod:`focused.extensions.diskfaults`): the file is cut back to its last whole page and closed
+under its
 final name (``.incomplete`` if it cannot be cut back), one error line, the crawl stops, and no
 more records are written (the pages fetched from then on are in Redis and ``focused export``,
 not in the WARC files).
@@ -64,12 +65,12 @@ from warcio.utils import Digester
 from warcio.warcwriter import WARCWriter
 
 import focused
-from focused.diskfaults import disk_fault
 from focused.errors import FocusedError, exit_on_user_error
+from focused.extensions.diskfaults import disk_fault
 from focused.pipelines.duplicates import UNCHANGED
 from focused.schedulers.frontier import fingerprint
 from focused.schedulers.scheduler import crawl_name, store_for
-from focused.settingcheck import choice
+from focused.settings.check import choice
 from focused.store import keys
 from focused.store.connection import home_dir
 

@@ -9,8 +9,9 @@ twice:
 
 - :class:`AddressMiddleware`, a downloader middleware placed before robots.txt is asked,
   refuses a request whose host *spells* such an address in any notation (``127.1``,
-  ``0x7f.0.0.1``, ``2130706433``, ``[::ffff:127.0.0.1]``, see :func:`focused.urls.ip_of`) or
-  is ``localhost`` or ``*.localhost``, with :class:`focused.failures.ForbiddenAddress`. It
+  ``0x7f.0.0.1``, ``2130706433``, ``[::ffff:127.0.0.1]``, see :func:`focused.links.urls.ip_of`) or
+  is ``localhost`` or ``*.localhost``, with :class:`focused.middlewares.failures.ForbiddenAddress`.
+  It
   applies to every request, proxied or not, redirects and robots.txt included.
 - :class:`AddressResolver`, the DNS resolver the add-on installs (``TWISTED_DNS_RESOLVER``),
   fails the lookup of a name whose address is refused, as if the name did not exist. Every
@@ -40,8 +41,8 @@ from scrapy.utils.url import add_http_if_no_scheme
 from twisted.internet.error import DNSLookupError
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.failures import ForbiddenAddress
-from focused.urls import ip_of
+from focused.links.urls import ip_of
+from focused.middlewares.failures import ForbiddenAddress
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -4,7 +4,7 @@ robots.txt counted against its host's politeness delay.
 On the open web many hosts' robots.txt fail: the name no longer resolves, the server refuses
 or times out. Scrapy then allows the whole host (as we do) but logs each failure as an error
 with a full traceback. Here it is one warning that names the URL and the reason
-(:func:`focused.failures.failure_reason`, the names of bad pages).
+(:func:`focused.middlewares.failures.failure_reason`, the names of bad pages).
 
 robots.txt is fetched once per host for the crawl, not once per process: each one fetched is
 kept in the crawl's Redis (``robots:<origin>``, its first ROBOTS_MAX_BYTES, or the "allow all"
@@ -38,7 +38,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from focused.errors import FocusedError
-from focused.failures import failure_reason
+from focused.middlewares.failures import failure_reason
 from focused.schedulers.scheduler import frontier_for, store_for
 from focused.store import keys
 

@@ -27,7 +27,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from focused.errors import FocusedError
-from focused.failures import TIMEOUTS, TooSlow
+from focused.middlewares.failures import TIMEOUTS, TooSlow
 from focused.schedulers.scheduler import frontier_for
 
 if TYPE_CHECKING:

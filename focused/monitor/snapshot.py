@@ -16,7 +16,7 @@ from itertools import chain, zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from focused import defaults
+from focused.settings import defaults
 from focused.store import keys, scripts
 from focused.store.crawl import CrawlStore, crawl_names
 from focused.store.shards import add_up

@@ -10,10 +10,10 @@ import numpy as np
 from scrapy.utils.asyncio import run_in_thread, sleep
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.links import LINKS_PER_PAUSE
+from focused.links.extract import LINKS_PER_PAUSE
 from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
-from focused.settingcheck import choice, switch
+from focused.settings.check import choice, switch
 from focused.signals import topic_refitted
 from focused.topic.methods import vector_model
 

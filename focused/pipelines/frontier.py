@@ -10,13 +10,13 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
 from focused.errors import FocusedError, exit_on_user_error
+from focused.links.urls import origin
 from focused.pipelines.duplicates import duplicate_fields, mark_duplicate
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
 from focused.schedulers.frontier import Ack, Acked, PartlyAcknowledged
 from focused.schedulers.scheduler import frontier_for
 from focused.strategies.registry import build_strategy
-from focused.urls import origin
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -92,7 +92,7 @@ class FrontierPipeline:
         hubs if more than STOPWORD_SHARE_BOUND of their words were stopwords are left out on
         a whitespace count first (English text has about half).
         """
-        host = origin(item["url"])  # the page's and its links' URLs are clean (focused.urls)
+        host = origin(item["url"])  # the page's and its links' URLs are clean (focused.links.urls)
         external = sum(origin(url) != host for url, *_ in item["links"])
         if not external:
             return None

@@ -20,9 +20,9 @@ Politeness: a host waits ``host_delay`` seconds (in ``wait``) after each pop and
 acknowledgement, so the delay separates fetches however long they take, and it never has more
 than ``host_concurrency`` URLs leased. Time is Redis's own clock, so it holds across machines.
 ``back_off`` holds a host longer for every process (a server's Retry-After). A host is its
-clean origin (:mod:`focused.urls`): every spelling of one server is one host.
+clean origin (:mod:`focused.links.urls`): every spelling of one server is one host.
 
-URLs: only clean URLs (:func:`focused.urls.clean_url`, at most ``max_url_length`` long) are
+URLs: only clean URLs (:func:`focused.links.urls.clean_url`, at most ``max_url_length`` long) are
 queued; others are refused (``on_rejected``). No field of a stored record can then hold a
 space, and a record that does not parse anyway is dropped and counted (``corrupt``), never
 an error in a script.
@@ -60,7 +60,7 @@ crawl is never slowed and a link farm or a trap never crowds out the rest. The p
 one read of the host's hash and one of its domain's per host popped: the budgets are checked
 where a URL would be leased, whoever queued it (the distiller re-boosting held hosts puts them
 back in ``ready``, and the next pop holds them again). A host's registered domain
-(:mod:`focused.domains`) is worked out here, once per host per call, and stored in its hash at
+(:mod:`focused.links.domains`) is worked out here, once per host per call, and stored in its hash at
 its first push; Lua never parses a host name. On a cluster a domain's counts are per shard (a
 script reaches one shard): each shard counts the fetches and hosts of the domain's hosts it
 holds, and applies the host-count budget split evenly between the shards, since hosts are
@@ -96,13 +96,13 @@ from typing import TYPE_CHECKING, Any
 
 from w3lib.url import canonicalize_url
 
-from focused.domains import RegisteredDomains
 from focused.errors import FocusedError
+from focused.links.domains import RegisteredDomains
+from focused.links.urls import CANONICAL, BadURL, clean_url
+from focused.links.urls import origin as url_origin
 from focused.store import keys
 from focused.store.crawl import CrawlStore
 from focused.store.shards import add_up, crawl_shards, host_hash
-from focused.urls import CANONICAL, BadURL, clean_url
-from focused.urls import origin as url_origin
 
 if TYPE_CHECKING:
     import redis
@@ -285,7 +285,8 @@ def _parented(away: dict[int, list[tuple[int, str]]], orders: list[int]) -> dict
 
 def fingerprint(url: str) -> int:
     """64-bit fingerprint of a URL's canonical form: w3lib's canonicalisation (sorted query,
-    the one Scrapy's request fingerprints use) of its clean form (:func:`focused.urls.clean_url`;
+    the one Scrapy's request fingerprints use) of its clean form
+    (:func:`focused.links.urls.clean_url`;
     BadURL if it has none)."""
     return _fingerprint(clean_url(url, 0))
 
@@ -325,7 +326,7 @@ def split_member(member: str) -> tuple[str, str, str, str]:
 
 
 def split_url(url: str) -> tuple[str, str]:
-    """(origin, rest) of a URL's clean form (:func:`focused.urls.clean_url`; BadURL if it has
+    """(origin, rest) of a URL's clean form (:func:`focused.links.urls.clean_url`; BadURL if it has
     none): ``http://host`` and ``/path?query``.
 
     The origin is the server the frontier is polite to: ``http://Host.:80/a``,
@@ -480,7 +481,7 @@ class RedisFrontier:
 
         One string a page rather than six arguments a link: the script splits it with one
         pattern, which costs Redis less than taking each field as an argument
-        (``benchmarks/frontier.py``). Only clean URLs (:func:`focused.urls.clean_url`, at most
+        (``benchmarks/frontier.py``). Only clean URLs (:func:`focused.links.urls.clean_url`, at most
         ``max_url_length`` long) are queued; the others go to ``on_rejected``. Links this
         process has stored before (``known``) are left out. With ``edges``, the links to
         servers other than ``page_origin`` are appended to it as crawl-graph records (every

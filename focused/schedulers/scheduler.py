@@ -57,11 +57,11 @@ from focused.errors import (
     exit_on_user_error,
 )
 from focused.items import META
+from focused.links.urls import BadURL
 from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
 from focused.store.connection import OUTAGES, RedisRefused, from_settings
 from focused.store.keys import NAME_RE
-from focused.urls import BadURL
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

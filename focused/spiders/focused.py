@@ -2,7 +2,7 @@
 
 It decides nothing about what to crawl (the pipelines score, the frontier orders) but the
 scope rules, which drop out-links on their URL and hops alone before anything scores them
-(:mod:`focused.scope`), and it never touches Redis. Bad pages are counted in stats under
+(:mod:`focused.links.scope`), and it never touches Redis. Bad pages are counted in stats under
 ``focused/bad_page/<reason>`` and yielded with ``bad`` set, so the feed has every fetched URL
 and the frontier acknowledges each one.
 """
@@ -25,12 +25,12 @@ from twisted.python.failure import Failure
 
 from focused.distill.lists import list_seeds, lists_folder, lists_path
 from focused.errors import FocusedError, did_you_mean, exit_on_user_error
-from focused.failures import OTHER, failure_reason
 from focused.items import META, PageItem
-from focused.links import link_batches, parsed
+from focused.links.extract import link_batches, parsed
+from focused.links.scope import Scope
+from focused.middlewares.failures import OTHER, failure_reason
 from focused.relevance.text import page_text
 from focused.schedulers.scheduler import crawl_name
-from focused.scope import Scope
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.topic.plan import CrawlPlan
 
@@ -219,7 +219,7 @@ class FocusedSpider(scrapy.Spider):
 
     @cached_property
     def scope(self) -> Scope:
-        """The scope rules (:mod:`focused.scope`): out-links beyond them leave no page."""
+        """The scope rules (:mod:`focused.links.scope`): out-links beyond them leave no page."""
         return Scope.from_settings(self.settings)
 
     @cached_property
@@ -234,7 +234,7 @@ class FocusedSpider(scrapy.Spider):
 
     async def parse(self, response: Response) -> AsyncIterator[PageItem]:
         """The page's item; its links are read in batches with the reactor given back between
-        two (:func:`focused.links.link_batches`), so a page of a hundred thousand links does
+        two (:func:`focused.links.extract.link_batches`), so a page of a hundred thousand links does
         not stop the process's fetches and heartbeat while they are read."""
         item = self._item(response.request, response.url, response.status)
         if last_modified := response.headers.get("Last-Modified"):

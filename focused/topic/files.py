@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from focused.errors import TopicError, known_fields, not_one_of
+from focused.links.urls import BadURL, clean_url
 from focused.store.keys import NAME_RE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 from focused.topic.fields import existing_path
 from focused.topic.methods import METHODS
-from focused.urls import BadURL, clean_url
 
 TOP_FIELDS = {
     "name",
@@ -102,7 +102,7 @@ class Topic:
 
 
 def is_seed_url(url: str) -> bool:
-    """A URL that may enter a crawl as a seed: one :func:`focused.urls.clean_url` accepts."""
+    """A URL that may enter a crawl as a seed: one :func:`focused.links.urls.clean_url` accepts."""
     try:
         clean_url(url)
     except BadURL:
@@ -127,7 +127,8 @@ BAD_SEED = {
 
 
 def _check_url(path: Path, fieldname: str, url: Any) -> str:
-    """The seed as it is crawled (focused.urls.clean_url), or a TopicError that says why not."""
+    """The seed as it is crawled (focused.links.urls.clean_url), or a TopicError that says why
+    not."""
     if not isinstance(url, str):
         raise TopicError(path, fieldname, f"expected a URL string, got {url!r}")
     try:

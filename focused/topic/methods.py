@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError, TopicError
-from focused.settingcheck import switch
+from focused.settings.check import switch
 from focused.topic.fields import example_folder, existing_path, number
 
 if TYPE_CHECKING:

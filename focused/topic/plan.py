@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from focused.errors import FocusedError
-from focused.settingcheck import choice
+from focused.settings.check import choice
 from focused.store.connection import home_dir
 from focused.strategies.registry import strategy_class
 from focused.topic.methods import (

@@ -22,7 +22,6 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from focused import defaults
 from focused.errors import FocusedError
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.oracle import oracle_order
@@ -56,6 +55,7 @@ from focused.lab.evaluation.tasks import (
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
 from focused.relevance.centroid import CentroidModel
+from focused.settings import defaults
 from focused.topic.files import load_topic
 
 __all__ = ["evaluate", "score_crawls"]

@@ -10,7 +10,7 @@ import networkx as nx
 from scrapy.http import HtmlResponse
 
 from focused.lab.webs.bundle import Bundle, url_key
-from focused.links import extract_links
+from focused.links.extract import extract_links
 from focused.relevance.text import page_text
 
 __all__ = ["WebGraph"]

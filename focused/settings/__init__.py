@@ -1,4 +1,7 @@
-"""Scrapy settings of the focused project; FOCUSED_* defaults live in focused/defaults.py."""
+"""Scrapy settings of the focused project (this package's own names), and the FOCUSED_* settings:
+their defaults (:mod:`~focused.settings.defaults`), the checks of their values
+(:mod:`~focused.settings.check`) and their documentation, read from the defaults' comments
+(:mod:`~focused.settings.docs`)."""
 
 BOT_NAME = "focused"
 SPIDER_MODULES = ["focused.spiders"]

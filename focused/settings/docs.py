@@ -1,5 +1,5 @@
 """The documentation of every ``FOCUSED_*`` setting, read from the comments of
-:mod:`focused.defaults`, so that a setting is described in one place: beside its default.
+:mod:`focused.settings.defaults`, so that a setting is described in one place: beside its default.
 
 The comments follow three rules. A line ``# == Title ==`` starts a section. A block of comment
 lines describes the run of settings right below it (a group). A comment at the end of a
@@ -13,7 +13,7 @@ import inspect
 import re
 from dataclasses import dataclass, field
 
-from focused import defaults
+from focused.settings import defaults
 
 _SECTION = re.compile(r"^# == (?P<title>.+) ==$")
 _SETTING = re.compile(r"^(?P<name>FOCUSED_[A-Z0-9_]+)\b[^=]*=[^#]*(?:#\s*(?P<own>.*))?$")
@@ -45,7 +45,7 @@ class Section:
 
 
 def setting_sections() -> list[Section]:
-    """The sections of :mod:`focused.defaults`, in the order of the file."""
+    """The sections of :mod:`focused.settings.defaults`, in the order of the file."""
     sections: list[Section] = []
     comment: list[str] = []
     group: Group | None = None

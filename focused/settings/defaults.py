@@ -4,7 +4,7 @@ The add-on (:mod:`focused.addon`) loads this module at add-on priority, so the p
 ``settings.py`` and ``-s KEY=VALUE`` override any of them; code reads them with the typed
 getters and never passes a fallback.
 
-The comments are the settings reference of the documentation (:mod:`focused.settingdocs` says
+The comments are the settings reference of the documentation (:mod:`focused.settings.docs` says
 how they are read): write them for a user.
 """
 

@@ -13,7 +13,8 @@ by a process killed in mid-write, is cut back to its last whole line first, so t
 does not run on from it (a warning says how many bytes were dropped).
 
 A feed file that cannot be opened or written (a full disk, a read-only folder: any OSError) is a
-disk fault (:mod:`focused.diskfaults`): one error line, the crawl stops, the feed is cut back to
+disk fault (:mod:`focused.extensions.diskfaults`): one error line, the crawl stops, the feed is cut
+back to
 the end of its last whole item, and takes no more items (``focused export`` writes them all
 from Redis).
 """
@@ -29,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from scrapy.extensions.feedexport import FileFeedStorage
 
-from focused.diskfaults import disk_fault
+from focused.extensions.diskfaults import disk_fault
 from focused.schedulers.scheduler import crawl_name
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from parsel import Selector
 from scrapy.http import HtmlResponse
 from scrapy.utils.response import get_base_url
 
-from focused.urls import BadURL, clean_url
+from focused.links.urls import BadURL, clean_url
 
 # Links read, or anchors scored, between two returns to the reactor: about 0.1 s of work on a
 # page of a hundred thousand links, so a process stays responsive (and its heartbeat goes on).
@@ -39,7 +39,7 @@ def extract_links(
     the text right around it (up to ``context_words`` words before and after, within its
     paragraph), which says more about the target than a bare name does; "" with 0.
 
-    Each URL is spelled as :func:`focused.urls.clean_url` spells it, at most ``max_length``
+    Each URL is spelled as :func:`focused.links.urls.clean_url` spells it, at most ``max_length``
     characters long (Scrapy's ``URLLENGTH_LIMIT``; 0: no limit), so only URLs that can be
     fetched and stored leave the page. A link that cannot (a bad port, host or syntax, or too
     long) is skipped and counted in ``bad`` under ``BadURL.reason``; links to other schemes
