@@ -31,17 +31,12 @@ from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, neglected_neighbours
 from focused.monitor.snapshot import reset_crawl
-from focused.schedulers.frontier import (
-    EDGE_RECORD,
-    PAGE_RECORD,
-    Link,
-    RedisFrontier,
-    fingerprint,
-    host_hash,
-    split_url,
-)
 from focused.store import keys
 from focused.store.connection import binary_client
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import EDGE_RECORD, PAGE_RECORD, fingerprint, split_url
+from focused.store.shards import host_hash
 
 CRAWL = "bench-distill"
 
@@ -52,7 +47,7 @@ def url(i: int, hosts: int) -> str:
 
 def build(client: redis.Redis, args: argparse.Namespace) -> tuple[RedisFrontier, np.ndarray]:
     """Write the crawl graph and queue the pages not fetched; returns the edge list."""
-    frontier = RedisFrontier(client, CRAWL, host_delay=0.0, host_concurrency=100)
+    frontier = RedisFrontier.for_crawl(client, CRAWL, host_delay=0.0, host_concurrency=100)
     rng = np.random.default_rng(0)
     n, hosts = args.pages, args.hosts
     nodes = 5 * n  # 0..n-1 fetched, n.. not fetched
@@ -103,7 +98,9 @@ def timed(what: str, call):  # noqa: ANN001, ANN201 - a benchmark helper
 def ack_cost(client: redis.Redis, pages: int, graph: bool) -> float:
     """Seconds per ``complete`` with 25 new out-links."""
     name = f"{CRAWL}-ack-{graph}"
-    frontier = RedisFrontier(client, name, host_delay=0.0, host_concurrency=100, graph=graph)
+    frontier = RedisFrontier.for_crawl(
+        client, name, host_delay=0.0, host_concurrency=100, graph=graph
+    )
     frontier.push_many(Link(url(i, 400), 0.5) for i in range(pages))
     leased = []
     while len(leased) < pages:

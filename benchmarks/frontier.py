@@ -49,8 +49,9 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 
 from focused.monitor.snapshot import reset_crawl
-from focused.schedulers.frontier import Ack, Link, RedisFrontier
 from focused.settings import defaults
+from focused.store.frontier.base import Ack, Link
+from focused.store.frontier.queue import RedisFrontier
 
 BATCH = 100  # links per push (about a page's out-links) and URLs per pop
 POP_BATCH = 8  # FOCUSED_POP_BATCH
@@ -118,7 +119,7 @@ def bench_ours(
 ) -> Ours:
     """Push n URLs, measure memory, pop them all, then run the crawl-shaped cycle."""
     reset_crawl(client, CRAWL)
-    frontier = RedisFrontier(
+    frontier = RedisFrontier.for_crawl(
         client,
         CRAWL,
         host_delay=0.0,

@@ -45,8 +45,8 @@ from focused.lab.crawlproc import crawl_command
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import ServedWeb
-from focused.schedulers.frontier import RedisFrontier
 from focused.store.connection import connect
+from focused.store.frontier.queue import RedisFrontier
 from focused.store.server import server_command
 
 TIERS = ("unit", "redis", "crawl", "cluster")
@@ -410,7 +410,7 @@ def frontier(frontier_client, crawl_name):
 
     def make(**options) -> RedisFrontier:
         options = {"host_delay": 0.0, "host_concurrency": 100, **options}
-        return RedisFrontier(frontier_client, crawl_name, **options)
+        return RedisFrontier.for_crawl(frontier_client, crawl_name, **options)
 
     return make
 

@@ -13,9 +13,10 @@ import redis
 from focused.links.domains import RegisteredDomains
 from focused.monitor.metrics import CrawlCollector
 from focused.monitor.snapshot import crawl_snapshot, format_status
-from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.settings import defaults
 from focused.store import keys
+from focused.store.frontier.base import Budgets, Link
+from focused.store.frontier.queue import RedisFrontier
 
 
 @pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
@@ -123,7 +124,7 @@ def test_a_single_site_crawl_is_never_slowed(frontier):
 
 def test_the_host_count_budget_holds_the_fourth_farm_host(redis_client, crawl_name):
     # On one server: a cluster splits the host-count budget between its shards.
-    f = RedisFrontier(
+    f = RedisFrontier.for_crawl(
         redis_client,
         crawl_name,
         host_delay=0,
@@ -153,7 +154,7 @@ def test_a_platform_is_a_private_suffix_and_not_the_users_own():
 def test_the_host_count_budget_of_a_platform_holds_the_fourth_farm_host(redis_client, crawl_name):
     """A farm on netlify.app: each host a registered domain of its own, all under one private
     suffix of the Public Suffix List, whose hosts are counted together."""
-    f = RedisFrontier(
+    f = RedisFrontier.for_crawl(
         redis_client,
         crawl_name,
         host_delay=0,

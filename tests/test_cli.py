@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from focused.schedulers.frontier import Link
 from focused.store import keys
 from focused.store.connection import connect
+from focused.store.frontier.base import Link
 from tests.conftest import focused
 
 pytestmark = pytest.mark.crawl  # every test runs the command in a subprocess

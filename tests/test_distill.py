@@ -15,13 +15,15 @@ from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, distill_locked
 from focused.monitor.snapshot import crawl_status
-from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import split_url, unpack_score
 
 
 @pytest.fixture
 def frontier(redis_client, crawl_name) -> RedisFrontier:
-    return RedisFrontier(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
+    return RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
 
 
 def crawl(frontier: RedisFrontier, pages: dict[str, tuple[float, list[str]]]) -> None:
@@ -190,7 +192,7 @@ def test_a_crawl_distils_as_it_goes(crawl, redis_client):
     distilled = [int(n) for n in re.findall(r"Distilled (\d+) pages", crawl.log())]
     assert distilled[0] >= 35 and all(b - a >= 35 for a, b in itertools.pairwise(distilled))
     # The crawl kept its graph: the hubs of the synthetic web's topic can be read back.
-    graph = read_graph(RedisFrontier(redis_client, crawl.name))
+    graph = read_graph(RedisFrontier.for_crawl(redis_client, crawl.name))
     assert graph.pages > 100 and len(graph.src) > graph.pages
     reboosted = stats["focused/distiller/reboosted"]
     assert reboosted >= 1

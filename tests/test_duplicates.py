@@ -16,8 +16,10 @@ from focused.lab.webs.bundle import url_key, write_bundle
 from focused.lab.webs.server import read_log
 from focused.monitor.snapshot import crawl_status, reset_crawl
 from focused.pipelines.duplicates import duplicate_fields, last_modified_value, mark_duplicate
-from focused.schedulers.frontier import Ack, RedisFrontier, fingerprint
 from focused.store import keys
+from focused.store.frontier.base import Ack
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import fingerprint
 from tests.conftest import Crawl, wait_for
 
 MONDAY = "Mon, 06 Jan 2025 10:00:00 GMT"
@@ -96,7 +98,7 @@ def test_copies_in_one_batch_are_told_apart_in_order(check, frontier_client, cra
         page("http://c.test/3", "Herons fly."),
     )
     assert one["bad"] is None and two["bad"] == "duplicate" and three["bad"] is None
-    stats = RedisFrontier(frontier_client, crawl_name).counts()
+    stats = RedisFrontier.for_crawl(frontier_client, crawl_name).counts()
     assert stats["duplicate"] == 1 and stats["classified"] == 2 and stats["fetched"] == 3
 
 
@@ -163,8 +165,10 @@ def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
 
 
 def test_different_crawls_do_not_share(frontier_client, crawl_name, stats):
-    one = checker(RedisFrontier(frontier_client, crawl_name, host_delay=0), stats)
-    two = checker(RedisFrontier(frontier_client, crawl_name + "-two", host_delay=0), stats)
+    one = checker(RedisFrontier.for_crawl(frontier_client, crawl_name, host_delay=0), stats)
+    two = checker(
+        RedisFrontier.for_crawl(frontier_client, crawl_name + "-two", host_delay=0), stats
+    )
     assert one(page("http://a.test/x", "Text.", MONDAY))["bad"] is None
     assert two(page("http://b.test/y", "Text."))["bad"] is None
     assert two(page("http://a.test/x", "Other.", MONDAY))["bad"] is None
@@ -193,7 +197,7 @@ def test_pages_without_a_check_are_not_recorded(frontier, frontier_client, crawl
 def test_lost_redis_raises_and_acknowledges_nothing(crawl_name):
     dead = redis.Redis(port=1, socket_connect_timeout=1, decode_responses=True)
     with pytest.raises(FocusedError):
-        RedisFrontier(dead, crawl_name, retries=0).complete_many(
+        RedisFrontier.for_crawl(dead, crawl_name, retries=0).complete_many(
             [Ack("http://a.test 0 - 0 0 ", "http://a.test/", "page", checksum="0" * 32)]
         )
 

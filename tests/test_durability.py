@@ -29,10 +29,10 @@ from focused.commands.crawl import EXIT_CODES, REDIS_LOST
 from focused.errors import FocusedError
 from focused.extensions.feeds import FlushedFileFeedStorage
 from focused.extensions.outages import RedisOutages
-from focused.schedulers.frontier import page_urls
 from focused.settings import defaults
 from focused.store import keys
 from focused.store.connection import OUTAGES, connect, retrying
+from focused.store.frontier.records import page_urls
 from tests.conftest import final_stats, focused, wait_for
 
 

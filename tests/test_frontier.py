@@ -13,9 +13,10 @@ from w3lib.url import canonicalize_url
 
 from focused.errors import FocusedError
 from focused.links.urls import CANONICAL, BadURL, clean_url
-from focused.schedulers.base import Frontier
-from focused.schedulers.frontier import Link, RedisFrontier, split_url, unpack_score
 from focused.store import keys
+from focused.store.frontier.base import Frontier, Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import split_url, unpack_score
 from tests.conftest import free_port
 
 
@@ -209,7 +210,7 @@ def test_split_url_keys_queues_by_origin():
 
 
 def test_packed_score_round_trips():
-    from focused.schedulers.frontier import pack
+    from focused.store.frontier.records import pack
 
     tries, score = unpack_score(pack(0.731, 2, 12345))
     assert tries == 2 and score == pytest.approx(0.731, abs=1e-4)
@@ -282,7 +283,9 @@ def test_the_cache_forgets_links_a_failed_call_did_not_store(frontier, crawl_nam
     assert f.push_many([Link("http://a.test/3", 0.5)]) == 1
     assert len(f.known) == 0  # more than seen_cache: emptied, and Redis still dedups
     assert f.push_many([Link("http://a.test/3", 0.5)]) == 0
-    dead = RedisFrontier(redis.Redis(port=free_port()), crawl_name, retries=0)  # no server
+    dead = RedisFrontier.for_crawl(
+        redis.Redis(port=free_port()), crawl_name, retries=0
+    )  # no server
     with pytest.raises(FocusedError):
         dead.push_many([Link("http://a.test/lost", 0.5)])
     assert not dead.known
@@ -337,14 +340,15 @@ def mismatches(protocol: type, obj: object) -> list[str]:
 
 
 def test_the_redis_frontier_is_a_frontier():
-    f = RedisFrontier(redis.Redis(), "contract")  # never connects: nothing here calls Redis
+    # never connects: nothing here calls Redis
+    f = RedisFrontier.for_crawl(redis.Redis(), "contract")
     assert mismatches(Frontier, f) == []
 
     class Narrower(RedisFrontier):
         def release(self, leases, retry=False):  # retry no longer keyword-only, no annotations
             return 0
 
-    narrower = Narrower(redis.Redis(), "contract")
+    narrower = Narrower.for_crawl(redis.Redis(), "contract")
     del narrower.owner
     assert mismatches(Frontier, narrower) == [
         "no attribute owner",

@@ -15,8 +15,8 @@ from focused.errors import CrawlVanished, FocusedError
 from focused.extensions.heartbeat import forget_dead_here
 from focused.links.urls import BadURL, clean_url, ip_of
 from focused.monitor.snapshot import reset_crawl
-from focused.schedulers.frontier import Link
 from focused.store import keys
+from focused.store.frontier.base import Link
 
 
 def urls(pop) -> list[str]:

@@ -14,7 +14,7 @@ from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.learned import TOPIC, LearnedTopic
 from focused.relevance.vectors import CategoryVectors, WordVectors
-from focused.schedulers.frontier import Link
+from focused.store.frontier.base import Link
 from focused.store.learning import LearningStore, SampledPage
 from tests.conftest import focused
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
-from focused.schedulers.frontier import Link, RedisFrontier
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
 from focused.strategies.learning import SharedLinkModel, decode, encode
 
 
@@ -48,7 +49,7 @@ def test_it_learns_which_links_lead_to_relevant_pages():
 
 
 def test_processes_share_one_model_through_the_training_log(redis_client, crawl_name):
-    frontier = RedisFrontier(redis_client, crawl_name)
+    frontier = RedisFrontier.for_crawl(redis_client, crawl_name)
     shared = [SharedLinkModel(frontier.store, OnlineLinkModel()) for _ in range(2)]
     links, labels = examples(30)
     for i, (one, label) in enumerate(zip(links, labels, strict=True)):
@@ -77,7 +78,7 @@ def test_training_log_entries_round_trip():
 
 
 def test_anchors_travel_with_queued_urls_and_parents_carry_their_r(redis_client, crawl_name):
-    frontier = RedisFrontier(redis_client, crawl_name, host_delay=0)
+    frontier = RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0)
     frontier.push_many([Link("http://a.test/parent", 1.0)])
     parent = frontier.pop_ready(1).leased[0]
     assert parent.parent_relevance is None and parent.anchor == ""

@@ -12,12 +12,13 @@ import pytest
 from focused.cli.main import main
 from focused.distill.lists import list_seeds, read_lists, write_lists
 from focused.errors import FocusedError, TopicError
-from focused.schedulers.frontier import Link, RedisFrontier
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
 from focused.topic.files import load_topic
 
 
 def test_the_frontier_counts_what_was_found_through_each_hub_and_site(redis_client, crawl_name):
-    f = RedisFrontier(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
+    f = RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
     f.push_many([Link("http://hub.test/list", 1.0)])
     (hub,) = f.pop_ready(1).leased
     children = [f"http://site.test/{i}" for i in range(4)] + ["http://other.test/x"]

@@ -9,15 +9,16 @@ from scrapy.utils.test import get_crawler
 from focused.distill.job import distill
 from focused.items import PageItem
 from focused.lab.webs.server import read_log
-from focused.schedulers.frontier import Link, RedisFrontier
 from focused.schedulers.revisits import revisit_round
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
 from tests.test_duplicates import checker
 
 
 @pytest.fixture
 def frontier(redis_client, crawl_name) -> RedisFrontier:
-    return RedisFrontier(
+    return RedisFrontier.for_crawl(
         redis_client, crawl_name, host_delay=0.0, host_concurrency=100, revisits=True
     )
 

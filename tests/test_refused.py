@@ -27,9 +27,10 @@ from focused.errors import REDIS_REFUSED, FocusedError
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.pipelines.frontier import FrontierPipeline
-from focused.schedulers.frontier import Ack, Acked, Link, RedisFrontier
 from focused.store.connection import REFUSALS, RedisRefused, connect, refusal, retrying
 from focused.store.crawl import CrawlStore
+from focused.store.frontier.base import Ack, Acked, Link
+from focused.store.frontier.queue import RedisFrontier
 from focused.store.periodic import PeriodicJob
 from tests.conftest import RedisServer, focused, free_port, stop, wait_for
 from tests.test_crawl import reachable, served_pages
@@ -258,7 +259,9 @@ def test_a_thread_that_gives_redis_up_leaves_the_crawl_its_own_logged_retries(ow
 
 @pytest.mark.cluster
 def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_name):
-    frontier = RedisFrontier(cluster, crawl_name, host_delay=0.0, host_concurrency=10, retries=0)
+    frontier = RedisFrontier.for_crawl(
+        cluster, crawl_name, host_delay=0.0, host_concurrency=10, retries=0
+    )
     shards = frontier.store.shards
     hosts = {shards.of_host(f"http://h{i}.test"): f"http://h{i}.test" for i in range(30)}
     assert sorted(hosts) == [0, 1, 2]

@@ -8,8 +8,8 @@ from importlib.resources import files
 
 import pytest
 
-from focused.schedulers.frontier import PACKING
 from focused.store import scripts
+from focused.store.frontier.records import PACKING
 
 # A Lua comment or string literal (whichever starts first wins, as in Lua; no long brackets).
 CODE_ONLY = re.compile(r"""--[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*\"""")

@@ -13,9 +13,11 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
 from focused.monitor.snapshot import crawl_status
-from focused.schedulers.frontier import Link, RedisFrontier, unpack_score
 from focused.schedulers.scheduler import BATCH_POLL_S, FrontierScheduler
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import unpack_score
 from focused.strategies.bestn import BestNFirst
 from focused.strategies.registry import strategy_class
 from tests.conftest import final_stats, focused

@@ -9,8 +9,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from focused.schedulers.frontier import SCORE_LEVELS, Link, RedisFrontier
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import SCORE_LEVELS
 from focused.strategies.genetic import (
     EdgeLog,
     GeneticStrategy,
@@ -23,7 +25,7 @@ from focused.strategies.genetic import (
 
 @pytest.fixture
 def frontier(redis_client, crawl_name) -> RedisFrontier:
-    return RedisFrontier(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
+    return RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
 
 
 def page(url: str, relevance: float, links: list[tuple[str, float | None]], depth: int = 0):
@@ -162,7 +164,7 @@ def population(frontier, crawl_name):
 
 
 def queued_scores(frontier) -> dict[str, float]:
-    from focused.schedulers.frontier import unpack_score
+    from focused.store.frontier.records import unpack_score
 
     return {
         url: unpack_score(packed)[1]
@@ -190,7 +192,7 @@ def test_a_generation_raises_exactly_the_chosen_urls(frontier, crawl_name):
     mutated = chosen - set(crossed)
     assert len(mutated) == 2 and mutated <= set(urls) - set(crossed)
     # The same seed and generation number draw the same URLs in another crawl.
-    again = RedisFrontier(frontier.store.client, crawl_name + "-again", host_delay=0.0)
+    again = RedisFrontier.for_crawl(frontier.store.client, crawl_name + "-again", host_delay=0.0)
     population(again, crawl_name)
     evolve(again, EdgeLog(again), number=1, **options)
     assert {u for u, s in queued_scores(again).items() if s > cap} == chosen

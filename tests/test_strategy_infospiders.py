@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scrapy.utils.test import get_crawler
 
-from focused.schedulers.frontier import RedisFrontier
 from focused.store import keys
+from focused.store.frontier.queue import RedisFrontier
 from focused.strategies.infospiders import (
     FEATURES,
     MAX_TERMS,
@@ -45,7 +45,7 @@ def make(redis_client, crawl_name):
     """InfoSpiders on the test's crawl; each call is another process's strategy."""
 
     def build(**options) -> InfoSpiders:
-        frontier = RedisFrontier(redis_client, crawl_name)
+        frontier = RedisFrontier.for_crawl(redis_client, crawl_name)
         return InfoSpiders(frontier, get_crawler().stats, link_score="anchor", **options)
 
     return build

@@ -24,9 +24,9 @@ from scrapy.utils.test import get_crawler
 
 from focused.extensions.heartbeat import HUNG_BEATS
 from focused.monitor.snapshot import crawl_snapshot
-from focused.schedulers.frontier import Link
 from focused.settings import defaults
 from focused.store import keys
+from focused.store.frontier.base import Link
 from tests.conftest import final_stats, wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")

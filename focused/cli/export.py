@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
-from focused.schedulers.frontier import url_record
 from focused.store import keys
 from focused.store.crawl import CrawlStore, no_such_crawl
+from focused.store.frontier.records import url_record
 from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:

@@ -11,15 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from focused.schedulers.frontier import (
-    PAGE_RECORD,
-    RedisFrontier,
-    host_hash,
-    split_url,
-    url_record,
-)
 from focused.store import keys
-from focused.store.shards import fetched_per_shard
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import PAGE_RECORD, split_url, url_record
+from focused.store.shards import fetched_per_shard, host_hash
 
 EDGE_DTYPE = np.dtype([("server", ">u4"), ("fp", ">u8")])  # the layout of EDGE_RECORD
 

@@ -18,10 +18,12 @@ import numpy as np
 
 from focused.distill.graph import CrawlGraph, read_graph
 from focused.distill.hits import Scores, weighted_hits
-from focused.schedulers.frontier import RedisFrontier, fingerprint, host_hash
 from focused.store import keys
 from focused.store.crawl import CrawlStore, no_such_crawl
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import fingerprint
 from focused.store.periodic import PeriodicJob
+from focused.store.shards import host_hash
 
 if TYPE_CHECKING:
     import redis
@@ -52,7 +54,7 @@ def crawl_frontier(client: redis.Redis, crawl: str) -> RedisFrontier:
     if not client.exists(store.key(keys.STATS)):
         raise no_such_crawl(client, crawl)
     meta = client.hgetall(store.key(keys.META))
-    return RedisFrontier(
+    return RedisFrontier.for_crawl(
         client,
         crawl,
         host_delay=float(meta.get("host_delay", 1.0)),

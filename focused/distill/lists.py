@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
-from focused.schedulers.frontier import page_urls
 from focused.store import keys
 from focused.store.connection import home_dir
 from focused.store.crawl import CrawlStore
+from focused.store.frontier.records import page_urls
 from focused.store.shards import add_up
 
 if TYPE_CHECKING:

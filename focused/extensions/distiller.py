@@ -22,8 +22,8 @@ from twisted.internet import task
 
 from focused.distill.job import Distillation, distill_job
 from focused.errors import FocusedError
-from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

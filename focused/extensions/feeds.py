@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 from scrapy.extensions.feedexport import FileFeedStorage
 
 from focused.extensions.diskfaults import disk_fault
-from focused.schedulers.scheduler import crawl_name
+from focused.store.crawler import crawl_name
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -27,13 +27,13 @@ from twisted.internet import task
 
 from focused.errors import FocusedError
 from focused.monitor.snapshot import alarms
-from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.base import Frontier
+    from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
 WINDOWS = (100, 1000)

@@ -7,7 +7,7 @@ its last beat in the crawl's ``procs`` zset (on a cluster, of every shard: each 
 reaper reads its own; readers read shard 0's). Times are Redis's clock, so they
 compare across machines. The hash expires three beats after the last one: a process not
 heard from in three beats is gone, and the frontier then puts the leases it held back in
-their queues without charging a try (``owned:<id>``, :mod:`focused.schedulers.frontier`), so a
+their queues without charging a try (``owned:<id>``, :mod:`focused.store.frontier.queue`), so a
 restarted or surviving process goes on within seconds. When the spider closes the process
 records ``finished`` and the close reason, kept for FINISHED_KEEP_S so that readers show how it
 ended; the leases it still holds then go back at the next pop of any process. A process that
@@ -43,14 +43,14 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.base import Frontier
     from focused.store.crawl import CrawlStore
+    from focused.store.frontier.base import Frontier
 
 GONE_BEATS = 3  # a running process's record expires this many beats after its last one
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays

@@ -30,9 +30,9 @@ from twisted.internet import task, threads
 
 from focused.errors import FocusedError
 from focused.relevance.learned import LearnedTopic
-from focused.schedulers.scheduler import frontier_for
 from focused.signals import topic_refitted
 from focused.store import keys
+from focused.store.crawler import frontier_for
 from focused.store.learning import Generation, LearningStore, SampledPage
 from focused.topic.methods import own_texts
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from focused.pipelines.classify import ClassifierPipeline
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.store.frontier.queue import RedisFrontier
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from focused.distill.job import distill
 from focused.distill.lists import lists_folder, lists_path, read_lists, write_lists
 from focused.errors import FocusedError
 from focused.extensions.diskfaults import disk_fault
-from focused.schedulers.scheduler import frontier_for
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,13 +17,13 @@ from twisted.internet import task
 
 from focused.errors import FocusedError, exit_on_user_error
 from focused.schedulers.revisits import claim_round, revisit_round
-from focused.schedulers.scheduler import frontier_for
 from focused.settings.check import choice
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.base import Frontier
+    from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0

@@ -27,15 +27,15 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet import task
 
 from focused.errors import NO_SEED, FocusedError
-from focused.schedulers.frontier import Link
-from focused.schedulers.scheduler import frontier_for
 from focused.store import keys
+from focused.store.crawler import frontier_for
+from focused.store.frontier.base import Link
 from focused.topic.files import is_seed_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.base import Frontier
+    from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
 BATCH = 1000

@@ -23,8 +23,8 @@ from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.schedulers.scheduler import store_for
 from focused.store import keys
+from focused.store.crawler import store_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -44,7 +44,7 @@ class RedisStatsCollector(MemoryStatsCollector):
     """Scrapy's memory stats, flushed in batches to the crawl's ``scrapy`` hash (module doc).
 
     Built by Scrapy as ``STATS_CLASS(crawler)``; it reaches Redis through the crawl's store
-    (:func:`~focused.schedulers.scheduler.store_for`) once the spider opens.
+    (:func:`~focused.store.crawler.store_for`) once the spider opens.
     """
 
     def __init__(self, crawler: Crawler):

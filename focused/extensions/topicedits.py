@@ -4,7 +4,7 @@ A crawl keeps what its topic file decides (``claim_crawl`` in :mod:`focused.sche
 and refuses a run of the file deciding otherwise, but for new keywords (or description) of a
 keywords topic: those are recorded, and when the spider opens this extension scores the crawl's
 queued URLs again by their anchors with the new keywords, as a refitted topic's are
-(:meth:`~focused.schedulers.frontier.RedisFrontier.rescore_anchors`), and says so in one line.
+(:meth:`~focused.store.frontier.queue.RedisFrontier.rescore_anchors`), and says so in one line.
 Pages fetched before keep their R. Counted in the crawl's ``rescored``.
 """
 
@@ -17,7 +17,8 @@ from scrapy import signals
 
 from focused.errors import FocusedError
 from focused.pipelines.classify import anchor_scorer
-from focused.schedulers.scheduler import applied_topic_changes, frontier_for
+from focused.schedulers.scheduler import applied_topic_changes
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -68,11 +68,11 @@ import focused
 from focused.errors import FocusedError, exit_on_user_error
 from focused.extensions.diskfaults import disk_fault
 from focused.pipelines.duplicates import UNCHANGED
-from focused.schedulers.frontier import fingerprint
-from focused.schedulers.scheduler import crawl_name, store_for
 from focused.settings.check import choice
 from focused.store import keys
 from focused.store.connection import home_dir
+from focused.store.crawler import crawl_name, store_for
+from focused.store.frontier.records import fingerprint
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from focused.errors import FocusedError
-from focused.schedulers.scheduler import frontier_for
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy import Request

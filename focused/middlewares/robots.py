@@ -39,8 +39,8 @@ from twisted.python.failure import Failure
 
 from focused.errors import FocusedError
 from focused.middlewares.failures import failure_reason
-from focused.schedulers.scheduler import frontier_for, store_for
 from focused.store import keys
+from focused.store.crawler import frontier_for, store_for
 
 if TYPE_CHECKING:
     from scrapy.http import Response

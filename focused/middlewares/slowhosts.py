@@ -28,7 +28,7 @@ from scrapy.exceptions import NotConfigured
 
 from focused.errors import FocusedError
 from focused.middlewares.failures import TIMEOUTS, TooSlow
-from focused.schedulers.scheduler import frontier_for
+from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
     from scrapy import Request

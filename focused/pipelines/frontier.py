@@ -14,8 +14,8 @@ from focused.links.urls import origin
 from focused.pipelines.duplicates import duplicate_fields, mark_duplicate
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
-from focused.schedulers.frontier import Ack, Acked, PartlyAcknowledged
-from focused.schedulers.scheduler import frontier_for
+from focused.store.crawler import frontier_for
+from focused.store.frontier.base import Ack, Acked, PartlyAcknowledged
 from focused.strategies.registry import build_strategy
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from scrapy.utils.asyncio import CallLaterResult
 
-    from focused.schedulers.base import Frontier
+    from focused.store.frontier.base import Frontier
     from focused.strategies.focus import SoftFocus
 
 

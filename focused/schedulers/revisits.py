@@ -25,13 +25,13 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from focused.schedulers.frontier import page_urls
 from focused.store import keys, scripts
+from focused.store.frontier.records import page_urls
 from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:
-    from focused.schedulers.base import Frontier
     from focused.store.crawl import CrawlStore
+    from focused.store.frontier.base import Frontier
 
 ORDERS = ("relevance", "hub")
 

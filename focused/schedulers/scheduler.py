@@ -46,125 +46,28 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.utils.defer import deferred_from_coro
 
 from focused.errors import (
-    REDIS_LOST,
-    REDIS_REFUSED,
-    REDIS_VANISHED,
-    CrawlVanished,
     FocusedError,
     exit_on_user_error,
 )
 from focused.items import META
-from focused.links.urls import BadURL
-from focused.schedulers.frontier import Budgets, Link, RedisFrontier
 from focused.store import keys
-from focused.store.connection import OUTAGES, RedisRefused, from_settings
-from focused.store.keys import NAME_RE
+from focused.store.crawler import frontier_for
+from focused.store.frontier.base import Link
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
 
-    from focused.schedulers.base import Frontier
-    from focused.store.crawl import CrawlStore
+    from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
 
 POLL_S = 0.5
 BATCH_POLL_S = 0.1
-_frontiers: weakref.WeakKeyDictionary[Any, RedisFrontier] = weakref.WeakKeyDictionary()
 _applied: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
-
-
-def crawl_name(crawler: Crawler) -> str:
-    """The crawl's Redis key prefix name: FOCUSED_CRAWL, else the topic's name."""
-    name = crawler.settings.get("FOCUSED_CRAWL")
-    if name:
-        if not NAME_RE.match(name):
-            raise FocusedError(
-                f"FOCUSED_CRAWL: expected a crawl name of letters, digits, '_.-', got {name!r}"
-            )
-        return name
-    topic = getattr(crawler.spider, "topic", None)
-    if topic is None:
-        raise ValueError("FOCUSED_CRAWL is empty and the spider has no topic to name the crawl")
-    return topic.name
-
-
-def frontier_for(crawler: Crawler) -> RedisFrontier:
-    """The one frontier object of a crawler, shared by the scheduler and the pipelines."""
-    if crawler not in _frontiers:
-        s = crawler.settings
-        stats = crawler.stats
-
-        def on_retry(attempt: int, error: Exception) -> None:
-            stats.inc_value("focused/redis/retries")
-            if isinstance(error, RedisRefused):  # it says what it is
-                logger.warning("%(error)s; retry %(attempt)d", {"error": error, "attempt": attempt})
-                return
-            logger.warning(
-                "Redis connection lost (%(error)s); retry %(attempt)d",
-                {"error": error, "attempt": attempt},
-            )
-
-        def on_rejected(error: BadURL) -> None:
-            stats.inc_value(f"focused/links/bad/{error.reason}")
-
-        def on_lost(error: FocusedError) -> None:
-            refused = isinstance(error, RedisRefused)
-            then = ", then resume the crawl; stopping it" if refused else "; stopping the crawl"
-            logger.error("%(error)s%(then)s", {"error": error, "then": then})
-            vanished = isinstance(error, CrawlVanished)
-            reason = REDIS_REFUSED if refused else REDIS_VANISHED if vanished else REDIS_LOST
-            stats.set_value(
-                "focused/redis/refused"
-                if refused
-                else "focused/redis/vanished"
-                if vanished
-                else "focused/redis/lost",
-                1,
-            )
-            OUTAGES.stopping = True  # the close does not wait for a Redis that is gone
-            deferred_from_coro(crawler.engine.close_spider_async(reason=reason))
-
-        _frontiers[crawler] = RedisFrontier(
-            from_settings(s),
-            crawl_name(crawler),
-            host_delay=s.getfloat("FOCUSED_HOST_DELAY"),
-            host_concurrency=s.getint("FOCUSED_HOST_CONCURRENCY"),
-            lease_s=s.getfloat("FOCUSED_LEASE_S"),
-            max_tries=s.getint("FOCUSED_MAX_TRIES"),
-            seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),
-            seen_cache=s.getint("FOCUSED_SEEN_CACHE"),
-            retries=s.getint("FOCUSED_REDIS_RETRIES"),
-            graph=s.getbool("FOCUSED_CRAWL_GRAPH"),
-            revisits=s.getfloat("FOCUSED_REVISIT_SHARE") > 0
-            and s.get("FOCUSED_REVISIT_ORDER") == "relevance",
-            max_url_length=s.getint("URLLENGTH_LIMIT"),
-            budgets=Budgets(
-                host_pages=s.getint("FOCUSED_HOST_MAX_PAGES"),
-                host_share=s.getfloat("FOCUSED_HOST_MAX_SHARE"),
-                domain_pages=s.getint("FOCUSED_DOMAIN_MAX_PAGES"),
-                domain_share=s.getfloat("FOCUSED_DOMAIN_MAX_SHARE"),
-                domain_hosts=s.getint("FOCUSED_DOMAIN_MAX_HOSTS"),
-                host_queued=s.getint("FOCUSED_HOST_MAX_QUEUED"),
-                suffix_hosts=s.getint("FOCUSED_SUFFIX_MAX_HOSTS"),
-                private_suffixes=tuple(s.getlist("FOCUSED_PRIVATE_SUFFIXES")),
-            ),
-            on_retry=on_retry,
-            on_lost=on_lost,
-            on_rejected=on_rejected,
-            epoch=True,
-        )
-    return _frontiers[crawler]
-
-
-def store_for(crawler: Crawler) -> CrawlStore:
-    """The crawl's Redis as the crawler's components share it: its frontier's store."""
-    return frontier_for(crawler).store
 
 
 # What an edited topic file may change in the crawl it resumes: a keywords topic's words,

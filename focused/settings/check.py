@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError, did_you_mean, not_one_of, one_of
-from focused.schedulers.frontier import MAX_TRIES_PACKABLE
 from focused.settings import defaults
+from focused.store.frontier.records import MAX_TRIES_PACKABLE
 from focused.strategies.registry import LINK_SCORES, STRATEGIES
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from focused.links.extract import link_batches, parsed
 from focused.links.scope import Scope
 from focused.middlewares.failures import OTHER, failure_reason
 from focused.relevance.text import page_text
-from focused.schedulers.scheduler import crawl_name
+from focused.store.crawler import crawl_name
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.topic.plan import CrawlPlan
 

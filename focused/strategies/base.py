@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Self
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.frontier import Link, RedisFrontier
+    from focused.store.frontier.base import Link
+    from focused.store.frontier.queue import RedisFrontier
 
 __all__ = ["Strategy"]
 

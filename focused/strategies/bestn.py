@@ -10,7 +10,7 @@ their pages' links, and keeps at most MAX_BUFFER links, dropping the worst. Here
   one is all acknowledged (``batch_setting``; :mod:`focused.schedulers.scheduler`). Politeness
   still holds: a batch is the best URLs whose hosts may be hit now, so it may be smaller;
 - the frontier is trimmed to ``FOCUSED_MAX_BUFFER`` queued URLs by
-  :meth:`~focused.schedulers.frontier.RedisFrontier.drop_worst`, one atomic call, once this
+  :meth:`~focused.store.frontier.queue.RedisFrontier.drop_worst`, one atomic call, once this
   process has handed ``max_buffer // TRIM_SHARE`` links (at least one) to the frontier since
   its last trim: the queue overshoots the cap by at most that share per process, and a trim's
   cost (one read per host with queued URLs and per URL dropped) is spread over as many links.
@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from focused.schedulers.frontier import Link, RedisFrontier
+    from focused.store.frontier.base import Link
+    from focused.store.frontier.queue import RedisFrontier
     from focused.strategies.learning import SharedLinkModel
 
 TRIM_SHARE = 8  # trim once the links handed over since the last trim reach 1/8 of the cap

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from focused.errors import one_of
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
-from focused.schedulers.frontier import Link
+from focused.store.frontier.base import Link
 from focused.strategies.base import Strategy
 from focused.strategies.learning import SharedLinkModel
 from focused.strategies.registry import LINK_SCORES
@@ -33,7 +33,7 @@ from focused.strategies.registry import LINK_SCORES
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.store.frontier.queue import RedisFrontier
 
 
 class SoftFocus(Strategy):

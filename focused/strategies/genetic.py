@@ -48,15 +48,10 @@ import numpy as np
 from scipy import sparse
 
 from focused.relevance.linkmodel import LinkContext
-from focused.schedulers.frontier import (
-    SCORE_LEVELS,
-    Link,
-    RedisFrontier,
-    split_member,
-    split_url,
-    unpack_score,
-)
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import SCORE_LEVELS, split_member, split_url, unpack_score
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 

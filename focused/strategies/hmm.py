@@ -40,9 +40,10 @@ import scipy.sparse as sp
 
 from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
-from focused.schedulers.frontier import Link, fingerprint
 from focused.store import keys
 from focused.store.connection import retrying
+from focused.store.frontier.base import Link
+from focused.store.frontier.records import fingerprint
 from focused.store.periodic import PeriodicJob
 from focused.strategies.focus import SoftFocus
 
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from focused.schedulers.frontier import RedisFrontier
     from focused.store.crawl import CrawlStore
+    from focused.store.frontier.queue import RedisFrontier
 
 logger = logging.getLogger(__name__)
 

@@ -59,8 +59,9 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from focused.relevance.text import analyze
-from focused.schedulers.frontier import Link, fingerprint
 from focused.store import keys
+from focused.store.frontier.base import Link
+from focused.store.frontier.records import fingerprint
 from focused.store.shards import is_cluster
 from focused.strategies.focus import SoftFocus
 
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.store.frontier.queue import RedisFrontier
 
 logger = logging.getLogger(__name__)
 

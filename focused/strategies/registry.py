@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.schedulers.frontier import RedisFrontier
+    from focused.store.frontier.queue import RedisFrontier
     from focused.strategies.base import Strategy
 
 __all__ = ["LINK_SCORES", "STRATEGIES", "build_strategy", "strategy_class"]

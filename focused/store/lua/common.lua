@@ -1,4 +1,4 @@
--- The frontier's helpers (focused.schedulers.frontier), the head of each of its scripts.
+-- The frontier's helpers (focused.store.frontier.queue), the head of each of its scripts.
 -- Every script runs on one shard (focused.store.shards): KEYS[1] is its key prefix, ARGV[1]
 -- its index, the number of shards ("0 1" on one server) and the crawl's epoch, then the
 -- budgets, if any, ARGV[2] and ARGV[3] the host concurrency and delay.
@@ -13,7 +13,7 @@ SHARD, SHARD_COUNT = tonumber(SHARD), tonumber(SHARD_COUNT)
 if CRAWL_EPOCH ~= '-' and redis.call('GET', P .. EPOCH) ~= CRAWL_EPOCH then
   return redis.error_reply('VANISHED the crawl epoch ' .. CRAWL_EPOCH .. ' is gone')
 end
--- The budgets (focused.schedulers.frontier.Budgets, in its field order), 0 for none.
+-- The budgets (focused.store.frontier.base.Budgets, in its field order), 0 for none.
 local LIMIT = {}
 for x in string.gmatch(LIMITS, '%S+') do LIMIT[#LIMIT + 1] = tonumber(x) end
 local HOST_PAGES, HOST_SHARE = LIMIT[1] or 0, LIMIT[2] or 0

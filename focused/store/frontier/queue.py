@@ -84,173 +84,51 @@ hash field and one set size. ``drop_worst`` is one round trip whose work grows w
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import secrets
-import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from w3lib.url import canonicalize_url
-
 from focused.errors import FocusedError
 from focused.links.domains import RegisteredDomains
-from focused.links.urls import CANONICAL, BadURL, clean_url
+from focused.links.urls import BadURL, clean_url
 from focused.links.urls import origin as url_origin
 from focused.store import keys
 from focused.store.crawl import CrawlStore
-from focused.store.shards import add_up, crawl_shards, host_hash
+from focused.store.frontier.base import (
+    Ack,
+    Acked,
+    Budgets,
+    Leased,
+    Link,
+    PartlyAcknowledged,
+    Pop,
+)
+from focused.store.frontier.records import (
+    ANCHOR_CHARS,
+    EDGE_RECORD,
+    HASH_MASK,
+    MAX_TRIES_PACKABLE,
+    PACKING,
+    PAGE_RECORD,
+    clean_fingerprint,
+    fingerprint,
+    pack,
+    split_member,
+    split_url,
+    unpack_score,
+    url_record,
+)
+from focused.store.shards import add_up, host_hash
 
 if TYPE_CHECKING:
     import redis
 
-TRY_UNIT = 1 << 48
-SCORE_UNIT = 1 << 32
-HOST_UNIT = 1 << 20
-SCORE_LEVELS = 65535
-HOST_CAP = 4095
-HASH_MASK = HOST_UNIT - 1
-MAX_TRIES_PACKABLE = 7
 REDELIVER_S = 30.0  # how often a pop on a cluster looks for outbox entries of gone processes
 SHARD_REST_S = 0.5  # longest a pop leaves alone a shard that had too few hosts ready
-
-ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
-PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
-EDGE_RECORD = struct.Struct(">IQ")  # one cross-server link: target host hash, target fingerprint
-
-
-@dataclass(frozen=True, slots=True)
-class Budgets:
-    """How much of a crawl one host or registered domain may take (module doc, ``defaults``).
-
-    A host is over its budget past ``host_pages`` fetches and ``host_share`` of the crawl's;
-    a domain likewise (its hosts together); a host not popped from yet is over once
-    ``domain_hosts`` hosts of its domain have been, or ``suffix_hosts`` hosts under its private
-    suffix of the Public Suffix List (``netlify.app``: a platform, where every site is a domain
-    of its own). ``host_queued`` caps a host's queue. 0 (and
-    0 with 0 for the pair): none. The defaults are none, as for a frontier built in a test.
-    """
-
-    host_pages: int = 0
-    host_share: float = 0.0
-    domain_pages: int = 0
-    domain_share: float = 0.0
-    domain_hosts: int = 0
-    host_queued: int = 0
-    suffix_hosts: int = 0
-    private_suffixes: tuple[str, ...] = ()
-
-    def limits(self) -> str:
-        """The budgets as the scripts read them (``common.lua``), after the shard."""
-        return " ".join(
-            repr(float(x)) if isinstance(x, float) else str(int(x))
-            for x in (
-                self.host_pages,
-                self.host_share,
-                self.domain_pages,
-                self.domain_share,
-                self.domain_hosts,
-                self.host_queued,
-                self.suffix_hosts,
-            )
-        )
-
-    def of_domains(self) -> bool:
-        """Whether a budget needs the hosts' registered domains (and private suffixes)."""
-        return bool(
-            self.domain_pages or self.domain_share or self.domain_hosts or self.suffix_hosts
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """A URL to schedule: its score (estimated relevance, 0..1), depth and anchor text.
-
-    Its parent is the page whose ``complete`` call pushes it (none for ``push_many``). The
-    anchor is stored with the URL only when given (the online link model learns from it), as
-    its first ANCHOR_CHARS characters, whitespace collapsed.
-    """
-
-    url: str
-    score: float
-    depth: int = 0
-    anchor: str = ""
-    redirects: int = 0  # redirects followed to reach this URL (Scrapy's ``redirect_times``)
-
-
-@dataclass(frozen=True, slots=True)
-class Ack:
-    """A leased URL to acknowledge (:meth:`RedisFrontier.complete_many`): what became of it,
-    the page's classification and out-links, and what its duplicates check reads.
-
-    ``checksum`` is the page's text checksum
-    (:func:`~focused.relevance.preprocess.text_checksum`), ``""`` for no duplicates check;
-    ``last_modified`` its ``Last-Modified`` as unix seconds (``""`` for none).
-    """
-
-    lease: str
-    url: str
-    kind: str
-    relevance: float = 0.0
-    relevant: bool = False
-    links: Sequence[Link] = ()
-    category: str = ""
-    hub_score: float | None = None
-    checksum: str = ""
-    last_modified: str = ""
-    revisit: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Acked:
-    """What one acknowledgement did: the page's fetch order (0 for failed), the new URLs it
-    queued, and why it is a duplicate (``known``, ``text``, ``last_modified``, ``unchanged``
-    for a revisit found as it was; ``""`` for none)."""
-
-    order: int
-    new: int
-    duplicate: str = ""
-
-
-class PartlyAcknowledged(FocusedError):
-    """``complete_many`` failed part-way (Redis lost, or refusing writes): ``acked`` holds what
-    it did for the pages already acknowledged (on a cluster, those of the shards called
-    before), by their index in the batch; the others are not (their leases bring them back)."""
-
-    def __init__(self, error: FocusedError, acked: dict[int, Acked]):
-        super().__init__(str(error))
-        self.acked = acked
-
-
-@dataclass(frozen=True, slots=True)
-class Leased:
-    """A URL popped from the frontier and leased to this process."""
-
-    url: str
-    lease: str  # the lease token, passed back to ``complete`` or ``release``
-    depth: int
-    parent: int  # fetch order of the page the URL was found on; 0 for seeds and pushes
-    parent_url: str
-    tries: int
-    score: float
-    anchor: str = ""  # the anchor text the URL was queued with, if any
-    parent_relevance: float | None = None  # R of the parent page, if it was classified
-    parent_category: str = ""
-    revisit: bool = False  # a known page fetched again (maintenance mode, ``requeue``)
-    redirects: int = 0  # redirects followed to reach this URL
-
-
-@dataclass(frozen=True, slots=True)
-class Pop:
-    """What one ``pop_ready`` returns: the leased URLs and the frontier's state."""
-
-    leased: list[Leased]
-    queued: int
-    in_flight: int
-    wake_in: float | None  # seconds until a waiting host or a lease deadline; None: nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,104 +161,30 @@ def _parented(away: dict[int, list[tuple[int, str]]], orders: list[int]) -> dict
     }
 
 
-def fingerprint(url: str) -> int:
-    """64-bit fingerprint of a URL's canonical form: w3lib's canonicalisation (sorted query,
-    the one Scrapy's request fingerprints use) of its clean form
-    (:func:`focused.links.urls.clean_url`;
-    BadURL if it has none)."""
-    return _fingerprint(clean_url(url, 0))
-
-
-def _fingerprint(clean: str) -> int:
-    canonical = clean if CANONICAL.fullmatch(clean) else canonicalize_url(clean)
-    digest = hashlib.blake2b(canonical.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
-
-
-def url_record(record: str) -> tuple[str, float | None, str]:
-    """(URL, R, category) of a ``url:`` record: ``url`` for a page not classified (R None,
-    category ""), ``url TAB R TAB category`` for a classified one (``-`` for no category)."""
-    url, *page = record.split("\t", 2)
-    if not page:
-        return url, None, ""
-    return url, float(page[0]), page[1] if len(page) > 1 and page[1] != "-" else ""
-
-
-def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> list[str]:
-    """URLs of fetched pages by fetch order (from the ``url:`` records; unknown ones left out)."""
-    shards = crawl_shards(client, crawl)
-    pipe = client.pipeline(transaction=False)
-    for order in orders:
-        pipe.hget(shards.record_key(keys.URLS, int(order)), order)
-    records = pipe.execute() if orders else []
-    return [url_record(record)[0] for record in records if record]
-
-
-def split_member(member: str) -> tuple[str, str, str, str]:
-    """(depth, parent, path, anchor) of a host-queue member (module doc, ``keys``); the depth
-    field may carry an ``r`` (a revisit) before and ``+N`` (N redirects) after the depth. The
-    member keeps the path without its leading ``/`` (a byte less for every queued URL)."""
-    depth, parent, rest = member.split(" ", 2)
-    path, _, anchor = rest.partition("\t")
-    return depth, parent, "/" + path, anchor
-
-
-def split_url(url: str) -> tuple[str, str]:
-    """(origin, rest) of a URL's clean form (:func:`focused.links.urls.clean_url`; BadURL if it has
-    none): ``http://host`` and ``/path?query``.
-
-    The origin is the server the frontier is polite to: ``http://Host.:80/a``,
-    ``http://user@host/a`` and ``http://host/a`` are one URL on one host.
-    """
-    clean = clean_url(url, 0)
-    host = url_origin(clean)
-    return host, clean[len(host) :]
-
-
-def pack(score: float, tries: int, fp: int) -> int:
-    """The packed order of a queued URL (without its host's part); lower pops first."""
-    score = min(1.0, max(0.0, score))
-    return tries * TRY_UNIT + round((1.0 - score) * SCORE_LEVELS) * SCORE_UNIT + (fp & HASH_MASK)
-
-
-def unpack_score(packed: int) -> tuple[int, float]:
-    """(num_tries, score) of a packed order."""
-    tries, rest = divmod(packed, TRY_UNIT)
-    return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
-
-
-# The values the frontier's Lua scripts (``focused/store/lua/``) use besides the key names.
-PACKING = {"HOST_UNIT": HOST_UNIT, "HOST_CAP": HOST_CAP, "TRY_UNIT": TRY_UNIT}
-
-
 class RedisFrontier:
     """The frontier of one crawl in Redis (see the module docstring for order and layout): the
-    :class:`~focused.schedulers.base.Frontier` the crawl's components are written against.
+    :class:`~focused.store.frontier.base.Frontier` the crawl's components are written against.
 
-    Built by :class:`~focused.schedulers.scheduler.FrontierScheduler` and the frontier
-    pipeline from settings; constructed directly in tests and benchmarks. It makes the
-    crawl's :class:`~focused.store.crawl.CrawlStore` (``store``), whose retries and
-    lost-connection report (``retries``, ``on_retry``, ``on_lost``) its calls go through.
+    A crawler has one (:func:`focused.store.crawler.frontier_for`), over the crawler's
+    :class:`~focused.store.crawl.CrawlStore` (``store``), whose retries and lost-connection
+    report its calls go through; commands, tests and benchmarks make one with
+    :meth:`for_crawl`.
     """
 
     def __init__(
         self,
-        client: redis.Redis,
-        crawl: str,
+        store: CrawlStore,
         *,
         host_delay: float = 1.0,
         host_concurrency: int = 1,
         lease_s: float = 300.0,
         max_tries: int = 3,
         seen_buckets: int = 4096,
-        retries: int = 8,
         graph: bool = True,
         revisits: bool = False,
         max_url_length: int = 2083,
         seen_cache: int = 262_144,
         budgets: Budgets | None = None,
-        on_retry: Callable[[int, Exception], None] | None = None,
-        on_lost: Callable[[FocusedError], None] | None = None,
         on_rejected: Callable[[BadURL], None] | None = None,
         epoch: bool = False,
     ):
@@ -389,9 +193,7 @@ class RedisFrontier:
         if host_concurrency < 1:
             raise ValueError(f"host_concurrency must be >= 1, got {host_concurrency}")
         # The crawl's Redis, shared with every component of this process (``store_for``).
-        self.store = CrawlStore(
-            client, crawl, retries=retries, create=True, on_retry=on_retry, on_lost=on_lost
-        )
+        self.store = store
         # The crawl's epoch on each shard, named by every call (a crawl process's, ``epoch``:
         # its calls fail once the crawl's state has vanished), else "-" (no check).
         self.epochs = self._join() if epoch else ["-"] * len(self.store.shards)
@@ -440,6 +242,25 @@ class RedisFrontier:
         self._drop_worst = script("drop_worst")
         self._back_off = script("back_off")
         self._duplicates = self.store.script("duplicates")
+
+    @classmethod
+    def for_crawl(
+        cls,
+        client: redis.Redis,
+        crawl: str,
+        *,
+        retries: int = 8,
+        on_retry: Callable[[int, Exception], None] | None = None,
+        on_lost: Callable[[FocusedError], None] | None = None,
+        **options: Any,
+    ) -> RedisFrontier:
+        """The frontier of crawl ``crawl`` in the Redis of ``client``, with a store of its own
+        (:class:`CrawlStore`, its retries and report of a lost connection): for commands,
+        tests and benchmarks, which have no crawler to share a store with."""
+        store = CrawlStore(
+            client, crawl, retries=retries, create=True, on_retry=on_retry, on_lost=on_lost
+        )
+        return cls(store, **options)
 
     def _join(self) -> list[str]:
         """The crawl's epoch on each shard (``keys.EPOCH``), set now where there is none (the
@@ -500,7 +321,7 @@ class RedisFrontier:
                 if self.on_rejected is not None:
                     self.on_rejected(exc)
                 continue
-            fp = _fingerprint(url)
+            fp = clean_fingerprint(url)
             link_origin = url_origin(url)
             if edges is not None and link_origin != page_origin:
                 edges += EDGE_RECORD.pack(host_hash(link_origin), fp)

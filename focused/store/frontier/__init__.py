@@ -1,0 +1,3 @@
+"""The crawl's frontier: its contract and records (:mod:`~focused.store.frontier.base`), the
+formats of its records in Redis (:mod:`~focused.store.frontier.records`), and the Redis
+frontier itself (:mod:`~focused.store.frontier.queue`)."""

@@ -1,0 +1,106 @@
+"""The frontier's records in Redis, as Python reads and writes them: a URL's fingerprint, its
+packed order in a host queue, a queued URL's member and a fetched page's ``url:`` record.
+
+The Lua scripts (``focused/store/lua/``) read the same formats; :data:`PACKING` hands them the
+packing's units. The layout of every key is in :mod:`focused.store.keys`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from w3lib.url import canonicalize_url
+
+from focused.links.urls import CANONICAL, clean_url
+from focused.links.urls import origin as url_origin
+from focused.store import keys
+from focused.store.shards import crawl_shards
+
+if TYPE_CHECKING:
+    import redis
+
+TRY_UNIT = 1 << 48
+SCORE_UNIT = 1 << 32
+HOST_UNIT = 1 << 20
+SCORE_LEVELS = 65535
+HOST_CAP = 4095
+HASH_MASK = HOST_UNIT - 1
+MAX_TRIES_PACKABLE = 7
+
+ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
+PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
+EDGE_RECORD = struct.Struct(">IQ")  # one cross-server link: target host hash, target fingerprint
+
+
+def fingerprint(url: str) -> int:
+    """64-bit fingerprint of a URL's canonical form: w3lib's canonicalisation (sorted query,
+    the one Scrapy's request fingerprints use) of its clean form
+    (:func:`focused.links.urls.clean_url`;
+    BadURL if it has none)."""
+    return clean_fingerprint(clean_url(url, 0))
+
+
+def clean_fingerprint(clean: str) -> int:
+    """The fingerprint of a URL already clean (:func:`fingerprint`)."""
+    canonical = clean if CANONICAL.fullmatch(clean) else canonicalize_url(clean)
+    digest = hashlib.blake2b(canonical.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def url_record(record: str) -> tuple[str, float | None, str]:
+    """(URL, R, category) of a ``url:`` record: ``url`` for a page not classified (R None,
+    category ""), ``url TAB R TAB category`` for a classified one (``-`` for no category)."""
+    url, *page = record.split("\t", 2)
+    if not page:
+        return url, None, ""
+    return url, float(page[0]), page[1] if len(page) > 1 and page[1] != "-" else ""
+
+
+def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> list[str]:
+    """URLs of fetched pages by fetch order (from the ``url:`` records; unknown ones left out)."""
+    shards = crawl_shards(client, crawl)
+    pipe = client.pipeline(transaction=False)
+    for order in orders:
+        pipe.hget(shards.record_key(keys.URLS, int(order)), order)
+    records = pipe.execute() if orders else []
+    return [url_record(record)[0] for record in records if record]
+
+
+def split_member(member: str) -> tuple[str, str, str, str]:
+    """(depth, parent, path, anchor) of a host-queue member (module doc, ``keys``); the depth
+    field may carry an ``r`` (a revisit) before and ``+N`` (N redirects) after the depth. The
+    member keeps the path without its leading ``/`` (a byte less for every queued URL)."""
+    depth, parent, rest = member.split(" ", 2)
+    path, _, anchor = rest.partition("\t")
+    return depth, parent, "/" + path, anchor
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """(origin, rest) of a URL's clean form (:func:`focused.links.urls.clean_url`; BadURL if it has
+    none): ``http://host`` and ``/path?query``.
+
+    The origin is the server the frontier is polite to: ``http://Host.:80/a``,
+    ``http://user@host/a`` and ``http://host/a`` are one URL on one host.
+    """
+    clean = clean_url(url, 0)
+    host = url_origin(clean)
+    return host, clean[len(host) :]
+
+
+def pack(score: float, tries: int, fp: int) -> int:
+    """The packed order of a queued URL (without its host's part); lower pops first."""
+    score = min(1.0, max(0.0, score))
+    return tries * TRY_UNIT + round((1.0 - score) * SCORE_LEVELS) * SCORE_UNIT + (fp & HASH_MASK)
+
+
+def unpack_score(packed: int) -> tuple[int, float]:
+    """(num_tries, score) of a packed order."""
+    tries, rest = divmod(packed, TRY_UNIT)
+    return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
+
+
+# The values the frontier's Lua scripts (``focused/store/lua/``) use besides the key names.
+PACKING = {"HOST_UNIT": HOST_UNIT, "HOST_CAP": HOST_CAP, "TRY_UNIT": TRY_UNIT}
