@@ -180,7 +180,7 @@ def test_the_graph_is_read_from_the_source():
     assert Import("focused.cli.main", "focused.monitor.snapshot", False) in found  # in a function
     assert Import("focused.store.frontier.queue", "redis", True) in found
     assert Import("focused.schedulers", "focused.schedulers.scheduler", False) in found
-    assert Import("focused.strategies.hmm", "focused.store.keys", False) in found
+    assert Import("focused.strategies.hmm", "focused.store.strategy", False) in found
     graph = module_graph()
     assert graph.has_edge("focused.cli.main", "focused.monitor")  # the package runs first
     assert not graph.has_edge("focused.strategies.hmm", "focused.strategies")  # its own

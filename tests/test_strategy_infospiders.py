@@ -13,6 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from focused.store import keys
 from focused.store.frontier.queue import RedisFrontier
+from focused.store.frontier.records import fingerprint
 from focused.strategies.infospiders import (
     FEATURES,
     MAX_TERMS,
@@ -122,11 +123,13 @@ def test_an_agent_at_zero_dies_but_the_last_one_is_reseeded(make):
     (alive,) = energies(spiders)
     (dead,) = set(first) - {alive}
     assert stat(spiders, "deaths") == 1 and stat(spiders, "agents") == 1
-    assert not spiders.store.client.exists(spiders.store.key(keys.AGENT_WEIGHTS, dead))
+    assert not spiders.frontier.store.client.exists(
+        spiders.frontier.store.key(keys.AGENT_WEIGHTS, dead)
+    )
     fetch(spiders, page("http://a.test/2", 0.0))  # the last one: reseeded, not dead
     assert energies(spiders) == {alive: 0.5}
     assert stat(spiders, "reseeds") == 1 and stat(spiders, "deaths") == 1
-    events = spiders.store.client.hgetall(spiders.store.key(keys.AGENT_EVENTS))
+    events = spiders.frontier.store.client.hgetall(spiders.frontier.store.key(keys.AGENT_EVENTS))
     assert events == {"deaths": "1", "reseeds": "1"}
 
 
@@ -146,7 +149,7 @@ def test_a_page_teaches_the_agent_that_queued_it_reward_plus_discounted_best_lin
     client, prefix = spiders.frontier.store.client, spiders.frontier.store.prefix
     records = {}
     for link in links:
-        bucket, field = spiders._record_at(link.url)
+        bucket, field = spiders.state.record_at(fingerprint(link.url))
         records[link.url] = client.hget(f"{prefix}{keys.QUEUED_BY}{bucket}", field)
     owners = {r.split(" ")[0] for r in records.values()}
     assert len(owners) == 1  # both queued by the agent credited with their page
@@ -165,12 +168,12 @@ def test_a_page_teaches_the_agent_that_queued_it_reward_plus_discounted_best_lin
     # Credited to its queuing agent: only its energy moved; the record is marked fetched.
     assert {a: e for a, e in energies(spiders).items() if a != owner} == others
     assert stat(spiders, "adopted") == 1  # the seed only
-    bucket, field = spiders._record_at(HERON[0])
+    bucket, field = spiders.state.record_at(fingerprint(HERON[0]))
     assert client.hget(f"{prefix}{keys.QUEUED_BY}{bucket}", field) == "-"
     # A later link to the fetched page leaves no record; the first agent's record stays.
     fetch(spiders, page("http://e.test/", 0.5, [HERON, SWAN]))
     assert client.hget(f"{prefix}{keys.QUEUED_BY}{bucket}", field) == "-"
-    bucket, field = spiders._record_at(SWAN[0])
+    bucket, field = spiders.state.record_at(fingerprint(SWAN[0]))
     assert client.hget(f"{prefix}{keys.QUEUED_BY}{bucket}", field) == records[SWAN[0]]
 
 

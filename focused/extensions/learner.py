@@ -31,7 +31,6 @@ from twisted.internet import task, threads
 from focused.errors import FocusedError
 from focused.relevance.learned import LearnedTopic
 from focused.signals import topic_refitted
-from focused.store import keys
 from focused.store.crawler import frontier_for
 from focused.store.learning import Generation, LearningStore, SampledPage
 from focused.topic.methods import own_texts
@@ -101,10 +100,8 @@ class TopicLearner:
         self.rescores = plan.link_score == "anchor" and not self.crawler.settings.getbool(
             "FOCUSED_LINK_MODEL"
         )
-        self.job = frontier.store.periodic(
-            "Refitting the topic",
+        self.job = self.store.refit_job(
             self.refit,
-            lock=keys.LEARN_LOCK,
             lock_s=LOCK_S,
             done=self.done,
             stats=self.stats,

@@ -1,5 +1,8 @@
-"""A light topic's learning in Redis: the crawl-wide sample of classified pages it learns from,
-and each refit's examples, from which every process of the crawl fits the same model.
+"""Learning in Redis: a light topic's (:class:`LearningStore`) and the online link model's
+(:class:`LinkLog`).
+
+A light topic learns from the crawl-wide sample of classified pages, and each refit's examples
+are published, from which every process of the crawl fits the same model.
 
 Every process adds the pages it classifies to one list (newest first, trimmed to the last
 ``sample`` entries); the process that refits (under the crawl's lock, :class:`PeriodicJob`)
@@ -16,14 +19,19 @@ import time
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from focused.store import keys
 
 if TYPE_CHECKING:
-    from focused.store.crawl import CrawlStore
+    from collections.abc import Callable
 
-__all__ = ["Generation", "LearningState", "LearningStore", "SampledPage"]
+    from focused.store.crawl import CrawlStore
+    from focused.store.periodic import PeriodicJob
+
+T = TypeVar("T")
+
+__all__ = ["Generation", "LearningState", "LearningStore", "LinkLog", "SampledPage"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +154,15 @@ class LearningStore:
 
         self.store.retrying(write)
 
+    def refit_job(
+        self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any
+    ) -> PeriodicJob[T]:
+        """``job`` as the crawl's refit, one process at a time under ``learn:lock``
+        (:meth:`CrawlStore.periodic`)."""
+        return self.store.periodic(
+            "Refitting the topic", job, lock=keys.LEARN_LOCK, lock_s=lock_s, **periodic
+        )
+
     def generation(self) -> Generation | None:
         """The last refit's examples (None before the first)."""
         hash_key, examples = self.store.key(keys.LEARNED), self.store.key(keys.LEARNED_EXAMPLES)
@@ -169,3 +186,25 @@ class LearningStore:
             int(record.get(b"positive", 0)),
             int(record.get(b"negative", 0)),
         )
+
+
+class LinkLog:
+    """The online link model's training log (``linklog``): one entry a classified page, in
+    the order the crawl's processes appended them, which every process replays."""
+
+    def __init__(self, store: CrawlStore):
+        self.store = store
+        self.key = store.key(keys.LINK_LOG)
+
+    def append_and_read(self, entries: Sequence[str], start: int) -> list[str]:
+        """Append ``entries`` (none: only read), then read the log from entry ``start`` on,
+        in one atomic round trip."""
+
+        def append_and_read() -> list[Any]:
+            pipe = self.store.client.pipeline(transaction=True)
+            if entries:
+                pipe.rpush(self.key, *entries)
+            pipe.lrange(self.key, start, -1)
+            return pipe.execute()
+
+        return self.store.retrying(append_and_read)[-1]

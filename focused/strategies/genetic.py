@@ -48,16 +48,17 @@ import numpy as np
 from scipy import sparse
 
 from focused.relevance.linkmodel import LinkContext
-from focused.store import keys
 from focused.store.frontier.base import Link
-from focused.store.frontier.queue import RedisFrontier
-from focused.store.frontier.records import SCORE_LEVELS, split_member, split_url, unpack_score
-from focused.store.periodic import PeriodicJob
+from focused.store.frontier.records import SCORE_LEVELS, split_url, unpack_score
+from focused.store.strategy import GeneticStore
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from focused.store.frontier.queue import RedisFrontier
+    from focused.store.periodic import PeriodicJob
 
 logger = logging.getLogger(__name__)
 
@@ -127,14 +128,15 @@ def topic_pagerank(
 
 
 class EdgeLog:
-    """One process's copy of the crawl's edge log, read incrementally from Redis.
+    """One process's copy of the crawl's edge log, read incrementally from the crawl's
+    :class:`GeneticStore`.
 
     Holds, per logged page record, its node and R, and per link the record it belongs to, the
     target's node and estimate. A page logged again (a revisit) keeps only its latest record.
     """
 
     def __init__(self, frontier: RedisFrontier):
-        self.frontier = frontier
+        self.state = GeneticStore(frontier.store)
         self.bucket = 0  # the first bucket not read to its end
         self.offset = 0  # bytes of it read
         self.in_bucket = 0  # records of it read
@@ -147,23 +149,11 @@ class EdgeLog:
 
     def read(self) -> int:
         """Read the records appended since the last read; returns how many."""
-        store = self.frontier.store
-        raw = store.binary  # the records are binary
-        logged = int(store.retrying(lambda: raw.hget(store.key(keys.GENETIC), "pages")) or 0)
-        last_bucket = max(logged - 1, 0) // keys.URL_BUCKET
-
-        def read() -> list[bytes]:
-            pipe = raw.pipeline(transaction=False)
-            for bucket in range(self.bucket, last_bucket + 1):
-                start = self.offset if bucket == self.bucket else 0
-                pipe.getrange(store.key(keys.GENETIC_EDGES, bucket), start, -1)
-            return pipe.execute()
-
         before = self.pages
-        for data in store.retrying(read):
+        for data in self.state.edge_log(self.bucket, self.offset):
             self._parse(data)
             self.offset += len(data)
-            if self.in_bucket < keys.URL_BUCKET:
+            if self.in_bucket < self.state.bucket_records:
                 break  # the bucket being written; anything read after it is read again
             self.bucket, self.offset, self.in_bucket = self.bucket + 1, 0, 0
         return self.pages - before
@@ -240,22 +230,11 @@ def queued_population(frontier: RedisFrontier) -> list[tuple[str, str, int, str]
     """(origin, member, packed order, URL) of every queued URL, hosts in name order (of every
     shard: a host's queue is in its shard)."""
     hosts = sorted(frontier.queued_hosts())
-    store = frontier.store
     population = []
     for start in range(0, len(hosts), HOST_BATCH):
         batch = hosts[start : start + HOST_BATCH]
-
-        def read(batch: list[str] = batch) -> list[Any]:
-            pipe = store.client.pipeline(transaction=False)
-            for origin in batch:
-                pipe.zrange(store.host_key(keys.HOST_QUEUE, origin), 0, -1, withscores=True)
-            return pipe.execute()
-
-        for origin, queue in zip(batch, store.retrying(read), strict=True):
-            population += [
-                (origin, member, int(packed), origin + split_member(member)[2])
-                for member, packed in queue
-            ]
+        for origin, queue in zip(batch, frontier.host_queues(batch), strict=True):
+            population += [(origin, member, packed, url) for member, packed, url in queue]
     return population
 
 
@@ -320,16 +299,14 @@ def evolve_due(
     frontier: RedisFrontier, log: EdgeLog, *, size: int, **options: Any
 ) -> Generation | None:
     """:func:`evolve` when ``size`` pages were logged since the last generation of any
-    process (read again under the lock), recorded in the ``genetic`` hash; None when not
-    due."""
-    store = frontier.store
-    key, client = store.key(keys.GENETIC), store.client
-    pages, last, done = store.retrying(lambda: client.hmget(key, "pages", "last", "generations"))
-    if int(pages or 0) - int(last or 0) < size:
+    process (read again under the lock), recorded in the crawl's :class:`GeneticStore`; None
+    when not due."""
+    counts = log.state.counts()
+    if counts.pages - counts.last < size:
         return None
-    result = evolve(frontier, log, number=int(done or 0) + 1, size=size, **options)
+    result = evolve(frontier, log, number=counts.generations + 1, size=size, **options)
     record = {
-        "last": int(pages),
+        "last": counts.pages,
         "generations": result.number,
         "population": result.population,
         "selected": result.selected,
@@ -338,16 +315,14 @@ def evolve_due(
         "raised": result.raised,
         "seconds": round(result.seconds, 3),
     }
-    store.retrying(lambda: client.hset(key, mapping=record))
+    log.state.record_generation(record)
     return result
 
 
 def generation_job(frontier: RedisFrontier, **periodic: Any) -> PeriodicJob[Generation]:
     """:func:`evolve_due` as the crawl's job, one process at a time under the generation lock;
     ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
-    return frontier.store.periodic(
-        "Genetic generation", evolve_due, lock=keys.GENETIC_LOCK, lock_s=LOCK_S, **periodic
-    )
+    return GeneticStore(frontier.store).generation_job(evolve_due, lock_s=LOCK_S, **periodic)
 
 
 class GeneticStrategy(SoftFocus):
@@ -405,7 +380,7 @@ class GeneticStrategy(SoftFocus):
             failures="focused/genetic/failed",
             log=logger,
         )
-        self._log = frontier.store.script("genetic_log")
+        self.state = GeneticStore(frontier.store)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> Self:
@@ -472,10 +447,7 @@ class GeneticStrategy(SoftFocus):
             [(fp, level(e)) for fp, e in list(targets.items())[:MAX_LINKS]], dtype=EDGE
         )
         head = PAGE_HEAD.pack(node(page["url"]), level(page["relevance"]), len(edges))
-        record = head + edges.tobytes()
-        store = self.frontier.store
-        keys_ = [store.key(keys.GENETIC), store.key(keys.GENETIC_EDGES)]
-        logged, last = store.retrying(lambda: self._log(keys=keys_, args=[keys.URL_BUCKET, record]))
+        logged, last = self.state.log_page(head + edges.tobytes())
         # In a thread when due: a generation reads every host queue, too long for the reactor.
         self.generations.offer(
             logged,

@@ -32,7 +32,6 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,11 +39,9 @@ import scipy.sparse as sp
 
 from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
-from focused.store import keys
-from focused.store.connection import retrying
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import fingerprint
-from focused.store.periodic import PeriodicJob
+from focused.store.strategy import HMMStore
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
@@ -116,10 +113,10 @@ def dump_model(model: PathHMM) -> dict[str, bytes]:
     return {"meta": json.dumps(meta).encode(), **fields}
 
 
-def load_model(fields: Mapping[bytes, bytes]) -> PathHMM:
+def load_model(fields: Mapping[str, bytes]) -> PathHMM:
     """The model :func:`dump_model` stored."""
-    meta = json.loads(fields[b"meta"])
-    a = {name: np.frombuffer(fields[name.encode()], dtype=ARRAYS[name]) for name in ARRAYS}
+    meta = json.loads(fields["meta"])
+    a = {name: np.frombuffer(fields[name], dtype=ARRAYS[name]) for name in ARRAYS}
     model = PathHMM(**meta["params"])
     states, clusters = model.n_states, meta["shape"][0]
     model.features_ = a["features"].astype(np.int64)
@@ -177,9 +174,10 @@ class HMMStrategy(SoftFocus):
         super().__init__(**options)
         if warmup < 1 and examples is None:
             raise ValueError("FOCUSED_HMM_WARMUP must be at least 1 without example paths")
-        self.store = store
-        self.client = store.binary  # records and arrays are binary
-        self.call = store.retrying
+        self.state = HMMStore(store, keep=max_pages)
+        # The fit's thread has a copy of its own, without the crawl's callbacks (they belong
+        # to the reactor's thread): it reports a lost connection by raising.
+        self.worker_state = self.state.for_thread()
         self.model_params = dict(model_params)
         self.warmup, self.refit, self.max_pages = warmup, refit, max_pages
         self.centroid = centroid
@@ -188,15 +186,10 @@ class HMMStrategy(SoftFocus):
         self.stats = stats
         self.model: PathHMM | None = None
         self.version = 0
-        # Fits (and refits every ``refit`` pages) in a thread, one process at a time; with
-        # plain retries, as the frontier's callbacks belong to the reactor's thread.
-        self.fitter = PeriodicJob(
-            "HMM fit",
+        # Fits (and refits every ``refit`` pages) in a thread, one process at a time.
+        self.fitter = self.worker_state.fitter(
             self.fit_and_store,
-            client=self.client,
-            lock=store.key(keys.HMM_LOCK),
             lock_s=lock_s,
-            call=partial(retrying, retries=store.retries, given_up=store.given_up),
             every=refit,
             done=self.fitted,
             stats=stats,
@@ -281,8 +274,7 @@ class HMMStrategy(SoftFocus):
 
     def parent_alpha(self, parent: int) -> np.ndarray | None:
         """The α stored for the page of fingerprint ``parent``, or None."""
-        key = self.store.key(keys.HMM_ALPHA, parent % keys.HMM_ALPHA_BUCKETS)
-        raw = self.call(lambda: self.client.hget(key, parent.to_bytes(8, "big")))
+        raw = self.state.alpha(parent)
         if raw is None or len(raw) != ALPHA.itemsize * self.model.n_states:
             return None
         return np.frombuffer(raw, dtype=ALPHA).astype(np.float64)
@@ -290,27 +282,14 @@ class HMMStrategy(SoftFocus):
     def sync(self, record: bytes | None, fp: int, alpha: np.ndarray | None) -> None:
         """One round trip: log the page, store its α, read the model's version and counts;
         then load a newer model, or start a fit when one is due."""
-        model_key = self.store.key(keys.HMM)
-
-        def write_and_read() -> list[Any]:
-            pipe = self.client.pipeline(transaction=False)
-            if record is not None:
-                pipe.rpush(self.store.key(keys.HMM_LOG), record)
-                pipe.ltrim(self.store.key(keys.HMM_LOG), -self.max_pages, -1)
-                pipe.hincrby(model_key, "logged", 1)
-            if alpha is not None:
-                bucket = self.store.key(keys.HMM_ALPHA, fp % keys.HMM_ALPHA_BUCKETS)
-                pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.astype(ALPHA).tobytes())
-            pipe.hmget(model_key, "version", "fitted", "logged")
-            return pipe.execute()
-
+        stored = alpha.astype(ALPHA).tobytes() if alpha is not None else None
         try:
-            *_, (version, fitted, logged) = self.call(write_and_read)
+            counts = self.state.log_page(record, fp, stored)
         except FocusedError:  # reported by the store; the crawl stops
             return
         if record is not None:
             self._inc("logged")
-        version, logged = int(version or 0), int(logged or 0)
+        version, logged = counts.version, counts.logged
         self.logged = logged
         if version > self.version and not self.fitter.running:  # a fit of ours stores it itself
             self.load()
@@ -321,14 +300,15 @@ class HMMStrategy(SoftFocus):
             if self.examples is not None or logged >= self.warmup:
                 self.fitter.start(version)
         else:
-            self.fitter.offer(logged, int(fitted or 0), version)
+            self.fitter.offer(logged, counts.fitted, version)
 
     def load(self) -> None:
         """Load the stored model (another process fitted it)."""
-        fields = self.call(lambda: self.client.hgetall(self.store.key(keys.HMM)))
-        if b"meta" not in fields:
+        stored = self.state.model()
+        if stored is None:
             return
-        self.model, self.version = load_model(fields), int(fields[b"version"])
+        fields, self.version = stored
+        self.model = load_model(fields)
         self._inc("loads")
 
     def fit_and_store(self, seen: int) -> tuple[PathHMM, int, int] | int | None:
@@ -337,20 +317,11 @@ class HMMStrategy(SoftFocus):
         pages), the logged count when there is not enough to learn from yet, or None when
         another process has stored a model since version ``seen`` (it fitted between this
         process's reading the version and taking the lock: that model is loaded instead).
-        Runs in a thread: only Redis calls, with plain retries."""
-        call = self.fitter.call
+        Runs in a thread, with the thread's copy of the HMM's state."""
         started = time.monotonic()
-
-        def read() -> list[Any]:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.lrange(self.store.key(keys.HMM_LOG), 0, -1)
-            pipe.hmget(self.store.key(keys.HMM), "logged", "version")
-            return pipe.execute()
-
-        records, (logged, version) = call(read)
-        if int(version or 0) > seen:
+        records, logged, version = self.worker_state.training_log()
+        if version > seen:
             return None
-        logged = int(logged or 0)
         heads, counts = decode_pages(records)
         rows = {int(fp): row for row, fp in enumerate(heads["fp"])}
         parents = np.array([rows.get(int(p), -1) for p in heads["parent"]], dtype=np.int64)
@@ -368,20 +339,10 @@ class HMMStrategy(SoftFocus):
             logger.info("HMM not fitted on %(n)d pages: %(why)s", {"n": len(y), "why": exc})
             return logged
         alphas = path_alphas(model, all_parents)[: len(parents)].astype(ALPHA)
-        pipe = self.client.pipeline(transaction=False)
-        for fp, alpha in zip(heads["fp"], alphas, strict=True):
-            fp = int(fp)
-            bucket = self.store.key(keys.HMM_ALPHA, fp % keys.HMM_ALPHA_BUCKETS)
-            pipe.hset(bucket, fp.to_bytes(8, "big"), alpha.tobytes())
-        call(pipe.execute)
-
-        def store() -> list[Any]:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hset(self.store.key(keys.HMM), mapping={**dump_model(model), "fitted": logged})
-            pipe.hincrby(self.store.key(keys.HMM), "version", 1)
-            return pipe.execute()
-
-        version = int(call(store)[-1])
+        self.worker_state.store_alphas(
+            (int(fp), alpha.tobytes()) for fp, alpha in zip(heads["fp"], alphas, strict=True)
+        )
+        version = self.worker_state.store_model(dump_model(model), fitted=logged)
         logger.info(
             "HMM fitted on %(n)d pages (%(relevant)d relevant, %(k)d clusters) in "
             "%(s).2f s: version %(version)d",

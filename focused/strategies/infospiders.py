@@ -49,8 +49,6 @@ sync). Cost: two round trips a page (crediting; the records of its out-links), o
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import zlib
 from collections.abc import Mapping, Sequence
@@ -59,10 +57,9 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from focused.relevance.text import analyze
-from focused.store import keys
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import fingerprint
-from focused.store.shards import is_cluster
+from focused.store.strategy import InfoSpidersStore
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
@@ -186,11 +183,7 @@ class InfoSpiders(SoftFocus):
         self.blend = blend
         self.sync_every = sync_every
         self.seed = seed
-        self.buckets = frontier.seen_buckets * BUCKETS_PER_SEEN
-        self.store = frontier.store
-        self._init = self.store.script("infospiders_init")
-        self._fetched = self.store.script("infospiders_fetched")
-        self._add = self.store.script("infospiders_add")
+        self.state = InfoSpidersStore(frontier.store, frontier.seen_buckets * BUCKETS_PER_SEEN)
         self.weights: dict[str, np.ndarray] = {}  # live agents as last synced, plus changes
         self.changes: dict[str, np.ndarray] = {}  # this process's changes since its last sync
         self.pages = 0
@@ -221,59 +214,41 @@ class InfoSpiders(SoftFocus):
             **cls.options(crawler, frontier),
         )
 
-    def _run(self, script: Any, args: list[Any]) -> Any:
-        prefix = [self.store.prefix]
-        return self.store.retrying(lambda: script(keys=prefix, args=args))
-
     def populate(self) -> int:
         """Create the first ``agents`` agents unless some live; returns how many were made."""
         rng = np.random.default_rng(self.seed)
         first = [initial_weights(rng, self.mutation).tolist() for _ in range(self.agents)]
-        made = int(self._run(self._init, [self.energy, *map(json.dumps, first)]))
+        made = self.state.create_agents(self.energy, first)
         if made:
             logger.info("InfoSpiders: %(n)d agents created", {"n": made})
         return made
 
     def sync(self) -> None:
         """Add this process's weight changes to Redis, then reload every live agent."""
-        store = self.store
-        client, prefix = store.client, store.prefix
-
-        def push() -> None:
-            pipe = client.pipeline(transaction=False)
-            for agent, change in self.changes.items():
-                changed = np.flatnonzero(change)
-                pairs = [v for j in changed for v in (int(j), repr(float(change[j])))]
-                if not pairs:
-                    continue
-                if is_cluster(client):  # a cluster pipeline sends no EVALSHA: the script itself
-                    pipe.execute_command("EVAL", self._add.script, 1, prefix, agent, *pairs)
-                else:
-                    self._add(keys=[prefix], args=[agent, *pairs], client=pipe)
-            pipe.execute()
-
         if self.changes:
-            store.retrying(push)
+            self.state.add_to_all_weights(
+                {
+                    agent: [(int(j), float(change[j])) for j in np.flatnonzero(change)]
+                    for agent, change in self.changes.items()
+                }
+            )
         self.changes = {}
-        energies = store.retrying(lambda: client.hgetall(store.key(keys.AGENT_ENERGY)))
+        energies = self.state.energies()
         ids = sorted(energies, key=int)
-        stored = store.retrying(
-            lambda: client.mget([store.key(keys.AGENT_WEIGHTS, i) for i in ids]) if ids else []
-        )
-        self.weights = {i: np.array(json.loads(w)) for i, w in zip(ids, stored, strict=True) if w}
+        stored = self.state.weights(ids)
+        self.weights = {i: np.array(w) for i, w in zip(ids, stored, strict=True) if w}
         self.stats.set_value(STAT + "agents", len(energies))
         if energies:
-            mean = sum(map(float, energies.values())) / len(energies)
+            mean = sum(energies.values()) / len(energies)
             self.stats.set_value(STAT + "energy", round(mean, 4))
 
     def agent_weights(self, agent: str) -> np.ndarray | None:
         """An agent's weights here, loaded if it was born since the last sync; None if dead."""
         if agent not in self.weights:
-            key = self.store.key(keys.AGENT_WEIGHTS, agent)
-            stored = self.store.retrying(lambda: self.store.client.get(key))
+            (stored,) = self.state.weights([agent])
             if stored is None:
                 return None
-            self.weights[agent] = np.array(json.loads(stored))
+            self.weights[agent] = np.array(stored)
         return self.weights[agent]
 
     def _change(self, agent: str, change: np.ndarray) -> None:
@@ -281,32 +256,25 @@ class InfoSpiders(SoftFocus):
         self.weights[agent] = self.weights[agent] + change
         self.changes[agent] = self.changes.get(agent, 0.0) + change
 
-    def _record_at(self, url: str) -> tuple[int, int]:
-        """(bucket, field) of a URL's record, from its fingerprint."""
-        fp = fingerprint(url)
-        return fp % self.buckets, fp // self.buckets
-
     def learn(self, page: Mapping[str, Any]) -> None:
         """Credit the page to its agent (energy, split or death) and make that agent's value
         of the link to it a step closer to the page's R plus its best out-link's discounted
         value."""
         super().learn(page)
         reward = float(page["relevance"] or 0.0)
-        out = self._run(
-            self._fetched,
-            [
-                *self._record_at(page["url"]),
-                reward,
-                self.cost,
-                self.reproduce,
-                self.max_agents,
-                self.energy,
-                fingerprint(page["url"]) % (1 << 31),
-            ],
+        fp = fingerprint(page["url"])
+        credit = self.state.credit_page(
+            fp,
+            reward=reward,
+            cost=self.cost,
+            reproduce=self.reproduce,
+            max_agents=self.max_agents,
+            energy=self.energy,
+            pick=fp % (1 << 31),
         )
-        agent, features, event, child, owner, adopted, _, alive = out
-        self.stats.set_value(STAT + "agents", int(alive))
-        if int(adopted):
+        agent, event, child, owner = credit.agent, credit.event, credit.child, credit.owner
+        self.stats.set_value(STAT + "agents", credit.alive)
+        if credit.adopted:
             self.stats.inc_value(STAT + "adopted")
         if event:
             self.stats.inc_value(STAT + {"born": "births", "died": "deaths"}.get(event, "reseeds"))
@@ -320,10 +288,10 @@ class InfoSpiders(SoftFocus):
         ]
         x = link_inputs(records)
         w = self.agent_weights(agent) if agent and event != "died" else None
-        if w is not None and features:
+        if w is not None and credit.features:
             best = float(link_values(w, x).max()) if len(records) else 0.0
             target = (1 - self.discount) * reward + self.discount * best
-            came_by = link_inputs([base64.b64decode(features)])[0]
+            came_by = link_inputs([credit.features])[0]
             self._change(agent, q_step(w, came_by, target, self.learning_rate))
         if event == "born" and w is not None:
             self._mutate(agent, child)
@@ -339,8 +307,7 @@ class InfoSpiders(SoftFocus):
             0.0, self.mutation, 2 + FEATURES
         )
         change = noise + self.changes.get(parent, 0.0)
-        pairs = [v for j, c in enumerate(change) for v in (j, repr(float(c)))]
-        self._run(self._add, [child, *pairs])
+        self.state.add_to_weights(child, enumerate(change.tolist()))
         self.weights[child] = self.weights[parent] + noise
 
     def links(self, page: Mapping[str, Any]) -> list[Link]:
@@ -361,17 +328,7 @@ class InfoSpiders(SoftFocus):
         if not chosen or w is None:
             return chosen
         by_url = {url: r for (url, _, _), r in zip(page["links"], records, strict=True)}
-        client = self.store.client
-
-        def record() -> None:
-            pipe = client.pipeline(transaction=False)
-            for link in chosen:
-                bucket, field = self._record_at(link.url)
-                value = f"{owner} {base64.b64encode(by_url[link.url]).decode()}"
-                pipe.hsetnx(self.store.key(keys.QUEUED_BY, bucket), field, value)
-            pipe.execute()
-
-        self.store.retrying(record)
+        self.state.record_queued(owner, [(fingerprint(k.url), by_url[k.url]) for k in chosen])
         return chosen
 
     def close(self) -> None:

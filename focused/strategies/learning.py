@@ -13,11 +13,11 @@ from the start and catches up. Appending and reading new entries is one round tr
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from focused.errors import FocusedError
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
-from focused.store import keys
+from focused.store.learning import LinkLog
 
 if TYPE_CHECKING:
     from focused.store.crawl import CrawlStore
@@ -55,8 +55,9 @@ def decode(entry: str) -> tuple[LinkContext, int]:
 class SharedLinkModel:
     """An OnlineLinkModel kept in step with the crawl's training log in Redis.
 
-    Its Redis calls go through the crawl's store, with its retries. When Redis stays
-    lost, examples wait in ``pending`` and the model keeps its last state.
+    The log is the crawl's :class:`LinkLog`, whose calls go through the crawl's store, with
+    its retries. When Redis stays lost, examples wait in ``pending`` and the model keeps its
+    last state.
     """
 
     def __init__(
@@ -66,8 +67,7 @@ class SharedLinkModel:
         *,
         sync_every: int = 10,
     ):
-        self.store = store
-        self.key = store.key(keys.LINK_LOG)
+        self.log = LinkLog(store)
         self.model = model
         self.sync_every = sync_every
         self.pending: list[str] = []
@@ -83,16 +83,8 @@ class SharedLinkModel:
         """Append the pending examples to the log and learn the whole blocks of entries not
         learned yet (all processes' entries, in log order). Returns the number learned."""
         pending = self.pending
-
-        def append_and_read() -> list[Any]:
-            pipe = self.store.client.pipeline(transaction=True)
-            if pending:
-                pipe.rpush(self.key, *pending)
-            pipe.lrange(self.key, self.consumed, -1)
-            return pipe.execute()
-
         try:
-            *_, entries = self.store.retrying(append_and_read)
+            entries = self.log.append_and_read(pending, self.consumed)
         except FocusedError:  # reported by the store; try again at the next sync
             return 0
         self.pending = self.pending[len(pending) :]

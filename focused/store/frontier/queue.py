@@ -737,6 +737,21 @@ class RedisFrontier:
         queue = store.retrying(lambda: store.client.zrange(key, 0, -1, withscores=True))
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
+    def host_queues(self, origins: Sequence[str]) -> list[list[tuple[str, int, str]]]:
+        """:meth:`host_queue` of each of these hosts, in one pipelined round trip."""
+        store = self.store
+
+        def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+            pipe = store.client.pipeline(transaction=False)
+            for origin in origins:
+                pipe.zrange(store.host_key(keys.HOST_QUEUE, origin), 0, -1, withscores=True)
+            return pipe.execute()
+
+        return [
+            [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
+            for origin, queue in zip(origins, store.retrying(read), strict=True)
+        ]
+
     def raise_to(self, score: float, queued: Iterable[tuple[str, str, int]]) -> int:
         """Raise queued URLs, given as (origin, member, packed order), to ``score``.
 
