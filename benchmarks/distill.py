@@ -27,7 +27,6 @@ import numpy as np
 import redis
 from common import DEFAULT_WORK, redis_server
 
-from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, neglected_neighbours
 from focused.monitor.snapshot import reset_crawl
@@ -36,6 +35,7 @@ from focused.store.connection import binary_client
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import EDGE_RECORD, PAGE_RECORD, fingerprint, split_url
+from focused.store.graph import GraphStore
 from focused.store.shards import host_hash
 
 CRAWL = "bench-distill"
@@ -127,7 +127,8 @@ def main() -> None:
         reset_crawl(client, CRAWL)
         frontier, edges = build(client, args)
         print("distiller stages:")
-        graph, _ = timed("read the crawl graph from Redis", lambda: read_graph(frontier))
+        graph_store = GraphStore(frontier.store)
+        graph, _ = timed("read the crawl graph from Redis", graph_store.read)
         scores, hits_s = timed("weighted HITS (scipy sparse)", lambda: weighted_hits(graph))
         found, _ = timed(
             "find the top 10 hubs' queued neighbours",

@@ -11,14 +11,14 @@ from collections import Counter
 
 import pytest
 
-from focused.distill.graph import read_graph
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
 from focused.store.connection import connect
+from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Link
-from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import split_url
+from focused.store.graph import GraphStore
 from focused.store.shards import crawl_shards
 from tests.conftest import Crawl, focused, wait_for
 from tests.test_crash import FAST, kill, refetched
@@ -197,7 +197,7 @@ def test_three_processes_crawl_one_web_across_three_masters(crawl, served, redis
     shards = crawl_shards(cluster, crawl.name)
     per_shard = [int(cluster.hget(p + keys.STATS, "fetched") or 0) for p in shards.prefixes]
     assert all(per_shard) and sum(per_shard) == status["fetched"]
-    graph = read_graph(RedisFrontier.for_crawl(cluster, crawl.name))
+    graph = GraphStore(CrawlStore(cluster, crawl.name)).read()
     assert graph.pages > 100 and len(graph.src) > graph.pages
     env = crawl.env()
     shown = focused("status", crawl.name, "--json", env=env)

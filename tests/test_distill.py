@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 
 from focused.cli.main import main
-from focused.distill.graph import read_graph
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, distill_locked
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
+from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import split_url, unpack_score
+from focused.store.graph import GraphStore
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def reference_hits(authority_share: float) -> tuple[dict[str, float], dict[str, 
 
 def test_the_graph_keeps_only_links_between_servers(frontier):
     crawl(frontier, WEB)
-    graph = read_graph(frontier)
+    graph = GraphStore(frontier.store).read()
     assert graph.pages == len(WEB)
     index = {url: i for i, url in enumerate(graph.urls)}
     pairs = {(graph.urls[s], int(d)) for s, d in zip(graph.src, graph.dst, strict=True)}
@@ -105,7 +106,7 @@ def test_the_graph_keeps_only_links_between_servers(frontier):
 
 def test_weighted_hits_matches_the_paper_edge_by_edge(frontier):
     crawl(frontier, WEB)
-    graph = read_graph(frontier)
+    graph = GraphStore(frontier.store).read()
     scores = weighted_hits(graph, authority_share=0.5, tol=1e-14, max_iter=200)
     hub, auth = reference_hits(0.5)
     for i, url in enumerate(graph.urls):
@@ -192,7 +193,7 @@ def test_a_crawl_distils_as_it_goes(crawl, redis_client):
     distilled = [int(n) for n in re.findall(r"Distilled (\d+) pages", crawl.log())]
     assert distilled[0] >= 35 and all(b - a >= 35 for a, b in itertools.pairwise(distilled))
     # The crawl kept its graph: the hubs of the synthetic web's topic can be read back.
-    graph = read_graph(RedisFrontier.for_crawl(redis_client, crawl.name))
+    graph = GraphStore(CrawlStore(redis_client, crawl.name)).read()
     assert graph.pages > 100 and len(graph.src) > graph.pages
     reboosted = stats["focused/distiller/reboosted"]
     assert reboosted >= 1
@@ -208,3 +209,4 @@ def test_by_default_a_crawl_distils_without_reboosting(crawl, redis_client):
     assert stats["focused/distiller/runs"] >= 1
     assert stats.get("focused/distiller/reboosted", 0) == 0
     assert "re-boosted 0 of 0" in crawl.log()
+

@@ -34,7 +34,6 @@ REDIS_FOR_TYPES = frozenset(
     {
         "focused.cli.export",
         "focused.distill.job",
-        "focused.distill.lists",
         "focused.monitor.dashboard",
         "focused.monitor.metrics",
         "focused.monitor.snapshot",

@@ -12,6 +12,7 @@ import pytest
 from focused.cli.main import main
 from focused.distill.lists import list_seeds, read_lists, write_lists
 from focused.errors import FocusedError, TopicError
+from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.topic.files import load_topic
@@ -27,10 +28,10 @@ def test_the_frontier_counts_what_was_found_through_each_hub_and_site(redis_clie
     for item in leased:  # three relevant pages on site.test, one more elsewhere, all via the hub
         relevant = item.url != "http://site.test/3"
         f.complete(item.lease, item.url, "page", 0.9 if relevant else 0.1, relevant, [], "T")
-    lists = read_lists(redis_client, crawl_name, min_relevant=3)
+    lists = read_lists(CrawlStore(redis_client, crawl_name), min_relevant=3)
     assert lists["hubs"] == [{"url": "http://hub.test/list", "hub_score": 0.4, "relevant_found": 4}]
     assert lists["sites"] == [{"site": "http://site.test", "relevant": 3}]
-    assert read_lists(redis_client, crawl_name, min_relevant=5)["hubs"] == []
+    assert read_lists(CrawlStore(redis_client, crawl_name), min_relevant=5)["hubs"] == []
 
 
 def test_lists_file_round_trip_and_bad_file(tmp_path: Path):

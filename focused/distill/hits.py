@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from focused.distill.graph import CrawlGraph
+from focused.store.graph import CrawlGraph
 
 
 @dataclass

@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from focused.distill.graph import CrawlGraph, read_graph
 from focused.distill.hits import Scores, weighted_hits
-from focused.store import keys
-from focused.store.crawl import CrawlStore, no_such_crawl
+from focused.store.crawl import CrawlStore
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import fingerprint
-from focused.store.periodic import PeriodicJob
+from focused.store.graph import CrawlGraph, GraphStore
 from focused.store.shards import host_hash
 
 if TYPE_CHECKING:
     import redis
+
+    from focused.store.periodic import PeriodicJob
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
 
@@ -50,15 +50,9 @@ class Distillation:
 def crawl_frontier(client: redis.Redis, crawl: str) -> RedisFrontier:
     """The frontier of an existing crawl, with the politeness its crawlers recorded in ``meta``
     (a re-boost reschedules hosts by it)."""
-    store = CrawlStore(client, crawl)
-    if not client.exists(store.key(keys.STATS)):
-        raise no_such_crawl(client, crawl)
-    meta = client.hgetall(store.key(keys.META))
+    host_delay, host_concurrency = GraphStore(CrawlStore(client, crawl)).recorded_politeness()
     return RedisFrontier.for_crawl(
-        client,
-        crawl,
-        host_delay=float(meta.get("host_delay", 1.0)),
-        host_concurrency=int(meta.get("host_concurrency", 1)),
+        client, crawl, host_delay=host_delay, host_concurrency=host_concurrency
     )
 
 
@@ -124,7 +118,8 @@ def distill(
     unless ``boost`` is None (``focused hubs`` only reads).
     """
     started = time.perf_counter()
-    graph = read_graph(frontier)
+    store = GraphStore(frontier.store)
+    graph = store.read()
     scores, result = score(graph, authority_share, top)
     if boost is not None:
         queued = neglected_neighbours(frontier, graph, scores.hub, top_hubs)
@@ -144,21 +139,9 @@ def distill(
             "top_hubs": json.dumps([[url, round(s, 6)] for url, s in result.hubs]),
             "top_authorities": json.dumps([[u, round(s, 6)] for u, s in result.top_authorities]),
         }
-        store = frontier.store
-        key, hubs_key = store.key(keys.DISTILL), store.key(keys.HUBS)
         ranked = np.argsort(-scores.hub, kind="stable")[:KEEP_HUBS]
         hubs = {int(graph.orders[i]): float(scores.hub[i]) for i in ranked if scores.hub[i] > 0}
-
-        def write() -> None:
-            pipe = store.client.pipeline()
-            pipe.hset(key, mapping=record)
-            pipe.hincrby(key, "runs", 1)
-            pipe.delete(hubs_key)
-            if hubs:
-                pipe.zadd(hubs_key, hubs)
-            pipe.execute()
-
-        store.retrying(write)
+        store.record_distillation(record, hubs)
     return result
 
 
@@ -167,9 +150,7 @@ def distill_job(
 ) -> PeriodicJob[Distillation]:
     """:func:`distill` as the crawl's job, one process at a time under ``distill:lock``;
     ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
-    return frontier.store.periodic(
-        "Distiller run", distill, lock=keys.DISTILL_LOCK, lock_s=lock_s, **periodic
-    )
+    return GraphStore(frontier.store).distill_job(distill, lock_s=lock_s, **periodic)
 
 
 def distill_locked(

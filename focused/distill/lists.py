@@ -19,44 +19,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
-from focused.store import keys
 from focused.store.connection import home_dir
-from focused.store.crawl import CrawlStore
-from focused.store.frontier.records import page_urls
-from focused.store.shards import add_up
+from focused.store.graph import GraphStore
 
 if TYPE_CHECKING:
-    import redis
     from scrapy.settings import BaseSettings
 
+    from focused.store.crawl import CrawlStore
 
-def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
+
+def read_lists(store: CrawlStore, min_relevant: int) -> dict[str, Any]:
     """The crawl's good hubs and sites, most relevant pages found first (every shard's)."""
-    store = CrawlStore(client, crawl)
-    shards = range(len(store.shards))
-    pipe = client.pipeline(transaction=False)
-    for shard in shards:
-        pipe.zrange(store.key(keys.HUB_SCORES, shard=shard), 0, -1, withscores=True)
-        pipe.hgetall(store.key(keys.SITES, shard=shard))
-    replies = pipe.execute()
-    hubs = [hub for shard_hubs in replies[::2] for hub in shard_hubs]  # fetch orders: disjoint
-    orders = [order for order, _ in hubs]
-    # A page's relevant children are counted in the shards they were fetched from.
-    pipe = client.pipeline(transaction=False)
-    for shard in shards:
-        pipe.hmget(store.key(keys.FOUND, shard=shard), orders)
-    counts = pipe.execute() if hubs else []
-    found = [sum(int(n or 0) for n in per_shard) for per_shard in zip(*counts, strict=True)]
+    graph = GraphStore(store)
+    hubs = graph.hub_scores()
+    found = graph.relevant_found([order for order, _ in hubs])
     good = [
         (order, score, n) for (order, score), n in zip(hubs, found, strict=True)
         if n and n >= min_relevant
     ]  # fmt: skip
-    urls = page_urls(client, crawl, [order for order, _, _ in good])
-    sites = [
-        (site, int(n)) for site, n in add_up(replies[1::2]).items() if int(n) >= min_relevant
-    ]  # fmt: skip
+    urls = graph.page_urls([order for order, _, _ in good])
+    sites = [(site, n) for site, n in graph.relevant_per_site().items() if n >= min_relevant]
     return {
-        "crawl": crawl,
+        "crawl": store.crawl,
         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "min_relevant": min_relevant,
         "hubs": sorted(

@@ -22,8 +22,8 @@ from twisted.internet import task
 
 from focused.distill.job import Distillation, distill_job
 from focused.errors import FocusedError
-from focused.store import keys
 from focused.store.crawler import frontier_for
+from focused.store.graph import GraphStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,6 +67,7 @@ class Distiller:
         # The thread gets its own frontier object without the crawl's callbacks: those call
         # into the reactor, which only its own thread may do. It reports by raising.
         self.frontier = frontier_for(self.crawler).for_thread()
+        self.graph = GraphStore(frontier_for(self.crawler).store)
         self.job = distill_job(
             self.frontier,
             self.lock_s,
@@ -83,25 +84,11 @@ class Distiller:
         if self.task is not None and self.task.running:
             self.task.stop()
 
-    def counts(self) -> tuple[int, int, float]:
-        """(pages fetched crawl-wide, at the last run, time of the last run)."""
-        store = self.frontier.store
-
-        def read() -> list:
-            pipe = store.client.pipeline(transaction=False)
-            for j in range(len(store.shards)):  # each shard counts its own pages
-                pipe.hget(store.key(keys.STATS, shard=j), "fetched")
-            pipe.hmget(store.key(keys.DISTILL), "fetched", "time")
-            return pipe.execute()
-
-        *fetched, (last_fetched, last_time) = store.retrying(read)
-        return sum(int(n or 0) for n in fetched), int(last_fetched or 0), float(last_time or 0)
-
     def check(self) -> None:
         if self.job.running or time.monotonic() < self.not_before:
             return
         try:
-            fetched, last, last_time = self.counts()
+            fetched, last, last_time = self.graph.distiller_counts()
         except FocusedError:  # Redis is lost: the crawl reports it and stops
             return
         waited = time.time() - max(last_time, self.opened)

@@ -53,8 +53,7 @@ class ListWriter:
     def spider_closed(self) -> None:
         frontier = frontier_for(self.crawler)
         try:
-            store = frontier.store
-            lists = store.retrying(lambda: read_lists(store.client, store.crawl, self.min_relevant))
+            lists = read_lists(frontier.store, self.min_relevant)
             if frontier.graph:  # and seed 000's reconnaissance: the distiller's top hubs
                 result = distill(frontier, boost=None, top=TOP_HUBS)
                 lists["top_hubs"] = [{"url": url, "score": round(h, 6)} for url, h in result.hubs]

@@ -1,0 +1,83 @@
+"""The crawl graph's store (focused/store/graph.py), method by method, on a real Redis: the
+graph as the acknowledgement writes it, the distiller's record and the lists' counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from focused.errors import FocusedError
+from focused.store import keys
+from focused.store.crawl import CrawlStore
+from focused.store.frontier.base import Link
+from focused.store.frontier.queue import RedisFrontier
+from focused.store.graph import GraphStore
+
+
+@pytest.fixture
+def frontier(redis_client, crawl_name) -> RedisFrontier:
+    return RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0.0, host_concurrency=10)
+
+
+def fetch(frontier: RedisFrontier, url: str, r: float, links: list[str]) -> None:
+    frontier.push_many([Link(url, 1.0)])
+    (leased,) = [item for item in frontier.pop_ready(10).leased if item.url == url]
+    frontier.complete(leased.lease, url, "page", r, r >= 0.5, [Link(t, 0.1) for t in links], "T")
+
+
+def test_the_graph_is_read_as_the_acknowledgement_wrote_it(frontier):
+    fetch(
+        frontier, "http://a.test/", 0.9, ["http://b.test/", "http://c.test/x", "http://a.test/in"]
+    )
+    fetch(frontier, "http://b.test/", 0.2, ["http://a.test/"])
+    graph = GraphStore(frontier.store).read()
+    assert graph.urls == ["http://a.test/", "http://b.test/"] and graph.fetched == 2
+    assert graph.relevance.tolist() == [0.9, 0.2]
+    # Links to other servers only: a -> b (a page), a -> c/x (not fetched), b -> a.
+    edges = sorted(zip(graph.src.tolist(), graph.dst.tolist(), strict=True))
+    assert edges == [(0, 1), (0, 2), (1, 0)] and len(graph.targets) == 1
+
+
+def test_the_distiller_counts_and_its_record(frontier):
+    graph = GraphStore(frontier.store)
+    assert graph.distiller_counts() == (0, 0, 0.0)
+    fetch(frontier, "http://a.test/", 0.9, [])
+    graph.record_distillation({"fetched": 1, "time": 1234.5, "pages": 1}, {0: 0.75})
+    assert graph.distiller_counts() == (1, 1, 1234.5)
+    store = frontier.store
+    assert store.client.hget(store.key(keys.DISTILL), "runs") == "1"
+    assert store.client.zrange(store.key(keys.HUBS), 0, -1, withscores=True) == [("0", 0.75)]
+    graph.record_distillation({"fetched": 1}, {})  # a run without hubs drops the last ones
+    assert store.client.hget(store.key(keys.DISTILL), "runs") == "2"
+    assert not store.client.exists(store.key(keys.HUBS))
+
+
+def test_the_distill_job_takes_the_distill_lock(frontier):
+    store = frontier.store
+    job = GraphStore(store).distill_job(lambda: "ran", lock_s=5)
+    assert job.run() == "ran"
+    store.client.set(store.key(keys.DISTILL_LOCK), "another process")
+    assert job.run() is None
+
+
+def test_recorded_politeness_of_a_crawl_and_of_none(redis_client, frontier, crawl_name):
+    store = frontier.store
+    fetch(frontier, "http://a.test/", 0.9, [])  # the crawl now has stats
+    assert GraphStore(store).recorded_politeness() == (1.0, 1)  # nothing recorded: defaults
+    store.client.hset(store.key(keys.META), mapping={"host_delay": 2.5, "host_concurrency": 3})
+    assert GraphStore(store).recorded_politeness() == (2.5, 3)
+    with pytest.raises(FocusedError, match="no crawl named"):
+        GraphStore(CrawlStore(redis_client, crawl_name + "-none")).recorded_politeness()
+
+
+def test_the_lists_counts_by_fetch_order_and_site(frontier):
+    store = frontier.store
+    fetch(frontier, "http://a.test/", 0.9, [])
+    fetch(frontier, "http://b.test/", 0.9, [])
+    store.client.zadd(store.key(keys.HUB_SCORES), {"1": 0.5, "2": 0.25})  # by fetch order
+    store.client.hset(store.key(keys.FOUND), mapping={"1": 4})
+    store.client.hset(store.key(keys.SITES), mapping={"http://a.test": 2})
+    graph = GraphStore(store)
+    assert sorted(graph.hub_scores()) == [(1, 0.5), (2, 0.25)]
+    assert graph.relevant_found([1, 2]) == [4, 0] and graph.relevant_found([]) == []
+    assert graph.relevant_per_site()["http://a.test"] == 2
+    assert graph.page_urls([2, 1, 7]) == ["http://b.test/", "http://a.test/"]
