@@ -210,3 +210,24 @@ def test_by_default_a_crawl_distils_without_reboosting(crawl, redis_client):
     assert stats.get("focused/distiller/reboosted", 0) == 0
     assert "re-boosted 0 of 0" in crawl.log()
 
+
+def test_a_breadth_first_topic_file_runs_no_distiller(crawl, web, tmp_path, redis_client):
+    """The strategy a topic file names decides as FOCUSED_STRATEGY would (the crawl's plan):
+    the unfocused baseline's queue is never re-boosted."""
+    topic = tmp_path / "breadth-first.toml"
+    text = (
+        (web / "topic.toml").read_text().replace('strategy = "soft"', 'strategy = "breadth-first"')
+    )
+    topic.write_text(text.replace('taxonomy = "taxonomy"', f'taxonomy = "{web / "taxonomy"}"'))
+    assert 'strategy = "breadth-first"' in topic.read_text()
+    crawl.topic = topic
+    # Settings under which a focused crawl distils and re-boosts (test_a_crawl_distils_as_it_goes)
+    stats = crawl.run(FOCUSED_DISTILL_PAGES=40, FOCUSED_HOST_DELAY=0.2, FOCUSED_DISTILL_HUBS=10)
+    assert redis_client.hget(keys.prefix(crawl.name) + keys.META, "focus") == "breadth-first"
+    assert stats["item_scraped_count"] > 80  # enough pages for two runs
+    assert not [name for name in stats if name.startswith("focused/distiller/")]
+    assert not redis_client.hget(keys.prefix(crawl.name) + keys.STATS, "reboosted")
+    assert not redis_client.exists(keys.prefix(crawl.name) + keys.DISTILL)
+    log = crawl.log()
+    assert "Enabled extensions:" in log and "focused.extensions.distiller.Distiller" not in log
+    assert "Distilled" not in log

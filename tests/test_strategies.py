@@ -97,3 +97,15 @@ def test_settings_pick_the_strategy_and_link_score_over_the_topic():
     ):
         with pytest.raises(FocusedError, match=name):
             CrawlPlan.from_settings(Settings(bad), topic)
+
+
+def test_the_topic_files_strategy_decides_what_scores_links():
+    """A topic file's breadth-first is the unfocused baseline as FOCUSED_STRATEGY's is: no
+    link model, nothing for the distiller to re-boost (it reads ``scores_links``)."""
+    baseline = Topic(Path("t.toml"), "t", [], "breadth-first", "keywords")
+    learning = Settings({"FOCUSED_LINK_MODEL": True})
+    plan = CrawlPlan.from_settings(learning, baseline)
+    assert (plan.strategy, plan.scores_links, plan.link_model) == ("breadth-first", False, False)
+    plan = CrawlPlan.from_settings(Settings({**learning, "FOCUSED_STRATEGY": "soft"}), baseline)
+    assert (plan.strategy, plan.scores_links, plan.link_model) == ("soft", True, True)
+    assert not CrawlPlan.from_settings(Settings({"FOCUSED_STRATEGY": "soft"}), baseline).link_model

@@ -55,7 +55,7 @@ class Distiller:
         pages, interval = s.getint("FOCUSED_DISTILL_PAGES"), s.getfloat("FOCUSED_DISTILL_INTERVAL")
         if not (pages or interval) or not s.getbool("FOCUSED_CRAWL_GRAPH"):
             raise NotConfigured
-        if s.get("FOCUSED_STRATEGY") == "breadth-first":  # the unfocused baseline stays so
+        if not crawler.spider.plan.scores_links:  # the unfocused baseline stays so
             raise NotConfigured
         distiller = cls(crawler, pages, interval)
         crawler.signals.connect(distiller.spider_opened, signal=signals.spider_opened)

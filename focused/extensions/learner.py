@@ -97,9 +97,7 @@ class TopicLearner:
         # reactor, which only its own thread may do.
         self.worker_frontier = frontier.for_thread()
         self.worker_store = LearningStore(self.worker_frontier.store, self.sample)
-        self.rescores = plan.link_score == "anchor" and not self.crawler.settings.getbool(
-            "FOCUSED_LINK_MODEL"
-        )
+        self.rescores = plan.link_score == "anchor" and not plan.link_model
         self.job = self.store.refit_job(
             self.refit,
             lock_s=LOCK_S,

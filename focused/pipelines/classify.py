@@ -15,7 +15,6 @@ from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
 from focused.settings.check import choice, switch
 from focused.signals import topic_refitted
-from focused.topic.methods import vector_model
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -136,7 +135,7 @@ class ClassifierPipeline:
         plan = crawler.spider.plan
         # vector_model warns if the package is missing
         vectors = (
-            vector_model(plan.topic, plan.models_dir, s.get("FOCUSED_VECTORS"))
+            plan.vector_model(s.get("FOCUSED_VECTORS"))
             if plan.vectors_judge_pages or plan.vectors_estimate_anchors
             else None
         )

@@ -110,7 +110,7 @@ class GraphStore:
             pipe.hincrby(key, "runs", 1)
             pipe.delete(hubs_key)
             if hubs:
-                pipe.zadd(hubs_key, dict(hubs))
+                pipe.zadd(hubs_key, {str(order): score for order, score in hubs.items()})
             pipe.execute()
 
         store.retrying(write)
@@ -158,7 +158,7 @@ class GraphStore:
         def read() -> list[Any]:
             pipe = store.client.pipeline(transaction=False)
             for shard in range(len(store.shards)):
-                pipe.hmget(store.key(keys.FOUND, shard=shard), list(orders))
+                pipe.hmget(store.key(keys.FOUND, shard=shard), [str(n) for n in orders])
             return pipe.execute()
 
         per_shard = store.retrying(read)

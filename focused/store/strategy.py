@@ -333,7 +333,7 @@ class InfoSpidersStore:
             for fp, inputs in links:
                 bucket, field = self.record_at(fp)
                 value = f"{owner} {base64.b64encode(inputs).decode()}"
-                pipe.hsetnx(self.store.key(keys.QUEUED_BY, bucket), field, value)
+                pipe.hsetnx(self.store.key(keys.QUEUED_BY, bucket), str(field), value)
             pipe.execute()
 
         self.store.retrying(record)

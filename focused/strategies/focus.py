@@ -80,11 +80,11 @@ class SoftFocus(Strategy):
     @classmethod
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
         """What every strategy is built with: link score, URL patterns dropped,
-        the online link model (``FOCUSED_LINK_MODEL``) and whether anchors are carried."""
+        the online link model (the plan's ``link_model``) and whether anchors are carried."""
         s = crawler.settings
         plan = crawler.spider.plan
         learner = None
-        if cls.scores_links and s.getbool("FOCUSED_LINK_MODEL"):
+        if plan.link_model:
             learner = SharedLinkModel(
                 frontier.store,
                 OnlineLinkModel(warmup=s.getint("FOCUSED_LINK_MODEL_WARMUP")),

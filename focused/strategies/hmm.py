@@ -203,7 +203,7 @@ class HMMStrategy(SoftFocus):
     @classmethod
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
         s = crawler.settings
-        topic = crawler.spider.topic
+        topic = crawler.spider.plan.topic
         examples = None
         if topic.strategy_options.get("paths"):
             examples = classified_examples(crawler, topic.strategy_options["paths"])

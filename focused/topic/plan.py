@@ -60,7 +60,9 @@ class CrawlPlan:
       else PAGE_VECTORS_THRESHOLD where vectors give the page's R; else the topic's own;
     - ``learns``: whether the topic learns itself as the crawl goes (FOCUSED_LEARN): only a
       topic whose pages the word vectors judge (a light topic), under a strategy that scores
-      links; FOCUSED_LEARN = true where it cannot is a FocusedError.
+      links; FOCUSED_LEARN = true where it cannot is a FocusedError;
+    - ``link_model``: whether the online link model blends each link's estimate with what it
+      learns (FOCUSED_LINK_MODEL), only under a strategy that scores links.
     """
 
     topic: Topic
@@ -70,6 +72,7 @@ class CrawlPlan:
     vectors: str | None
     threshold: float
     learns: bool = False
+    link_model: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, topic: Topic) -> CrawlPlan:
@@ -113,7 +116,14 @@ class CrawlPlan:
             vectors,
             threshold,
             learns,
+            strategy_class(strategy).scores_links and settings.getbool("FOCUSED_LINK_MODEL"),
         )
+
+    @property
+    def scores_links(self) -> bool:
+        """Whether the strategy orders links by the topic model's scores: not the unfocused
+        baseline (breadth-first), which no distiller re-boost or link model focuses."""
+        return strategy_class(self.strategy).scores_links
 
     @property
     def vectors_judge_pages(self) -> bool:
