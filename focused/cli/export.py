@@ -93,7 +93,7 @@ def write_lines(pages: Iterator[dict[str, Any]], out: IO[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     client, where = connect_existing(args.redis_url, args.home)
     print(f"reading {where}", file=sys.stderr)

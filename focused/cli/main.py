@@ -21,7 +21,7 @@ from focused.errors import FocusedError
 
 
 def _client(args: argparse.Namespace):  # noqa: ANN202 - redis.Redis, imported lazily
-    from focused.store.connection import connect
+    from focused.store.client import connect
 
     return connect(args.redis_url, args.home)
 
@@ -30,7 +30,7 @@ def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imp
     """The client of a read-only command, which never makes an embedded Redis where none was,
     and the line that names the Redis it reads, printed here: on stderr with --json (stdout
     stays JSON), else as the first line."""
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     client, where = connect_existing(args.redis_url, args.home)
     line = f"reading {where}"
@@ -39,7 +39,7 @@ def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imp
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from focused.store.connection import home_dir
+    from focused.store.embedded import home_dir
     from focused.topic.files import load_topic
     from focused.topic.methods import topic_model
 
@@ -138,7 +138,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from focused.monitor import dashboard
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     where = connect_existing(args.redis_url, args.home)
     return dashboard.run(*where, args.host, args.port, args.allow_host)
@@ -146,7 +146,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 def cmd_exporter(args: argparse.Namespace) -> int:
     from focused.monitor import metrics
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     where = connect_existing(args.redis_url, args.home)
     return metrics.run(*where, args.host, args.port, args.allow_host)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
 from focused.store import keys
-from focused.store.connection import home_dir
 from focused.store.crawl import CrawlStore
+from focused.store.embedded import home_dir
 from focused.store.frontier.records import page_urls
 from focused.store.shards import add_up
 

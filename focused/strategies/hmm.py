@@ -41,10 +41,10 @@ import scipy.sparse as sp
 from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
 from focused.store import keys
-from focused.store.connection import retrying
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import fingerprint
 from focused.store.periodic import PeriodicJob
+from focused.store.retries import retrying
 from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
