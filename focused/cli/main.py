@@ -517,7 +517,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
     )
     parser.add_argument("--version", action="version", version=version_line())
-    groups = {(): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")}
+    groups: dict[tuple[str, ...], argparse._SubParsersAction] = {
+        (): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    }
     for command in COMMANDS:
         words = command.words.split()
         sub = groups[tuple(words[:-1])].add_parser(
