@@ -31,7 +31,7 @@ from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, neglected_neighbours
 from focused.monitor.snapshot import reset_crawl
 from focused.store import keys
-from focused.store.connection import binary_client
+from focused.store.client import binary_client
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import EDGE_RECORD, PAGE_RECORD, fingerprint, split_url

@@ -27,7 +27,7 @@ from focused.lab.webs.generate import generate_web
 from focused.lab.webs.hostile import link_flood
 from focused.lab.webs.server import ServedWeb, read_log
 from focused.store import keys
-from focused.store.connection import connect
+from focused.store.client import connect
 
 
 def main() -> None:

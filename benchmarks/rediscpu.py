@@ -58,8 +58,8 @@ from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.server import ServedWeb
 from focused.monitor.snapshot import crawl_status, reset_crawl
 from focused.store import scripts
+from focused.store.client import connect
 from focused.store.cluster import running_cluster
-from focused.store.connection import connect
 from focused.store.frontier.records import PACKING
 from focused.store.shards import crawl_shards
 

@@ -45,7 +45,7 @@ from focused.lab.crawlproc import crawl_command
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import ServedWeb
-from focused.store.connection import connect
+from focused.store.client import connect
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.server import server_command
 

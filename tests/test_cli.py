@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from focused.store import keys
-from focused.store.connection import connect
+from focused.store.client import connect
 from focused.store.frontier.base import Link
 from tests.conftest import focused
 

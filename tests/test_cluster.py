@@ -14,7 +14,7 @@ import pytest
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
-from focused.store.connection import connect
+from focused.store.client import connect
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Link
 from focused.store.frontier.records import split_url

@@ -24,16 +24,8 @@ import redis
 from focused.errors import FocusedError
 from focused.lab.webs.server import ServedWeb
 from focused.store import keys
-from focused.store.connection import (
-    AOF_FILE,
-    DB_FILE,
-    REGISTRY_FILE,
-    check_url,
-    connect,
-    describe_url,
-    embedded_server,
-    stop_if_last,
-)
+from focused.store.client import check_url, connect, describe_url
+from focused.store.embedded import AOF_FILE, DB_FILE, REGISTRY_FILE, embedded_server, stop_if_last
 from tests.conftest import Crawl, focused, redis_serve, wait_for
 
 
@@ -98,7 +90,7 @@ def test_a_server_in_use_outlives_a_crawl_and_a_killed_user(web, served, home, t
         [
             sys.executable,
             "-c",
-            "import sys; from focused.store.connection import connect\n"
+            "import sys; from focused.store.client import connect\n"
             "client = connect(home=sys.argv[1]); print('connected', flush=True); sys.stdin.read()",
             str(home),
         ],

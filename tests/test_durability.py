@@ -31,8 +31,10 @@ from focused.extensions.feeds import FlushedFileFeedStorage
 from focused.extensions.outages import RedisOutages
 from focused.settings import defaults
 from focused.store import keys
-from focused.store.connection import OUTAGES, connect, retrying
+from focused.store.client import connect
 from focused.store.frontier.records import page_urls
+from focused.store.outages import OUTAGES
+from focused.store.retries import retrying
 from tests.conftest import final_stats, focused, wait_for
 
 
@@ -44,7 +46,7 @@ def test_a_dropped_connection_made_again_at_once_is_no_outage(own_redis, caplog)
     client = connect(own_redis.url)
     client.set("x", 1)
     before = OUTAGES.count
-    with caplog.at_level(logging.INFO, logger="focused.store.connection"):
+    with caplog.at_level(logging.INFO, logger="focused.store.outages"):
         redis.Redis.from_url(own_redis.url).client_kill_filter(_id=client.client_id())
         assert client.get("x") == "1"  # one failed attempt, then a new connection
     assert OUTAGES.count == before and "Redis" not in caplog.text
@@ -55,7 +57,7 @@ def test_an_idle_pooled_connection_does_not_end_an_outage(own_redis, caplog):
     for client in (idle, other):
         client.ping()  # its pool keeps the connection, idle
     before = OUTAGES.count
-    with caplog.at_level(logging.INFO, logger="focused.store.connection"):
+    with caplog.at_level(logging.INFO, logger="focused.store.outages"):
         own_redis.kill()
         with pytest.raises(FocusedError):  # the outage starts
             retrying(lambda: other.get("x"), retries=0)
@@ -75,7 +77,7 @@ def test_an_outage_the_retries_ride_out_is_counted_and_logged_once(own_redis, ca
     extension.spider_opened()
     before = OUTAGES.count
     try:
-        with caplog.at_level(logging.INFO, logger="focused.store.connection"):
+        with caplog.at_level(logging.INFO, logger="focused.store.outages"):
             own_redis.kill()
             restart = threading.Timer(2.0, own_redis.start)
             restart.start()

@@ -1,5 +1,5 @@
 """A real Redis Cluster on 127.0.0.1 (``focused redis cluster``, :mod:`focused.store.cluster`) and
-the clients ``redis+cluster://`` URLs give (:func:`focused.store.connection.connect`).
+the clients ``redis+cluster://`` URLs give (:func:`focused.store.client.connect`).
 
 Besides the project's own code, these pin what the crawl's cluster code relies on in redis-py
 and this redis-server: which multi-key commands, scripts and pipelines work across masters.
@@ -19,8 +19,8 @@ from redis.cluster import RedisCluster
 from scrapy.settings import Settings
 
 from focused.errors import FocusedError
+from focused.store.client import REDIS_PARAMS, connect, describe_url, from_settings
 from focused.store.cluster import BUS_OFFSET, SLOTS, free_ports, running_cluster
-from focused.store.connection import REDIS_PARAMS, connect, describe_url, from_settings
 from focused.store.server import _check_port
 from tests.conftest import stop
 

@@ -27,11 +27,12 @@ from focused.errors import REDIS_REFUSED, FocusedError
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.pipelines.frontier import FrontierPipeline
-from focused.store.connection import REFUSALS, RedisRefused, connect, refusal, retrying
+from focused.store.client import connect
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Acked, Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.periodic import PeriodicJob
+from focused.store.retries import REFUSALS, RedisRefused, refusal, retrying
 from tests.conftest import RedisServer, focused, free_port, stop, wait_for
 from tests.test_crawl import reachable, served_pages
 from tests.test_durability import fetched

@@ -18,7 +18,7 @@ from focused.lab.webs.server import read_log
 from focused.links.extract import extract_links
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
-from focused.store.connection import connect
+from focused.store.client import connect
 from focused.topic.files import load_topic
 from tests.conftest import focused, redis_serve, wait_for
 

@@ -23,6 +23,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from focused.cli.options import add_redis_arguments
 from focused.errors import FocusedError
 from focused.store import keys
 from focused.store.crawl import CrawlStore, no_such_crawl
@@ -38,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="where to write the JSON lines (default: stdout)"
     )
+    add_redis_arguments(parser)
 
 
 def fetched_pages(client: redis.Redis, crawl: str) -> Iterator[dict[str, Any]]:
@@ -93,7 +95,7 @@ def write_lines(pages: Iterator[dict[str, Any]], out: IO[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     client, where = connect_existing(args.redis_url, args.home)
     print(f"reading {where}", file=sys.stderr)

@@ -13,15 +13,22 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from focused.cli.options import (
+    add_redis_arguments,
+    add_server_arguments,
+    add_settings_argument,
+    parse_settings,
+)
 from focused.errors import FocusedError
 
 
 def _client(args: argparse.Namespace):  # noqa: ANN202 - redis.Redis, imported lazily
-    from focused.store.connection import connect
+    from focused.store.client import connect
 
     return connect(args.redis_url, args.home)
 
@@ -30,7 +37,7 @@ def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imp
     """The client of a read-only command, which never makes an embedded Redis where none was,
     and the line that names the Redis it reads, printed here: on stderr with --json (stdout
     stays JSON), else as the first line."""
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     client, where = connect_existing(args.redis_url, args.home)
     line = f"reading {where}"
@@ -38,8 +45,17 @@ def _reader(args: argparse.Namespace):  # noqa: ANN202 - (redis.Redis, str), imp
     return client, line
 
 
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("topic", help="topic file (TOML)")
+    parser.add_argument(
+        "--models",
+        help="folder of saved models, as a crawl's FOCUSED_MODELS_DIR (default:"
+        " $FOCUSED_HOME/models, else .focused/models)",
+    )
+
+
 def cmd_train(args: argparse.Namespace) -> int:
-    from focused.store.connection import home_dir
+    from focused.store.embedded import home_dir
     from focused.topic.files import load_topic
     from focused.topic.methods import topic_model
 
@@ -52,6 +68,18 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"{time.perf_counter() - started:.1f} s (saved under {models}/)"
     )
     return 0
+
+
+def add_status_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", help="crawl name (the topic's name); none: list crawls")
+    parser.add_argument("--json", action="store_true", help="one JSON object per refresh")
+    parser.add_argument(
+        "--watch",
+        type=float,
+        metavar="SECONDS",
+        help="refresh every SECONDS until Ctrl-C (waits for a crawl that has not started yet)",
+    )
+    add_redis_arguments(parser)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -89,6 +117,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         time.sleep(args.watch)
 
 
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="crawl name")
+    parser.add_argument("--png", help="where to write the harvest curve (default NAME-harvest.png)")
+    parser.add_argument("--json", action="store_true", help="the report as one JSON object")
+    add_redis_arguments(parser)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_report, plot_harvest
     from focused.store.crawl import no_such_crawl
@@ -106,6 +141,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         report["plot"] = png
     print(json.dumps(report) if args.json else format_report(report))
     return 0
+
+
+def add_seed_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="crawl name")
+    parser.add_argument("urls", nargs="*", metavar="URL", help="http(s) URLs")
+    parser.add_argument("--file", help="a file of URLs, one a line (# comments)")
+    add_redis_arguments(parser)
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
@@ -136,20 +178,46 @@ def cmd_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_dashboard_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_arguments(parser, 8090, "shows the crawls to")
+    add_redis_arguments(parser)
+
+
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from focused.monitor import dashboard
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     where = connect_existing(args.redis_url, args.home)
     return dashboard.run(*where, args.host, args.port, args.allow_host)
 
 
+def add_exporter_arguments(parser: argparse.ArgumentParser) -> None:
+    add_server_arguments(parser, 9410, "shows the crawls to")
+    add_redis_arguments(parser)
+
+
 def cmd_exporter(args: argparse.Namespace) -> int:
     from focused.monitor import metrics
-    from focused.store.connection import connect_existing
+    from focused.store.client import connect_existing
 
     where = connect_existing(args.redis_url, args.home)
     return metrics.run(*where, args.host, args.port, args.allow_host)
+
+
+def add_reset_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="crawl name")
+    parser.add_argument(
+        "--keep-known",
+        action="store_true",
+        help="keep the fetched pages' text checksums and Last-Modified: the next run skips "
+        "pages that come back unchanged",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="reset even while processes of the crawl are running (they then stop)",
+    )
+    add_redis_arguments(parser)
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
@@ -175,6 +243,21 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_hubs_arguments(parser: argparse.ArgumentParser) -> None:
+    from focused.settings import defaults
+
+    parser.add_argument("name", help="crawl name")
+    parser.add_argument("--top", type=int, default=10, help="hubs and authorities to show")
+    parser.add_argument(
+        "--authority-share",
+        type=float,
+        default=defaults.FOCUSED_DISTILL_AUTHORITY_SHARE,
+        help="share of the most relevant pages that are authorities (default %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="the result as one JSON object")
+    add_redis_arguments(parser)
+
+
 def cmd_hubs(args: argparse.Namespace) -> int:
     from focused.distill.job import crawl_frontier, distill
     from focused.distill.report import as_json, format_result
@@ -184,6 +267,26 @@ def cmd_hubs(args: argparse.Namespace) -> int:
     result = distill(frontier, authority_share=args.authority_share, boost=None, top=args.top)
     print(json.dumps(as_json(args.name, result)) if args.json else format_result(args.name, result))
     return 0
+
+
+def add_distill_arguments(parser: argparse.ArgumentParser) -> None:
+    """``hubs``'s arguments, and how the neighbours of the best hubs are raised."""
+    from focused.settings import defaults
+
+    add_hubs_arguments(parser)
+    parser.add_argument(
+        "--hubs",
+        type=int,
+        default=10,
+        help="top hubs whose queued neighbours are raised (default %(default)s, as Chakrabarti "
+        "et al. 1999; inside a crawl FOCUSED_DISTILL_HUBS, 0 by default)",
+    )
+    parser.add_argument(
+        "--boost",
+        type=float,
+        default=defaults.FOCUSED_DISTILL_BOOST,
+        help="score they are raised to (default %(default)s)",
+    )
 
 
 def cmd_distill(args: argparse.Namespace) -> int:
@@ -211,8 +314,13 @@ def cmd_distill(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pages", type=int, default=500, help="pages per crawler (default 500)")
+    parser.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
+    add_settings_argument(parser, "a Scrapy setting for both crawls (repeatable)")
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    from focused.cli.options import parse_settings
     from focused.lab.demo import run_demo
 
     return run_demo(args.pages, args.home, parse_settings(args.set))
@@ -250,232 +358,181 @@ def version_line() -> str:
     )
 
 
+@dataclass(frozen=True)
+class Command:
+    """A command of ``focused``: its words (``redis serve``), its help, the function that runs
+    it and the one that adds its arguments to its parser. A group of commands (``redis``) has
+    neither: its subcommands follow it."""
+
+    words: str
+    help: str
+    run: Callable[[argparse.Namespace], int] | None = None
+    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+COMMANDS = (
+    Command(
+        "train",
+        "train (or load) the relevance model of a topic file",
+        cmd_train,
+        add_train_arguments,
+    ),
+    Command(
+        "status",
+        "queue depth and harvest of a crawl, from Redis",
+        cmd_status,
+        add_status_arguments,
+    ),
+    Command(
+        "report",
+        "census, num_tries, harvest curve and alarms of a crawl",
+        cmd_report,
+        add_report_arguments,
+    ),
+    Command(
+        "dashboard",
+        "a self-refreshing web page of every crawl in a Redis (reads Redis only)",
+        cmd_dashboard,
+        add_dashboard_arguments,
+    ),
+    Command(
+        "exporter",
+        "Prometheus metrics of every crawl in a Redis (reads Redis only)",
+        cmd_exporter,
+        add_exporter_arguments,
+    ),
+    Command(
+        "hubs",
+        "the best hubs and authorities of a crawl (reads only)",
+        cmd_hubs,
+        add_hubs_arguments,
+    ),
+    Command(
+        "distill",
+        "score hubs and re-boost their neglected neighbours, now",
+        cmd_distill,
+        add_distill_arguments,
+    ),
+    Command(
+        "seed",
+        "push seed URLs into a crawl, running or not (its start_urls list)",
+        cmd_seed,
+        add_seed_arguments,
+    ),
+    Command(
+        "reset",
+        "delete every key of a crawl (start it afresh)",
+        cmd_reset,
+        add_reset_arguments,
+    ),
+    Command(
+        "export",
+        "the pages a crawl has fetched, from Redis, as JSON lines (any time; reads only)",
+        _lazy("focused.cli.export:run"),
+        _lazy("focused.cli.export:add_arguments"),
+    ),
+    Command(
+        "schedule",
+        "schedule one crawl per topic file on scrapyd",
+        _lazy("focused.cli.scrapyd:run"),
+        _lazy("focused.cli.scrapyd:add_arguments"),
+    ),
+    Command("redis", "a Redis server for crawls that share one"),
+    Command(
+        "redis serve",
+        "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
+        "and stops it",
+        _lazy("focused.cli.servers:run_serve"),
+        _lazy("focused.cli.servers:add_serve_arguments"),
+    ),
+    Command(
+        "redis cluster",
+        "run a Redis Cluster (3 masters) on this machine in the foreground, with its data in "
+        "FOCUSED_HOME; Ctrl-C saves and stops it",
+        _lazy("focused.cli.servers:run_cluster"),
+        _lazy("focused.cli.servers:add_cluster_arguments"),
+    ),
+    Command("web", "offline webs: serve, generate or capture a bundle"),
+    Command(
+        "web serve",
+        "serve a bundle on 127.0.0.1 (proxy and Host header)",
+        _lazy("focused.cli.web:run_serve"),
+        _lazy("focused.cli.web:add_serve_arguments"),
+    ),
+    Command(
+        "web generate",
+        "generate a synthetic topical web bundle (--hostile: with every hostile case;"
+        " --traps: a link farm and traps)",
+        _lazy("focused.cli.web:run_generate"),
+        _lazy("focused.cli.web:add_generate_arguments"),
+    ),
+    Command(
+        "web from-warc",
+        "make a bundle of the HTTP responses in WARC files",
+        _lazy("focused.cli.web:run_from_warc"),
+        _lazy("focused.cli.web:add_from_warc_arguments"),
+    ),
+    Command(
+        "web from-pages",
+        "make a bundle of a folder of saved pages (e.g. wget -r)",
+        _lazy("focused.cli.web:run_from_pages"),
+        _lazy("focused.cli.web:add_from_pages_arguments"),
+    ),
+    Command("taxonomy", "taxonomy folders of example documents"),
+    Command(
+        "taxonomy from-labels",
+        "build a taxonomy folder from a labelled bundle (labels.tsv)",
+        _lazy("focused.cli.web:run_from_labels"),
+        _lazy("focused.cli.web:add_from_labels_arguments"),
+    ),
+    Command(
+        "label",
+        "mark a crawl's pages good or bad on a web page, one key each; the marks become a "
+        "topic of example pages",
+        _lazy("focused.cli.label:run"),
+        _lazy("focused.cli.label:add_arguments"),
+    ),
+    Command(
+        "demo",
+        "crawl a synthetic web: soft focus against breadth-first",
+        cmd_demo,
+        add_demo_arguments,
+    ),
+    Command(
+        "evaluate",
+        "compare crawlers on a labelled offline web (Srinivasan et al. 2005's framework)",
+        _lazy("focused.cli.evaluate:run"),
+        _lazy("focused.cli.evaluate:add_arguments"),
+    ),
+)
+"""Every command, in the order ``focused --help`` lists them; a group before its subcommands."""
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of ``focused``; only the command named in ``argv`` gets its arguments (and
     imports the modules that define them), so ``focused --help`` and ``focused status`` start
     without loading scikit-learn, Scrapy or the evaluation code."""
-    from focused.cli.options import add_server_arguments, add_settings_argument
-    from focused.settings import defaults
-
     chosen = _command_words(argv)
     parser = argparse.ArgumentParser(
         prog="focused", description="A focused web crawler: tools around `scrapy crawl focused`."
     )
     parser.add_argument("--version", action="version", version=version_line())
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(
-        name: str,
-        run: Callable[[argparse.Namespace], int] | None,
-        help: str,
-        parent: argparse._SubParsersAction = commands,
-        arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-        path: tuple[str, ...] = (),
-    ) -> argparse.ArgumentParser:
-        sub = parent.add_parser(name, help=help, description=help)
-        if run is not None:  # None: a group whose subcommands set their own
-            sub.set_defaults(run=run)
-        if arguments is not None and list((*path, name)) == chosen[: len(path) + 1]:
-            arguments(sub)
-        return sub
-
-    def redis_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "--redis-url",
-            help="Redis URL (default: $FOCUSED_REDIS_URL, else the embedded Redis in FOCUSED_HOME)",
+    groups: dict[tuple[str, ...], argparse._SubParsersAction] = {
+        (): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    }
+    for command in COMMANDS:
+        words = command.words.split()
+        sub = groups[tuple(words[:-1])].add_parser(
+            words[-1], help=command.help, description=command.help
         )
-        sub.add_argument(
-            "--home", help="folder of the embedded Redis (default: $FOCUSED_HOME, else .focused)"
-        )
-
-    sub = command("train", cmd_train, "train (or load) the relevance model of a topic file")
-    sub.add_argument("topic", help="topic file (TOML)")
-    sub.add_argument(
-        "--models",
-        help="folder of saved models, as a crawl's FOCUSED_MODELS_DIR (default:"
-        " $FOCUSED_HOME/models, else .focused/models)",
-    )
-
-    sub = command("status", cmd_status, "queue depth and harvest of a crawl, from Redis")
-    sub.add_argument("name", nargs="?", help="crawl name (the topic's name); none: list crawls")
-    sub.add_argument("--json", action="store_true", help="one JSON object per refresh")
-    sub.add_argument(
-        "--watch",
-        type=float,
-        metavar="SECONDS",
-        help="refresh every SECONDS until Ctrl-C (waits for a crawl that has not started yet)",
-    )
-    redis_options(sub)
-
-    sub = command("report", cmd_report, "census, num_tries, harvest curve and alarms of a crawl")
-    sub.add_argument("name", help="crawl name")
-    sub.add_argument("--png", help="where to write the harvest curve (default NAME-harvest.png)")
-    sub.add_argument("--json", action="store_true", help="the report as one JSON object")
-    redis_options(sub)
-
-    for name, run, help, port in (
-        ("dashboard", cmd_dashboard, "a self-refreshing web page of every crawl in a Redis", 8090),
-        ("exporter", cmd_exporter, "Prometheus metrics of every crawl in a Redis", 9410),
-    ):
-        sub = command(name, run, f"{help} (reads Redis only)")
-        add_server_arguments(sub, port, "shows the crawls to")
-        redis_options(sub)
-
-    def distill_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("name", help="crawl name")
-        sub.add_argument("--top", type=int, default=10, help="hubs and authorities to show")
-        sub.add_argument(
-            "--authority-share",
-            type=float,
-            default=defaults.FOCUSED_DISTILL_AUTHORITY_SHARE,
-            help="share of the most relevant pages that are authorities (default %(default)s)",
-        )
-        sub.add_argument("--json", action="store_true", help="the result as one JSON object")
-        redis_options(sub)
-
-    distill_options(
-        command("hubs", cmd_hubs, "the best hubs and authorities of a crawl (reads only)")
-    )
-    sub = command("distill", cmd_distill, "score hubs and re-boost their neglected neighbours, now")
-    distill_options(sub)
-    sub.add_argument(
-        "--hubs",
-        type=int,
-        default=10,
-        help="top hubs whose queued neighbours are raised (default %(default)s, as Chakrabarti "
-        "et al. 1999; inside a crawl FOCUSED_DISTILL_HUBS, 0 by default)",
-    )
-    sub.add_argument(
-        "--boost",
-        type=float,
-        default=defaults.FOCUSED_DISTILL_BOOST,
-        help="score they are raised to (default %(default)s)",
-    )
-
-    sub = command(
-        "seed", cmd_seed, "push seed URLs into a crawl, running or not (its start_urls list)"
-    )
-    sub.add_argument("name", help="crawl name")
-    sub.add_argument("urls", nargs="*", metavar="URL", help="http(s) URLs")
-    sub.add_argument("--file", help="a file of URLs, one a line (# comments)")
-    redis_options(sub)
-
-    sub = command("reset", cmd_reset, "delete every key of a crawl (start it afresh)")
-    sub.add_argument("name", help="crawl name")
-    sub.add_argument(
-        "--keep-known",
-        action="store_true",
-        help="keep the fetched pages' text checksums and Last-Modified: the next run skips "
-        "pages that come back unchanged",
-    )
-    sub.add_argument(
-        "--force",
-        action="store_true",
-        help="reset even while processes of the crawl are running (they then stop)",
-    )
-    redis_options(sub)
-
-    sub = command(
-        "export",
-        _lazy("focused.cli.export:run"),
-        "the pages a crawl has fetched, from Redis, as JSON lines (any time; reads only)",
-        arguments=_lazy("focused.cli.export:add_arguments"),
-    )
-    redis_options(sub)
-
-    command(
-        "schedule",
-        _lazy("focused.cli.scrapyd:run"),
-        "schedule one crawl per topic file on scrapyd",
-        arguments=_lazy("focused.cli.scrapyd:add_arguments"),
-    )
-
-    redis_group = command("redis", None, "a Redis server for crawls that share one")
-    redis_commands = redis_group.add_subparsers(
-        dest="redis_command", required=True, metavar="COMMAND"
-    )
-    command(
-        "serve",
-        _lazy("focused.cli.servers:run_serve"),
-        "run a Redis server in the foreground, with its data in FOCUSED_HOME; Ctrl-C saves "
-        "and stops it",
-        redis_commands,
-        _lazy("focused.cli.servers:add_serve_arguments"),
-        ("redis",),
-    )
-    command(
-        "cluster",
-        _lazy("focused.cli.servers:run_cluster"),
-        "run a Redis Cluster (3 masters) on this machine in the foreground, with its data in "
-        "FOCUSED_HOME; Ctrl-C saves and stops it",
-        redis_commands,
-        _lazy("focused.cli.servers:add_cluster_arguments"),
-        ("redis",),
-    )
-
-    web = command("web", None, "offline webs: serve, generate or capture a bundle")
-    web_commands = web.add_subparsers(dest="web_command", required=True, metavar="COMMAND")
-    for name, run, help, arguments in (
-        (
-            "serve",
-            _lazy("focused.cli.web:run_serve"),
-            "serve a bundle on 127.0.0.1 (proxy and Host header)",
-            "focused.cli.web:add_serve_arguments",
-        ),
-        (
-            "generate",
-            _lazy("focused.cli.web:run_generate"),
-            "generate a synthetic topical web bundle (--hostile: with every hostile case;"
-            " --traps: a link farm and traps)",
-            "focused.cli.web:add_generate_arguments",
-        ),
-        (
-            "from-warc",
-            _lazy("focused.cli.web:run_from_warc"),
-            "make a bundle of the HTTP responses in WARC files",
-            "focused.cli.web:add_from_warc_arguments",
-        ),
-        (
-            "from-pages",
-            _lazy("focused.cli.web:run_from_pages"),
-            "make a bundle of a folder of saved pages (e.g. wget -r)",
-            "focused.cli.web:add_from_pages_arguments",
-        ),
-    ):
-        command(name, run, help, web_commands, _lazy(arguments), ("web",))
-
-    taxonomy = command("taxonomy", None, "taxonomy folders of example documents")
-    taxonomy_commands = taxonomy.add_subparsers(
-        dest="taxonomy_command", required=True, metavar="COMMAND"
-    )
-    command(
-        "from-labels",
-        _lazy("focused.cli.web:run_from_labels"),
-        "build a taxonomy folder from a labelled bundle (labels.tsv)",
-        taxonomy_commands,
-        _lazy("focused.cli.web:add_from_labels_arguments"),
-        ("taxonomy",),
-    )
-
-    command(
-        "label",
-        _lazy("focused.cli.label:run"),
-        "mark a crawl's pages good or bad on a web page, one key each; the marks become a "
-        "topic of example pages",
-        arguments=_lazy("focused.cli.label:add_arguments"),
-    )
-
-    sub = command("demo", cmd_demo, "crawl a synthetic web: soft focus against breadth-first")
-    sub.add_argument("--pages", type=int, default=500, help="pages per crawler (default 500)")
-    sub.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
-    add_settings_argument(sub, "a Scrapy setting for both crawls (repeatable)")
-
-    command(
-        "evaluate",
-        _lazy("focused.cli.evaluate:run"),
-        "compare crawlers on a labelled offline web (Srinivasan et al. 2005's framework)",
-        arguments=_lazy("focused.cli.evaluate:add_arguments"),
-    )
+        if command.run is None:
+            groups[tuple(words)] = sub.add_subparsers(
+                dest=f"{words[-1]}_command", required=True, metavar="COMMAND"
+            )
+        else:
+            sub.set_defaults(run=command.run)
+        if command.arguments is not None and words == chosen[: len(words)]:
+            command.arguments(sub)
     return parser
 
 

@@ -24,6 +24,17 @@ def add_settings_argument(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("-s", "--set", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
+def add_redis_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--redis-url`` and ``--home``: the Redis a command reads or writes."""
+    parser.add_argument(
+        "--redis-url",
+        help="Redis URL (default: $FOCUSED_REDIS_URL, else the embedded Redis in FOCUSED_HOME)",
+    )
+    parser.add_argument(
+        "--home", help="folder of the embedded Redis (default: $FOCUSED_HOME, else .focused)"
+    )
+
+
 def add_server_arguments(parser: argparse.ArgumentParser, port: int, exposed: str) -> None:
     """``--host``, ``--port`` and ``--allow-host`` of a command that serves a web page or
     metrics; ``exposed`` says what another address than 127.0.0.1 lets anyone see."""

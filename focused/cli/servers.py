@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from focused.store.cluster import FIRST_PORT, MASTERS, serve_cluster
-from focused.store.connection import home_dir
+from focused.store.embedded import home_dir
 from focused.store.server import serve
 
 

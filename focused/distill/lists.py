@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
-from focused.store.connection import home_dir
+from focused.store.embedded import home_dir
 from focused.store.graph import GraphStore
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """RedisOutages: the Redis outages a crawl process sees, in its stats.
 
-Every Redis client of the project retries through :class:`focused.store.connection.OutageRetry`,
-which reports each attempt to the process's :data:`focused.store.connection.OUTAGES`; this extension
+Every Redis client of the project retries through :class:`focused.store.outages.OutageRetry`,
+which reports each attempt to the process's :data:`focused.store.outages.OUTAGES`; this extension
 listens to it for the crawl. Stats: ``focused/redis/outages`` (outages begun) and
 ``focused/redis/outage_s`` (their seconds, added as each ends; at the close, the seconds of one
 still going on, as when the crawl stops for it with reason ``focused_redis_lost``). Short
@@ -11,7 +11,7 @@ starts and an INFO with its length when it ends.
 It also makes Ctrl-C (SIGINT) and SIGTERM work during an outage. Scrapy's handlers of these
 signals only ask the reactor to stop the crawl, and the reactor waits on the Redis call being
 retried; once the crawl runs, this extension's handlers come first, set
-:attr:`~focused.store.connection.Outages.stopping` (the retries end at their next failed
+:attr:`~focused.store.outages.Outages.stopping` (the retries end at their next failed
 attempt, within seconds) and hand the signal on to Scrapy's.
 """
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from focused.store.connection import OUTAGES, Outages
+from focused.store.outages import OUTAGES, Outages
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +35,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class RedisOutages:
-    """Counts :data:`~focused.store.connection.OUTAGES`'s outages in the crawler's stats while its
+    """Counts :data:`~focused.store.outages.OUTAGES`'s outages in the crawler's stats while its
     spider is open."""
 
     def __init__(self, stats: StatsCollector, outages: Outages = OUTAGES):

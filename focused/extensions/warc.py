@@ -70,8 +70,8 @@ from focused.extensions.diskfaults import disk_fault
 from focused.pipelines.duplicates import UNCHANGED
 from focused.settings.check import choice
 from focused.store import keys
-from focused.store.connection import home_dir
 from focused.store.crawler import crawl_name, store_for
+from focused.store.embedded import home_dir
 from focused.store.frontier.records import fingerprint
 
 if TYPE_CHECKING:

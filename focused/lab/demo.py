@@ -25,7 +25,8 @@ from focused.lab.webs.generate import generate_web
 from focused.lab.webs.labels import within
 from focused.lab.webs.server import ServedWeb
 from focused.monitor.snapshot import crawl_status, plot_harvest, reset_crawl
-from focused.store.connection import connect, home_dir
+from focused.store.client import connect
+from focused.store.embedded import home_dir
 from focused.topic.files import load_topic
 
 CRAWLERS = (("focused (soft focus)", "demo", ""), ("breadth-first", "demo-bfs", "breadth-first"))

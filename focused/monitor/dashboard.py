@@ -23,7 +23,7 @@ from aiohttp import web
 from focused.monitor.hosts import allowed_hosts
 from focused.monitor.snapshot import crawl_snapshots
 from focused.monitor.webapp import LOOPBACK, guarded_app, serve, serve_files, static_texts
-from focused.store.connection import RedisError
+from focused.store.client import RedisError
 
 if TYPE_CHECKING:
     import redis

@@ -25,7 +25,7 @@ from prometheus_client.registry import Collector
 from focused.errors import FocusedError
 from focused.monitor.hosts import REFUSED, allowed_hosts, is_allowed
 from focused.monitor.snapshot import WINDOWS, crawl_snapshots
-from focused.store.connection import RedisError
+from focused.store.client import RedisError
 
 if TYPE_CHECKING:
     from collections.abc import Callable

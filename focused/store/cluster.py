@@ -10,7 +10,7 @@ restarts those nodes on their ports, and they find each other again with their s
 
 It runs in the foreground and stops, every master saving, on Ctrl-C or SIGTERM. Clients reach
 it with a ``redis+cluster://host:port,host:port,...`` URL
-(:func:`focused.store.connection.connect`).
+(:func:`focused.store.client.connect`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from focused.errors import FocusedError
-from focused.store.connection import keep_log
+from focused.store.persistence import keep_log
 from focused.store.server import LOCK_FILE, _check_folder, _check_port, _log_tail, server_command
 
 MASTERS = 3  # redis-cli --cluster create's minimum
@@ -194,7 +194,7 @@ def _create(bind: str, ports: Sequence[int], timeout: float) -> None:
 def _stop(bind: str, port: int, process: subprocess.Popen, timeout: float) -> None:
     """SHUTDOWN SAVE one node and wait for it to end; SIGTERM (which saves too), then SIGKILL,
     if it does not. Redis refuses to stop while it writes its append-only log afresh (when
-    :func:`keep_log` turned it on), so that is waited for first."""
+    :func:`~focused.store.persistence.keep_log` turned it on), so that is waited for first."""
     if process.poll() is not None:
         return
     deadline = time.monotonic() + timeout

@@ -20,8 +20,10 @@ import redis
 
 from focused.errors import CrawlVanished, FocusedError, did_you_mean
 from focused.store import keys, scripts
-from focused.store.connection import binary_client, held_lock, retrying
+from focused.store.client import binary_client
+from focused.store.lock import held_lock
 from focused.store.periodic import PeriodicJob
+from focused.store.retries import retrying
 from focused.store.shards import crawl_shards
 
 if TYPE_CHECKING:

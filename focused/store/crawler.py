@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import deferred_from_coro
 
 from focused.errors import REDIS_LOST, REDIS_REFUSED, REDIS_VANISHED, CrawlVanished, FocusedError
-from focused.store.connection import OUTAGES, RedisRefused, from_settings
+from focused.store.client import from_settings
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Budgets
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.keys import NAME_RE
+from focused.store.outages import OUTAGES
+from focused.store.retries import RedisRefused
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -28,7 +28,8 @@ from twisted.internet import threads
 from twisted.python.failure import Failure
 
 from focused.errors import FocusedError
-from focused.store.connection import held_lock, refusal
+from focused.store.lock import held_lock
+from focused.store.retries import refusal
 
 if TYPE_CHECKING:
     import redis

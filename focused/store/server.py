@@ -2,7 +2,7 @@
 scrapyd jobs, several machines), run from the embedded Redis's own binary.
 
 It runs in the foreground and stops, saving, on Ctrl-C or SIGTERM. Its data persists in the
-home folder as the embedded Redis's does (:data:`focused.store.connection.PERSISTENCE`): RDB
+home folder as the embedded Redis's does (:data:`focused.store.persistence.PERSISTENCE`): RDB
 snapshots (``server.rdb``) and an append-only log synced every second (``server.aof``), files of
 its own: the embedded Redis's ``redis.db`` there is never opened by two servers at once.
 """
@@ -23,7 +23,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from focused.errors import FocusedError
-from focused.store.connection import keep_log, persistence
+from focused.store.persistence import keep_log, persistence
 
 RDB_FILE = "server.rdb"
 AOF_FILE = "server.aof"

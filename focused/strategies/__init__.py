@@ -1,9 +1,9 @@
 """Crawl strategies: what out-links of a page enter the frontier, and with what score.
 
 A strategy only turns classified pages into scored links (:class:`.base.Strategy`); the
-frontier stores and orders them and knows nothing of topics (Frontera keeps the same seam,
-../shared/design/ARCHITECTURE.md). The topic file's ``strategy`` (or ``FOCUSED_STRATEGY``)
-picks one by name (:mod:`.registry`):
+frontier stores and orders them and knows nothing of topics (the architecture's seam between
+the frontier store and the crawl strategy, as in Frontera). The topic file's ``strategy`` (or
+``FOCUSED_STRATEGY``) picks one by name (:mod:`.registry`):
 
 - ``soft``, ``hard``: seed 000's soft and hard focus (:mod:`.focus`), the default;
 - ``breadth-first``: the unfocused baseline (:mod:`.focus`);

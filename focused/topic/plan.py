@@ -17,7 +17,7 @@ import numpy as np
 
 from focused.errors import FocusedError
 from focused.settings.check import choice
-from focused.store.connection import home_dir
+from focused.store.embedded import home_dir
 from focused.strategies.registry import strategy_class
 from focused.topic.methods import (
     METHODS,
