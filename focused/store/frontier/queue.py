@@ -127,6 +127,46 @@ from focused.store.shards import add_up, host_hash
 if TYPE_CHECKING:
     import redis
 
+# The keys of a shard every frontier script is given, after its prefix, by their names in
+# :mod:`focused.store.keys` (lower case, as ``frontier.lua`` names them: ``frontier.key.ready``).
+FRONTIER_KEYS = (
+    "ready",
+    "wait",
+    "held",
+    "leases",
+    "stats",
+    "reaped",
+    "procs",
+    "hung_reclaims",
+    "epoch",
+    "outbox",
+    "curve",
+    "census",
+    "tries",
+    "recent",
+    "hub_scores",
+    "sites",
+    "found",
+    "revisit",
+    "checksums",
+    "modified",
+    "known",
+)
+# A page's values in the ``complete`` script's arguments, in order (``complete.lua``).
+PAGE_FIELDS = (
+    "lease",
+    "url",
+    "kind",
+    "relevance",
+    "relevant",
+    "category",
+    "graph",
+    "hub_score",
+    "duplicate",
+    "links",
+)
+# The values the frontier's scripts use besides the key names (``scripts.source``).
+SCRIPT_VALUES = {**PACKING, "FRONTIER_KEYS": FRONTIER_KEYS, "PAGE_FIELDS": PAGE_FIELDS}
 REDELIVER_S = 30.0  # how often a pop on a cluster looks for outbox entries of gone processes
 SHARD_REST_S = 0.5  # longest a pop leaves alone a shard that had too few hosts ready
 
@@ -207,7 +247,6 @@ class RedisFrontier:
         self.max_url_length = max_url_length  # longer URLs are not queued (0: no limit)
         self.on_rejected = on_rejected  # called with each URL refused (``BadURL``)
         self.budgets = budgets = budgets or Budgets()
-        self._limits = budgets.limits()
         # Registered domains of the links' hosts, sent with them when a budget needs them.
         self._domains = (
             RegisteredDomains(budgets.private_suffixes) if budgets.of_domains() else None
@@ -229,9 +268,29 @@ class RedisFrontier:
         self._delivered: dict[int, list[str]] = {}
         self._redeliver_at = 0.0  # when the pop next looks for outbox entries of gone processes
         self._resting: dict[int, _Resting] = {}  # shards the pop leaves alone for now
+        # Per shard, the scripts' KEYS (its prefix, then its keys in FRONTIER_KEYS order) and
+        # their ARGV[1], this frontier's settings by name (``frontier.lua``).
+        shards = self.store.shards
+        self._keys = [
+            [prefix, *(prefix + getattr(keys, name.upper()) for name in FRONTIER_KEYS)]
+            for prefix in shards.prefixes
+        ]
+        self._settings = [
+            _json(
+                {
+                    "shard": shard,
+                    "shards": len(shards),
+                    "epoch": self.epochs[shard],
+                    "concurrency": host_concurrency,
+                    "delay": host_delay,
+                    "budgets": budgets.by_name(),
+                }
+            )
+            for shard in range(len(shards))
+        ]
 
         def script(name: str) -> Any:
-            return self.store.script(name, **PACKING)
+            return self.store.script(name, **SCRIPT_VALUES)
 
         self._push = script("push")
         self._pop = script("pop")
@@ -285,13 +344,9 @@ class RedisFrontier:
         """Run one of the scripts on one shard (its keys' prefix in KEYS routes it there)."""
         if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
-        fixed = [
-            f"{shard} {len(self.store.shards)} {self.epochs[shard]} {self._limits}",
-            self.host_concurrency,
-            self.host_delay,
-        ]
-        prefix = [self.store.shards.prefixes[shard]]
-        return self.store.retrying(lambda: script(keys=prefix, args=[*fixed, *args]))
+        settings = self._settings[shard]
+        names = self._keys[shard]
+        return self.store.retrying(lambda: script(keys=names, args=[settings, *args]))
 
     def _pack_links(
         self, links: Iterable[Link], edges: bytearray | None = None, page_origin: str = ""
@@ -587,18 +642,19 @@ class RedisFrontier:
             for shard, lines in packed.items():
                 if shard != home:
                     away.setdefault(shard, []).append((n, lines))
-            args += (
-                ack.lease,
-                ack.url,
-                ack.kind,
-                repr(float(ack.relevance)),
-                int(ack.relevant),
-                ack.category or "-",
-                bytes(edges or b""),
-                "" if ack.hub_score is None else repr(float(ack.hub_score)),
-                verdicts[i],
-                packed.get(home, ""),
-            )
+            page = {
+                "lease": ack.lease,
+                "url": ack.url,
+                "kind": ack.kind,
+                "relevance": repr(float(ack.relevance)),
+                "relevant": int(ack.relevant),
+                "category": ack.category or "-",
+                "graph": bytes(edges or b""),
+                "hub_score": "" if ack.hub_score is None else repr(float(ack.hub_score)),
+                "duplicate": verdicts[i],
+                "links": packed.get(home, ""),
+            }
+            args += (page[name] for name in PAGE_FIELDS)
         return args, away, sent
 
     def _duplicates_of(self, acks: Sequence[Ack], checked: list[int]) -> list[str]:
