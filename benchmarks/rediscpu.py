@@ -60,7 +60,7 @@ from focused.monitor.snapshot import crawl_status, reset_crawl
 from focused.store import scripts
 from focused.store.cluster import running_cluster
 from focused.store.connection import connect
-from focused.store.frontier.queue import SCRIPT_VALUES
+from focused.store.frontier.core import SCRIPT_VALUES
 from focused.store.shards import crawl_shards
 
 CRAWL = "bench-rediscpu"

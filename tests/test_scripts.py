@@ -10,7 +10,7 @@ from importlib.resources import files
 import pytest
 
 from focused.store import scripts
-from focused.store.frontier.queue import FRONTIER_KEYS, SCRIPT_VALUES
+from focused.store.frontier.core import FRONTIER_KEYS, SCRIPT_VALUES
 
 # A Lua comment or string literal (whichever starts first wins, as in Lua; no long brackets).
 CODE_ONLY = re.compile(r"""--[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*\"""")
