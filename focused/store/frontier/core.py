@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 from focused.errors import FocusedError
 from focused.links.domains import RegisteredDomains
 from focused.links.urls import BadURL
-from focused.store import keys
+from focused.store import keys, scripts
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import (
     Budgets,
@@ -76,7 +76,11 @@ PAGE_FIELDS = (
     "links",
 )
 # The values the frontier's scripts use besides the key names (``scripts.source``).
-SCRIPT_VALUES = {**PACKING, "FRONTIER_KEYS": FRONTIER_KEYS, "PAGE_FIELDS": PAGE_FIELDS}
+SCRIPT_VALUES: dict[str, scripts.Value] = {
+    **PACKING,
+    "FRONTIER_KEYS": FRONTIER_KEYS,
+    "PAGE_FIELDS": PAGE_FIELDS,
+}
 
 
 def json_arg(value: Any) -> str:

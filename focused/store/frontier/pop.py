@@ -59,10 +59,10 @@ class Popping(Outbox):
         wakes: list[float] = []
         for step in range(shards):
             shard = (self._first_shard + step) % shards
-            rest = self._resting.get(shard)
-            if rest is not None and rest.until > now and rest.changes == self.changes:
-                queued, in_flight = queued + rest.queued, in_flight + rest.in_flight
-                wakes.append(rest.until - now)
+            resting = self._resting.get(shard)
+            if resting is not None and resting.until > now and resting.changes == self.changes:
+                queued, in_flight = queued + resting.queued, in_flight + resting.in_flight
+                wakes.append(resting.until - now)
                 continue
             asked = n - len(popped)
             args = [asked, self.lease_s, self.max_tries, self.owner]
