@@ -60,7 +60,7 @@ from focused.monitor.snapshot import crawl_status, reset_crawl
 from focused.store import scripts
 from focused.store.client import connect
 from focused.store.cluster import running_cluster
-from focused.store.frontier.records import PACKING
+from focused.store.frontier.core import SCRIPT_VALUES
 from focused.store.shards import crawl_shards
 
 CRAWL = "bench-rediscpu"
@@ -72,7 +72,7 @@ def script_names() -> dict[str, str]:
     """SHA1 of every Lua script the project registers -> its name (:mod:`focused.store.scripts`;
     the frontier's values given to each, which the others do not use)."""
     return {
-        hashlib.sha1(scripts.source(name, **PACKING).encode()).hexdigest(): name
+        hashlib.sha1(scripts.source(name, **SCRIPT_VALUES).encode()).hexdigest(): name
         for name in scripts.SCRIPTS
     }
 

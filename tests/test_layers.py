@@ -37,7 +37,7 @@ REDIS_FOR_TYPES = frozenset(
         "focused.monitor.dashboard",
         "focused.monitor.metrics",
         "focused.monitor.snapshot",
-        "focused.store.frontier.queue",
+        "focused.store.frontier.core",
     }
 )
 
@@ -177,7 +177,7 @@ def test_the_graph_is_read_from_the_source():
     and ``from package import module`` names the module."""
     found = set(imports())
     assert Import("focused.cli.main", "focused.monitor.snapshot", False) in found  # in a function
-    assert Import("focused.store.frontier.queue", "redis", True) in found
+    assert Import("focused.store.frontier.core", "redis", True) in found
     assert Import("focused.schedulers", "focused.schedulers.scheduler", False) in found
     assert Import("focused.strategies.hmm", "focused.store.strategy", False) in found
     graph = module_graph()

@@ -73,7 +73,7 @@ def forget_dead_here(store: CrawlStore, host: str) -> list[str]:
     """Delete the records that say running of the crawl's processes on this machine (``host``)
     whose pid is gone, and return their ids: a process that exited without recording its end
     (Redis lost at its close, exit code 3) holds no leases then, since the next pop puts them
-    back (``reap`` in ``common.lua``), rather than three beats later. A pid now used by another
+    back (``reap`` in ``frontier.lua``), rather than three beats later. A pid now used by another
     process (this one's included) keeps its record until it expires."""
     client = store.client
     ids = store.retrying(lambda: client.zrange(store.key(keys.PROCS), 0, -1))
@@ -193,7 +193,7 @@ class Heartbeat:
             "item_limit": self.item_limit,
         }
         # A hung process's record stays until its reactor is back or it is killed: its leases
-        # go back one try later (``reap`` in ``common.lua``).
+        # go back one try later (``reap`` in ``frontier.lua``).
         running = finished is None and not hung
         keep = GONE_BEATS * self.interval if running else FINISHED_KEEP_S
         fields = [v for field, value in record.items() for v in (field, value)]

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from redis.commands.core import Script
 
 T = TypeVar("T")
-# How a frontier script's error reply starts when the crawl's epoch is gone (``common.lua``).
+# How a frontier script's error reply starts when the crawl's epoch is gone (``frontier.lua``).
 VANISHED = "VANISHED "
 VANISHED_MESSAGE = (
     "the crawl's state vanished from Redis (restarted without its data, flushed, failed over to "
@@ -53,7 +53,7 @@ class CrawlStore:
       connection that stays lost, or writes Redis keeps refusing (a RedisRefused), is reported
       once through ``on_lost`` (the crawl stops), and from then on calls fail fast with
       FocusedError, in every thread (``lost``). ``on_retry`` hears of each retry. A frontier
-      call that finds the crawl's epoch gone (its state vanished: ``common.lua``) is reported
+      call that finds the crawl's epoch gone (its state vanished: ``frontier.lua``) is reported
       and raised the same way, as a CrawlVanished, without retries.
     - ``script(name)`` registers one of the project's Lua scripts (:mod:`focused.store.scripts`).
     - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time).
@@ -132,7 +132,7 @@ class CrawlStore:
         if not self.worker:
             self.given_up.set()
 
-    def script(self, name: str, **values: str | int) -> Script:
+    def script(self, name: str, **values: scripts.Value) -> Script:
         """One of the project's Lua scripts, registered with ``client``."""
         return self.client.register_script(scripts.source(name, **values))
 

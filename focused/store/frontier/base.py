@@ -9,7 +9,7 @@ implementation to it (``tests/test_frontier.py``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Protocol
 
 from focused.errors import FocusedError
@@ -39,20 +39,13 @@ class Budgets:
     suffix_hosts: int = 0
     private_suffixes: tuple[str, ...] = ()
 
-    def limits(self) -> str:
-        """The budgets as the scripts read them (``common.lua``), after the shard."""
-        return " ".join(
-            repr(float(x)) if isinstance(x, float) else str(int(x))
-            for x in (
-                self.host_pages,
-                self.host_share,
-                self.domain_pages,
-                self.domain_share,
-                self.domain_hosts,
-                self.host_queued,
-                self.suffix_hosts,
-            )
-        )
+    def by_name(self) -> dict[str, float]:
+        """The budgets as the scripts read them (``frontier.lua``: ``budgets.host_pages``)."""
+        return {
+            field.name: getattr(self, field.name)
+            for field in fields(self)
+            if field.name != "private_suffixes"
+        }
 
     def of_domains(self) -> bool:
         """Whether a budget needs the hosts' registered domains (and private suffixes)."""

@@ -1,9 +1,13 @@
--- ARGV: shard, conc, delay, origin, seconds: the host asked to be left alone (Retry-After)
-local o, now = ARGV[4], now_s()
-local nxt = now + tonumber(ARGV[5])
-if nxt > tonumber(redis.call('HGET', hkey(o), 'n') or '0') then
-  redis.call('HSET', hkey(o), 'n', secs(nxt))
+-- Leave a host alone (RedisFrontier.back_off: a server's Retry-After). ARGV[2]: its origin,
+-- ARGV[3]: for how many seconds from now; a later time already set is kept.
+local frontier, vanished = open_frontier(KEYS, ARGV)
+if not frontier then return vanished end
+local origin, now = ARGV[2], now_s()
+local due = now + tonumber(ARGV[3])
+local host = host_key(frontier, origin)
+if due > tonumber(redis.call('HGET', host, HOST_FIELD.due) or '0') then
+  redis.call('HSET', host, HOST_FIELD.due, as_seconds(due))
 end
-redis.call('HINCRBY', k(STATS), 'backed_off', 1)
-schedule(o, now)
+redis.call('HINCRBY', frontier.key.stats, 'backed_off', 1)
+schedule(frontier, origin, now)
 return 1

@@ -1,17 +1,25 @@
--- ARGV: shard, conc, delay, max_queued. A host with queued URLs is in 'ready', 'wait' or
--- 'held', or has all its slots leased (then it is in 'leases'), so those list every such host at a
+-- Drop the worst queued URLs beyond a maximum, for good (RedisFrontier.drop_worst). ARGV[2]:
+-- the maximum (this shard's share). A host with queued URLs is in 'ready', 'wait' or 'held',
+-- or has all its slots leased (then it is in 'leases'), so those list every such host at a
 -- cost bounded by the queue, not by the hosts ever crawled. A heap of hosts by their worst
 -- queued URL then yields the worst URLs overall one by one, each host's from its tail: the
--- work is one read per host and per URL dropped, never a sort of the whole queue.
-local excess = tonumber(redis.call('HGET', k(STATS), 'queued') or '0') - tonumber(ARGV[4])
+-- work is one read per host and per URL dropped, never a sort of the whole queue. Returns
+-- how many were dropped.
+local frontier, vanished = open_frontier(KEYS, ARGV)
+if not frontier then return vanished end
+local stats = frontier.key.stats
+local excess = tonumber(redis.call('HGET', stats, 'queued') or '0') - tonumber(ARGV[2])
 if excess <= 0 then return 0 end
--- A max-heap of hosts in three arrays (score, origin, URLs cut so far): no table per step.
-local hs, ho, hc, listed = {}, {}, {}, {}
-local function worse(i, j) return hs[i] > hs[j] or (hs[i] == hs[j] and ho[i] < ho[j]) end
+-- A max-heap of hosts in three arrays (no table per step): per node the packed order of the
+-- host's next URL to drop, the host, and how many of its URLs were taken before that one.
+local scores, origins, taken = {}, {}, {}
+local function worse(i, j)
+  return scores[i] > scores[j] or (scores[i] == scores[j] and origins[i] < origins[j])
+end
 local function swap(i, j)
-  hs[i], hs[j] = hs[j], hs[i]
-  ho[i], ho[j] = ho[j], ho[i]
-  hc[i], hc[j] = hc[j], hc[i]
+  scores[i], scores[j] = scores[j], scores[i]
+  origins[i], origins[j] = origins[j], origins[i]
+  taken[i], taken[j] = taken[j], taken[i]
 end
 local function sift_up(i)
   while i > 1 and worse(i, math.floor(i / 2)) do
@@ -21,53 +29,55 @@ local function sift_up(i)
 end
 local function sift_down(i)
   while true do
-    local top, l, r = i, 2 * i, 2 * i + 1
-    if l <= #hs and worse(l, top) then top = l end
-    if r <= #hs and worse(r, top) then top = r end
+    local top, left, right = i, 2 * i, 2 * i + 1
+    if left <= #scores and worse(left, top) then top = left end
+    if right <= #scores and worse(right, top) then top = right end
     if top == i then return end
     swap(i, top)
     i = top
   end
 end
--- Put host o in the heap by its (cut + 1)-th worst queued URL, if it has one.
-local function offer(o, cut)
-  local tail = redis.call('ZRANGE', qkey(o), -cut - 1, -cut - 1, 'WITHSCORES')
+-- Put a host in the heap by its (cut + 1)-th worst queued URL, if it has one.
+local function offer(origin, cut)
+  local tail = redis.call('ZRANGE', host_queue_key(frontier, origin), -cut - 1, -cut - 1,
+                          'WITHSCORES')
   if #tail > 0 then
-    local n = #hs + 1
-    hs[n], ho[n], hc[n] = tonumber(tail[2]), o, cut
+    local n = #scores + 1
+    scores[n], origins[n], taken[n] = tonumber(tail[2]), origin, cut
     sift_up(n)
   end
 end
-local function list(o)
-  if not listed[o] then
-    listed[o] = true
-    offer(o, 0)
+local listed = {}
+local function list(origin)
+  if not listed[origin] then
+    listed[origin] = true
+    offer(origin, 0)
   end
 end
-for _, o in ipairs(redis.call('ZRANGE', k(READY), 0, -1)) do list(o) end
-for _, o in ipairs(redis.call('ZRANGE', k(WAIT), 0, -1)) do list(o) end
-for _, o in ipairs(redis.call('ZRANGE', k(HELD), 0, -1)) do list(o) end
-for _, lm in ipairs(redis.call('ZRANGE', k(LEASES), 0, -1)) do
-  local o = split_lease(lm)
-  if o then list(o) end
+for _, origin in ipairs(redis.call('ZRANGE', frontier.key.ready, 0, -1)) do list(origin) end
+for _, origin in ipairs(redis.call('ZRANGE', frontier.key.wait, 0, -1)) do list(origin) end
+for _, origin in ipairs(redis.call('ZRANGE', frontier.key.held, 0, -1)) do list(origin) end
+for _, lease in ipairs(redis.call('ZRANGE', frontier.key.leases, 0, -1)) do
+  local origin = split_lease(lease)
+  if origin then list(origin) end
 end
-local cuts, dropped = {}, 0
-while dropped < excess and #hs > 0 do
-  local o, cut, last = ho[1], hc[1] + 1, #hs
+local cuts, dropped = {}, 0  -- host -> how many of its worst URLs go
+while dropped < excess and #scores > 0 do
+  local origin, cut, last = origins[1], taken[1] + 1, #scores
   swap(1, last)
-  hs[last], ho[last], hc[last] = nil, nil, nil
+  scores[last], origins[last], taken[last] = nil, nil, nil
   sift_down(1)
   dropped = dropped + 1
-  cuts[o] = cut
-  offer(o, cut)
+  cuts[origin] = cut
+  offer(origin, cut)
 end
 local now = now_s()
-for o, cut in pairs(cuts) do
-  redis.call('ZREMRANGEBYRANK', qkey(o), -cut, -1)
-  schedule(o, now)
+for origin, cut in pairs(cuts) do
+  redis.call('ZREMRANGEBYRANK', host_queue_key(frontier, origin), -cut, -1)
+  schedule(frontier, origin, now)
 end
 if dropped > 0 then
-  redis.call('HINCRBY', k(STATS), 'queued', -dropped)
-  redis.call('HINCRBY', k(STATS), 'dropped/buffer', dropped)
+  redis.call('HINCRBY', stats, 'queued', -dropped)
+  redis.call('HINCRBY', stats, 'dropped/buffer', dropped)
 end
 return dropped

@@ -1,6 +1,9 @@
--- ARGV: shard, conc, delay, then pairs of parent (fetch order, 0 for none) and its packed
--- links (push_packed). Returns the number of new URLs.
-local best, head, new = {}, {}, 0
-for i = 4, #ARGV, 2 do new = new + push_packed(ARGV[i + 1], ARGV[i], best, head) end
-place_heads(best, head, {}, now_s(), new)
-return new
+-- Queue links (RedisFrontier.push_many, and the links of pages acknowledged on other shards).
+-- ARGV[2] on: pairs of parent (its fetch order, 0 for none) and its links (push_packed).
+-- Returns the number of new URLs.
+local frontier, vanished = open_frontier(KEYS, ARGV)
+if not frontier then return vanished end
+local pushes = new_pushes()
+for i = 2, #ARGV, 2 do push_packed(frontier, pushes, ARGV[i + 1], ARGV[i]) end
+place_heads(frontier, pushes, {}, now_s())
+return pushes.new

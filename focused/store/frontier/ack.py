@@ -1,0 +1,207 @@
+"""The end of a lease: acknowledging a batch of pages (their duplicates check, records and
+links, ``complete.lua``), giving leases back (``release.lua``), holding a host back
+(``back_off.lua``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from focused.errors import FocusedError
+from focused.links.urls import origin as url_origin
+from focused.store import keys
+from focused.store.frontier.base import (
+    Ack,
+    Acked,
+    Link,
+    PartlyAcknowledged,
+)
+from focused.store.frontier.records import (
+    PAGE_RECORD,
+    fingerprint,
+    split_url,
+)
+
+if TYPE_CHECKING:
+    pass
+from focused.store.frontier.core import PAGE_FIELDS, json_arg
+from focused.store.frontier.outbox import Outbox, parented
+
+
+def _check(ack: Ack) -> tuple[str, str, str, str]:
+    """What a page's duplicates check reads (``duplicate_check.lua``), as strings."""
+    return ack.checksum, str(fingerprint(ack.url)), ack.last_modified, "1" if ack.revisit else ""
+
+
+class Acknowledging(Outbox):
+    """The frontier's acknowledgements (:class:`~focused.store.frontier.queue.RedisFrontier`)."""
+
+    def complete(
+        self,
+        lease: str,
+        url: str,
+        kind: str,
+        relevance: float = 0.0,
+        relevant: bool = False,
+        links: Sequence[Link] = (),
+        category: str = "",
+        hub_score: float | None = None,
+    ) -> tuple[int, int]:
+        """Acknowledge one leased URL and queue its page's out-links (:meth:`complete_many`
+        of one page, without the duplicates check); returns (fetch order, 0 for failed; new
+        URLs queued)."""
+        done = self.complete_many(
+            [Ack(lease, url, kind, relevance, relevant, links, category, hub_score)]
+        )[0]
+        return done.order, done.new
+
+    def complete_many(self, acks: Sequence[Ack]) -> list[Acked]:
+        """Acknowledge leased URLs and queue their pages' out-links: one call per shard.
+
+        ``kind`` is ``page`` (fetched and classified), ``bad`` (fetched, not usable),
+        ``redirect`` (a redirect, whose target is among the links) or ``failed`` (no
+        response). A page with a ``checksum`` is first checked for duplicates
+        (:mod:`focused.pipelines.frontier`): a duplicate is acknowledged as such (``duplicate``,
+        or ``unchanged`` for a revisit found as it was) and none of its links are queued. A
+        page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
+        into the census, and its links to other servers into the crawl graph. A relevant page
+        counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
+        of good sites and hubs, :mod:`focused.distill.lists`).
+
+        On one server the whole batch is one call. On several shards each shard gets one call
+        with its hosts' pages, shard 0 first: it holds the crawl-wide keys, so its call checks
+        the whole batch's duplicates (a call of its own when the batch has no page there). A
+        page's links to other shards' hosts are kept in its shard's ``outbox`` in the same
+        call; they ride with the call of a shard that comes later in the batch, and the rest
+        are pushed at the end, one call per shard. The outbox entry is deleted with this
+        process's next call there: a process killed in between loses none of them
+        (:meth:`redeliver`). A call that fails raises :class:`PartlyAcknowledged`, with the
+        results of the pages acknowledged before it.
+        """
+        shards = self.store.shards
+        homes: dict[int, list[int]] = {}
+        for i, ack in enumerate(acks):
+            homes.setdefault(shards.of_host(ack.lease.split(" ", 1)[0]), []).append(i)
+        checked = [i for i, ack in enumerate(acks) if ack.checksum and ack.kind == "page"]
+        verdicts = [""] * len(acks)
+        if checked and 0 not in homes:  # no call to the first shard to check them in
+            verdicts = self._duplicates_of(acks, checked)
+            checked = []
+        results: dict[int, Acked] = {}
+        # Links for other shards' hosts, with their parents' fetch orders: they ride with the
+        # acknowledgement of a shard called later, and the rest are pushed at the end.
+        riding: dict[int, list[Any]] = {}
+        extra_new = 0
+        for home in sorted(homes):  # the first shard first: it checks the batch's duplicates
+            indices = homes[home]
+            # The first shard checks the batch's pages, its own and the others', in order.
+            checks = checked if home == 0 else []
+            places = {i: n + 1 for n, i in enumerate(indices)}
+            others = [i for i in checks if i not in places]
+            args, away, sent = self._page_args(acks, indices, home, verdicts)
+            outbox = json_arg(away) if away else ""
+            delivered = self._delivered.pop(home, [])
+            extra = [
+                "1" if self.revisits else "",
+                outbox,
+                " ".join(delivered),
+                json_arg([[*_check(acks[i]), places.get(i, 0)] for i in checks]) if checks else "",
+                json_arg(riding.pop(home)) if home in riding else "",
+            ]
+            try:
+                reply = self._call(self._complete, [*extra, *args], home)
+            except FocusedError as exc:  # the shards called before acknowledged theirs
+                raise PartlyAcknowledged(exc, results) from exc
+            replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
+            extra_new += int(reply[3 * len(indices)])
+            for i, why in zip(others, reply[3 * len(indices) + 1 :], strict=True):
+                verdicts[i] = why
+            orders = [0 if why else int(order) for order, _, why in replies]
+            for shard, pairs in parented(away, orders).items():
+                riding.setdefault(shard, []).extend(pairs)
+            if away and any(orders):
+                self._delivered.setdefault(home, []).append(str(next(o for o in orders if o)))
+            for n, (i, (order, new, why)) in enumerate(zip(indices, replies, strict=True)):
+                if orders[n]:
+                    self._remember(sent[n])
+                results[i] = Acked(int(order), int(new), why or "")
+                self.held.pop(acks[i].lease, None)
+        try:  # for shards called before their links were known
+            extra_new += self._push_shards(riding)
+        except FocusedError as exc:  # every page is acknowledged, its links in an outbox
+            raise PartlyAcknowledged(exc, results) from exc
+        done = [results[i] for i in range(len(acks))]
+        if extra_new and done:  # the other shards' new URLs count with the batch's first page
+            done[0] = Acked(done[0].order, done[0].new + extra_new, done[0].duplicate)
+        return done
+
+    def _page_args(
+        self,
+        acks: Sequence[Ack],
+        indices: list[int],
+        home: int,
+        verdicts: list[str],
+    ) -> tuple[list[Any], dict[int, list[tuple[int, str]]], list[list[int]]]:
+        """The ``complete`` script's values for the pages of one shard; their links to other
+        shards' hosts (shard -> (page among them, packed links)); the fingerprints of each
+        page's links sent."""
+        args: list[Any] = []
+        away: dict[int, list[tuple[int, str]]] = {}
+        sent: list[list[int]] = []
+        for n, i in enumerate(indices):
+            ack = acks[i]
+            edges = None
+            if ack.kind == "page" and self.graph:
+                edges = bytearray(PAGE_RECORD.pack(fingerprint(ack.url)))
+            packed, fps = self._pack_links(ack.links, edges, url_origin(ack.url))
+            sent.append(fps)
+            for shard, lines in packed.items():
+                if shard != home:
+                    away.setdefault(shard, []).append((n, lines))
+            page = {
+                "lease": ack.lease,
+                "url": ack.url,
+                "kind": ack.kind,
+                "relevance": repr(float(ack.relevance)),
+                "relevant": int(ack.relevant),
+                "category": ack.category or "-",
+                "graph": bytes(edges or b""),
+                "hub_score": "" if ack.hub_score is None else repr(float(ack.hub_score)),
+                "duplicate": verdicts[i],
+                "links": packed.get(home, ""),
+            }
+            args += (page[name] for name in PAGE_FIELDS)
+        return args, away, sent
+
+    def _duplicates_of(self, acks: Sequence[Ack], checked: list[int]) -> list[str]:
+        """Why each page is a duplicate ('' for none or not checked), in one call to the first
+        shard (a batch with no page of its own there)."""
+        store = self.store
+        args = [value for i in checked for value in _check(acks[i])]
+        names = [store.key(keys.CHECKSUMS), store.key(keys.MODIFIED), store.key(keys.KNOWN)]
+        self.changes += 1
+        reply = store.retrying(lambda: self._duplicates(keys=names, args=args))
+        verdicts = [""] * len(acks)
+        for i, why in zip(checked, reply, strict=True):
+            verdicts[i] = why
+        return verdicts
+
+    def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
+        """Return leased URLs to the frontier; returns how many were queued again.
+
+        Unchanged on a clean shutdown; with ``retry`` (a failed attempt to fetch them) one try
+        later, behind the URLs not tried yet, and counted as failed after ``max_tries``.
+        """
+        leases = list(leases)
+        back = 0
+        for shard, part in self._by_shard(leases).items():
+            back += int(self._call(self._release, [int(retry), self.max_tries, *part], shard))
+        for lease in leases:
+            self.held.pop(lease, None)
+        return back
+
+    def back_off(self, url: str, seconds: float) -> None:
+        """Leave the host of ``url`` alone for ``seconds`` from now, in every process of the
+        crawl (a server's Retry-After); a later time already set is kept."""
+        origin = split_url(url)[0]
+        self._call(self._back_off, [origin, max(0.0, seconds)], self.store.shards.of_host(origin))
