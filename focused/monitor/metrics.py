@@ -253,8 +253,11 @@ def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[s
         family, _, _, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
-        server_class = type("Server", (ThreadingWSGIServer,), {"address_family": family})
-        server = make_server(address[0], port, app, server_class, handler_class=QuietHandler)
+
+        class Server(ThreadingWSGIServer):
+            address_family = family
+
+        server = make_server(str(address[0]), port, app, Server, handler_class=QuietHandler)
     except OSError as exc:
         raise FocusedError(f"cannot listen on {host}:{port} ({exc})") from exc
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -123,7 +123,7 @@ def _semantic_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(description, str):
         raise TopicError(path, "relevance.description", f"expected a sentence, got {description!r}")
     wordnet = data.get("wordnet")
-    options = {
+    options: dict[str, Any] = {
         "terms": terms,
         "description": description,
         "wordnet": None
