@@ -162,7 +162,9 @@ class PathHMM(BaseEstimator):
         self.centroid_terms = centroid_terms
         self.random_state = random_state
 
-    def fit(self, X: sp.spmatrix, y: Sequence[bool], parents: Sequence[int]) -> PathHMM:
+    def fit(
+        self, X: sp.spmatrix, y: Sequence[bool] | np.ndarray, parents: Sequence[int] | np.ndarray
+    ) -> PathHMM:
         """Fit on pages: ``X`` their term counts (:func:`term_counts`), ``y`` whether each is
         relevant, ``parents`` the row of the page each was reached from (-1: a path's start).
 
