@@ -27,6 +27,7 @@ from focused.store.shards import host_hash
 
 if TYPE_CHECKING:
     import redis
+    from redis.typing import EncodableT, FieldT
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
 
@@ -132,7 +133,7 @@ def distill(
         result.reboosted = frontier.raise_to(boost, queued)
     result.seconds = time.perf_counter() - started
     if boost is not None:
-        record = {
+        record: dict[FieldT, EncodableT] = {
             "fetched": graph.fetched,
             "time": time.time(),
             "seconds": round(result.seconds, 3),
@@ -155,7 +156,7 @@ def distill(
             pipe.hincrby(key, "runs", 1)
             pipe.delete(hubs_key)
             if hubs:
-                pipe.zadd(hubs_key, hubs)
+                pipe.zadd(hubs_key, {str(order): score for order, score in hubs.items()})
             pipe.execute()
 
         store.retrying(write)

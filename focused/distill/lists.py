@@ -27,10 +27,11 @@ from focused.store.shards import add_up
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
     from scrapy.settings import BaseSettings
 
 
-def read_lists(client: redis.Redis, crawl: str, min_relevant: int) -> dict[str, Any]:
+def read_lists(client: redis.Redis | RedisCluster, crawl: str, min_relevant: int) -> dict[str, Any]:
     """The crawl's good hubs and sites, most relevant pages found first (every shard's)."""
     store = CrawlStore(client, crawl)
     shards = range(len(store.shards))

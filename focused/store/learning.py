@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from focused.store import keys
 
 if TYPE_CHECKING:
+    from redis.typing import EncodableT, FieldT
+
     from focused.store.crawl import CrawlStore
 
 __all__ = ["Generation", "LearningState", "LearningStore", "SampledPage"]
@@ -114,7 +116,7 @@ class LearningStore:
     ) -> int:
         """Publish a refit's examples as the next generation; returns its number."""
         blob = zlib.compress(json.dumps([list(texts), list(labels)]).encode("utf-8"))
-        record = {
+        record: dict[FieldT, EncodableT] = {
             "pages": pages,
             "time": round(time.time(), 3),
             "top": json.dumps(list(top_words)),

@@ -329,7 +329,7 @@ def evolve_due(
         return None
     result = evolve(frontier, log, number=int(done or 0) + 1, size=size, **options)
     record = {
-        "last": int(pages),
+        "last": int(pages or 0),
         "generations": result.number,
         "population": result.population,
         "selected": result.selected,
@@ -338,7 +338,8 @@ def evolve_due(
         "raised": result.raised,
         "seconds": round(result.seconds, 3),
     }
-    store.retrying(lambda: client.hset(key, mapping=record))
+    # redis-py types a mapping's keys invariantly: a dict of str is refused
+    store.retrying(lambda: client.hset(key, mapping=record))  # type: ignore[arg-type]
     return result
 
 

@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from focused.spiders.focused import FocusedSpider
     from focused.store.crawl import CrawlStore
     from focused.store.frontier.queue import RedisFrontier
 
@@ -190,7 +191,7 @@ class HMMStrategy(SoftFocus):
         self.version = 0
         # Fits (and refits every ``refit`` pages) in a thread, one process at a time; with
         # plain retries, as the frontier's callbacks belong to the reactor's thread.
-        self.fitter = PeriodicJob(
+        self.fitter: PeriodicJob[tuple[PathHMM, int, int] | int] = PeriodicJob(
             "HMM fit",
             self.fit_and_store,
             client=self.client,
@@ -210,7 +211,7 @@ class HMMStrategy(SoftFocus):
     @classmethod
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
         s = crawler.settings
-        topic = crawler.spider.topic
+        topic = cast("FocusedSpider", crawler.spider).topic
         examples = None
         if topic.strategy_options.get("paths"):
             examples = classified_examples(crawler, topic.strategy_options["paths"])
@@ -263,7 +264,7 @@ class HMMStrategy(SoftFocus):
         links = page["links"]
         scores = np.full(len(links), hmm)
         if self.centroid and links:
-            similarity = float(model.centroid_similarity(counts)[0])
+            similarity: float | np.ndarray = float(model.centroid_similarity(counts)[0])
             if self.link_score != "content":  # links without anchor words: the page alone
                 anchors = term_counts([anchor for _, anchor, _ in links])
                 similarity = np.where(
@@ -282,8 +283,10 @@ class HMMStrategy(SoftFocus):
     def parent_alpha(self, parent: int) -> np.ndarray | None:
         """The α stored for the page of fingerprint ``parent``, or None."""
         key = self.store.key(keys.HMM_ALPHA, parent % keys.HMM_ALPHA_BUCKETS)
-        raw = self.call(lambda: self.client.hget(key, parent.to_bytes(8, "big")))
-        if raw is None or len(raw) != ALPHA.itemsize * self.model.n_states:
+        raw = cast(
+            "bytes | None", self.call(lambda: self.client.hget(key, parent.to_bytes(8, "big")))
+        )
+        if raw is None or self.model is None or len(raw) != ALPHA.itemsize * self.model.n_states:
             return None
         return np.frombuffer(raw, dtype=ALPHA).astype(np.float64)
 
@@ -325,7 +328,9 @@ class HMMStrategy(SoftFocus):
 
     def load(self) -> None:
         """Load the stored model (another process fitted it)."""
-        fields = self.call(lambda: self.client.hgetall(self.store.key(keys.HMM)))
+        fields = cast(
+            dict[bytes, bytes], self.call(lambda: self.client.hgetall(self.store.key(keys.HMM)))
+        )
         if b"meta" not in fields:
             return
         self.model, self.version = load_model(fields), int(fields[b"version"])
@@ -377,7 +382,9 @@ class HMMStrategy(SoftFocus):
 
         def store() -> list[Any]:
             pipe = self.client.pipeline(transaction=True)
-            pipe.hset(self.store.key(keys.HMM), mapping={**dump_model(model), "fitted": logged})
+            # redis-py types a mapping's keys invariantly: a dict of str is refused
+            record = {**dump_model(model), "fitted": logged}
+            pipe.hset(self.store.key(keys.HMM), mapping=record)  # type: ignore[arg-type]
             pipe.hincrby(self.store.key(keys.HMM), "version", 1)
             return pipe.execute()
 
@@ -410,7 +417,7 @@ class HMMStrategy(SoftFocus):
 def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
     """The topic's example browse paths as training pages, relevant as the crawl's classifier
     says (the topic's model and threshold), each page under the one before it."""
-    plan = crawler.spider.plan
+    plan = cast("FocusedSpider", crawler.spider).plan
     documents = read_path_pages(read_paths(paths_file))
     max_chars = crawler.settings.getint("FOCUSED_MAX_TEXT_CHARS") or None
     texts = [text[:max_chars] for path in documents for text in path]

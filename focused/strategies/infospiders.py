@@ -54,7 +54,7 @@ import json
 import logging
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
 
@@ -255,7 +255,9 @@ class InfoSpiders(SoftFocus):
         if self.changes:
             store.retrying(push)
         self.changes = {}
-        energies = store.retrying(lambda: client.hgetall(store.key(keys.AGENT_ENERGY)))
+        energies = cast(
+            dict[str, str], store.retrying(lambda: client.hgetall(store.key(keys.AGENT_ENERGY)))
+        )
         ids = sorted(energies, key=int)
         stored = store.retrying(
             lambda: client.mget([store.key(keys.AGENT_WEIGHTS, i) for i in ids]) if ids else []

@@ -90,7 +90,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from focused.errors import FocusedError
 from focused.links.domains import RegisteredDomains
@@ -129,6 +129,11 @@ if TYPE_CHECKING:
 
 REDELIVER_S = 30.0  # how often a pop on a cluster looks for outbox entries of gone processes
 SHARD_REST_S = 0.5  # longest a pop leaves alone a shard that had too few hosts ready
+
+
+def _after_prefix(prefix: str, scan: Callable[[], Iterable[str]]) -> list[str]:
+    """What follows ``prefix`` in each key a SCAN finds."""
+    return [key[len(prefix) :] for key in scan()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,11 +271,11 @@ class RedisFrontier:
         """The crawl's epoch on each shard (``keys.EPOCH``), set now where there is none (the
         crawl's first process, or the first after its state vanished)."""
         store, token = self.store, secrets.token_hex(8)
-        epochs = []
+        epochs: list[str] = []
         for shard in range(len(store.shards)):
             key = store.key(keys.EPOCH, shard=shard)
-            store.retrying(lambda k=key: store.client.set(k, token, nx=True))
-            epochs.append(store.retrying(lambda k=key: store.client.get(k)))
+            store.retrying(partial(store.client.set, key, token, nx=True))
+            epochs.append(cast(str, store.retrying(partial(store.client.get, key))))  # set above
         return epochs
 
     def for_thread(self) -> RedisFrontier:
@@ -419,14 +424,14 @@ class RedisFrontier:
         for lease, record in self._parent_records(popped):
             self.held[lease] = deadline
             origin, packed, _, member = lease.split(" ", 3)
-            depth, parent, rest, anchor = split_member(member)
+            depth, parent, tail, anchor = split_member(member)
             revisit = depth.startswith("r")
             depth, _, redirects = depth.removeprefix("r").partition("+")
             parent_url, parent_relevance, parent_category = url_record(record)
             tries, score = unpack_score(int(packed))
             leased.append(
                 Leased(
-                    origin + rest,
+                    origin + tail,
                     lease,
                     int(depth),
                     int(parent),
@@ -626,12 +631,12 @@ class RedisFrontier:
         delivered = 0
         for shard in range(len(store.shards)):
             outbox = store.key(keys.OUTBOX, shard=shard)
-            entries = store.retrying(lambda k=outbox: client.hgetall(k))
+            entries = cast(dict[str, str], store.retrying(partial(client.hgetall, outbox)))
             if not entries:
                 continue
             seconds, micros = store.retrying(client.time)
             owners = sorted({entry.split(" ", 1)[0] for entry in entries.values()} - {"-"})
-            alive = store.retrying(lambda j=shard, o=owners: self._alive(j, o))
+            alive = store.retrying(partial(self._alive, shard, owners))
             for key, entry in entries.items():
                 owner, at, orders, payload = entry.split(" ", 3)
                 if owner == "-":
@@ -642,7 +647,7 @@ class RedisFrontier:
                     continue
                 away = {int(j): pages for j, pages in json.loads(payload).items()}
                 self._push_shards(_parented(away, [int(order) for order in orders.split(",")]))
-                store.retrying(lambda k=outbox, o=key: client.hdel(k, o))
+                store.retrying(partial(client.hdel, outbox, key))
                 delivered += 1
         return delivered
 
@@ -658,7 +663,7 @@ class RedisFrontier:
         store = self.store
         for shard, done in list(self._delivered.items()):
             outbox = store.key(keys.OUTBOX, shard=shard)
-            store.retrying(lambda k=outbox, d=done: store.client.hdel(k, *d))
+            store.retrying(partial(store.client.hdel, outbox, *done))
             del self._delivered[shard]
 
     def _by_shard(self, leases: Iterable[str]) -> dict[int, list[str]]:
@@ -727,14 +732,17 @@ class RedisFrontier:
         for shard in range(len(store.shards)):
             queues = store.key(keys.HOST_QUEUE, shard=shard)  # then the host's origin
             scan = partial(store.client.scan_iter, match=keys.pattern(queues), count=1000)
-            hosts += store.retrying(lambda q=queues, s=scan: [key[len(q) :] for key in s()])
+            hosts += store.retrying(partial(_after_prefix, queues, scan))
         return hosts
 
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
         """(member, packed order, URL) of every URL queued for one host, best first."""
         store = self.store
         key = store.host_key(keys.HOST_QUEUE, origin)
-        queue = store.retrying(lambda: store.client.zrange(key, 0, -1, withscores=True))
+        queue = cast(
+            list[tuple[str, float]],
+            store.retrying(lambda: store.client.zrange(key, 0, -1, withscores=True)),
+        )
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
     def raise_to(self, score: float, queued: Iterable[tuple[str, str, int]]) -> int:
