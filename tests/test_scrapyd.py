@@ -8,6 +8,7 @@ The egg is built from a copy of the project, so the build leaves nothing (setup.
 
 from __future__ import annotations
 
+import base64
 import configparser
 import json
 import os
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from focused.cli.main import main
-from focused.cli.scrapyd import jobs_redis, schedule_topics, watch_hint
+from focused.cli.scrapyd import _form, jobs_redis, schedule_topics, watch_hint
 from focused.errors import FocusedError
 from focused.lab.webs.server import ServedWeb
 from tests.conftest import focused, free_port, redis_serve, stop, wait_for
@@ -200,3 +201,22 @@ def test_the_jobs_redis_comes_from_redis_url_or_the_setting():
         "focused status birds --redis-url redis://q:6379/1 --watch 5"
     )
     assert "--redis-url URL" in watch_hint("birds", None)  # never a Redis it does not know
+
+
+@pytest.mark.parametrize(
+    "url, target",
+    [
+        ("http://me:secret@[::1]:6800/schedule.json", "http://[::1]:6800/schedule.json"),
+        (
+            "http://me:secret@Node.Example:6800/schedule.json",
+            "http://Node.Example:6800/schedule.json",
+        ),
+    ],
+)
+def test_credentials_in_the_scrapyd_url_become_basic_auth_and_leave_the_host_as_written(
+    url, target
+):
+    request = _form(url, [("project", "focused")])
+    assert request.full_url == target  # an IPv6 address keeps its brackets
+    assert request.get_header("Authorization") == "Basic " + base64.b64encode(b"me:secret").decode()
+    assert request.data == b"project=focused"

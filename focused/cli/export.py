@@ -32,6 +32,7 @@ from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_redis_arguments(parser)
 
 
-def fetched_pages(client: redis.Redis, crawl: str) -> Iterator[dict[str, Any]]:
+def fetched_pages(client: redis.Redis | RedisCluster, crawl: str) -> Iterator[dict[str, Any]]:
     """The crawl's fetched pages in fetch order, with the feed's fields Redis has (module doc).
     A FocusedError at once if there is no such crawl."""
     store = CrawlStore(client, crawl)

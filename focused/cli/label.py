@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
             f"{feed}: nothing to label: no page of its {len(items)} items is classified, not "
             "bad and has a text or a title"
         )
-    seeds, networks = [], ()
+    seeds: list[str] = []
+    networks: tuple[str, ...] = ()
     if args.topic:
         topic = load_topic(args.topic)
         seeds, networks = topic.seeds, topic.allowed_networks

@@ -43,24 +43,29 @@ def _check_names(topics: list[Topic], settings: Mapping[str, str]) -> None:
         names[topic.name] = topic.path
 
 
-def _post(url: str, fields: list[tuple[str, str]]) -> dict:
-    """POST a form to scrapyd; user:password in the URL becomes HTTP basic auth."""
+def _form(url: str, fields: list[tuple[str, str]]) -> urllib.request.Request:
+    """A form POST to scrapyd; user:password in the URL becomes HTTP basic auth."""
     parts = urlsplit(url)
     headers = {}
     if parts.username:
         token = f"{parts.username}:{parts.password or ''}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(token).decode()
-        parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
-    request = urllib.request.Request(
+        parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])  # host:port as written
+    return urllib.request.Request(
         urlunsplit(parts), data=urlencode(fields).encode(), headers=headers
     )
+
+
+def _post(url: str, fields: list[tuple[str, str]]) -> dict:
+    """POST a form (:func:`_form`) to scrapyd; its answer."""
+    request = _form(url, fields)
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             answer = json.load(response)
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise FocusedError(f"scrapyd at {parts.netloc}: {exc}") from exc
+        raise FocusedError(f"scrapyd at {request.host}: {exc}") from exc
     if answer.get("status") != "ok":  # scrapyd reports errors with HTTP 200 and a message
-        raise FocusedError(f"scrapyd at {parts.netloc}: {answer.get('message', answer)}")
+        raise FocusedError(f"scrapyd at {request.host}: {answer.get('message', answer)}")
     return answer
 
 

@@ -55,9 +55,10 @@ def disk_fault(
     it did not write."""
     crawler.stats.inc_value(DISK_ERRORS)
     cause = exc.strerror or type(exc).__name__
-    if exc.errno in errno.errorcode:
-        cause = f"{cause}, {errno.errorcode[exc.errno]}"
-    remedy = REMEDY.get(exc.errno, "check its disk")
+    number = exc.errno
+    if number is not None and number in errno.errorcode:
+        cause = f"{cause}, {errno.errorcode[number]}"
+    remedy = "check its disk" if number is None else REMEDY.get(number, "check its disk")
     logger.error(
         "cannot write the %(output)s %(path)s (%(cause)s); stopping the crawl: %(remedy)s, then "
         "run the crawl again to resume%(note)s",

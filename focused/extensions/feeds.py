@@ -127,7 +127,8 @@ class FlushedFileFeedStorage(FileFeedStorage):
             if on_fault is None:
                 raise
             on_fault(exc)
-            writer = FlushedWriter(io.BytesIO())  # takes the items that cannot be written
+            # takes the items that cannot be written (typeshed wants a RawIOBase: it serves)
+            writer = FlushedWriter(io.BytesIO())  # type: ignore[arg-type]
             writer.failed = True
             return writer
         return FlushedWriter(raw, on_fault)

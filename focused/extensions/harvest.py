@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -33,6 +33,7 @@ from focused.store.crawler import frontier_for
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class HarvestMonitor:
         self.raised: set[str] = set()
         self.task: task.LoopingCall | None = None
         s = crawler.settings  # the alarms' limits, checked on every page
-        self.limits = {
+        self.limits: dict[str, Any] = {
             "min_pages": s.getint("FOCUSED_ALARM_MIN_PAGES"),
             "diffusion_ratio": s.getfloat("FOCUSED_DIFFUSION_RATIO"),
             "stagnation_harvest": s.getfloat("FOCUSED_STAGNATION_HARVEST"),
@@ -70,7 +71,7 @@ class HarvestMonitor:
 
     @cached_property
     def focus(self) -> str:
-        return self.crawler.spider.plan.strategy
+        return cast("FocusedSpider", self.crawler.spider).plan.strategy
 
     def harvest(self, window: int) -> float | None:
         """The share of relevant pages among this process's last ``window`` classified pages."""
@@ -113,7 +114,7 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier: Frontier = frontier_for(self.crawler)
-        topic = self.crawler.spider.topic
+        topic = cast("FocusedSpider", self.crawler.spider).topic
         frontier.store.client.hset(
             frontier.store.key(keys.META),
             mapping={
@@ -121,7 +122,7 @@ class HarvestMonitor:
                 "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
-                "threshold": self.crawler.spider.plan.threshold,
+                "threshold": cast("FocusedSpider", self.crawler.spider).plan.threshold,
                 "alarm_min_pages": self.limits["min_pages"],
                 "diffusion_ratio": self.limits["diffusion_ratio"],
                 "stagnation_harvest": self.limits["stagnation_harvest"],

@@ -36,7 +36,8 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -76,7 +77,7 @@ def forget_dead_here(store: CrawlStore, host: str) -> list[str]:
     back (``reap`` in ``frontier.lua``), rather than three beats later. A pid now used by another
     process (this one's included) keeps its record until it expires."""
     client = store.client
-    ids = store.retrying(lambda: client.zrange(store.key(keys.PROCS), 0, -1))
+    ids = cast(list[str], store.retrying(lambda: client.zrange(store.key(keys.PROCS), 0, -1)))
 
     def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
         pipe = client.pipeline(transaction=False)
@@ -92,7 +93,7 @@ def forget_dead_here(store: CrawlStore, host: str) -> list[str]:
     for process_id in dead:
         for j in range(len(store.shards)):
             name = store.key(keys.PROC, process_id, shard=j)
-            store.retrying(lambda name=name: client.delete(name))
+            store.retrying(partial(client.delete, name))
     return dead
 
 

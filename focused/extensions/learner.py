@@ -22,7 +22,7 @@ import logging
 import time
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -36,9 +36,13 @@ from focused.store.learning import Generation, LearningStore, SampledPage
 from focused.topic.methods import own_texts
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
     from scrapy.crawler import Crawler
 
     from focused.pipelines.classify import ClassifierPipeline
+    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.queue import RedisFrontier
 
 logger = logging.getLogger(__name__)
@@ -85,12 +89,14 @@ class TopicLearner:
         return learner
 
     def spider_opened(self) -> None:
-        plan = self.crawler.spider.plan
+        plan = cast("FocusedSpider", self.crawler.spider).plan
         if not plan.learns:
             return
         self.threshold = plan.threshold
         self.user = own_texts(plan.topic)
-        self.user_before = plan.page_scorer()(self.user) if self.user else []
+        self.user_before: Sequence[float] | np.ndarray = (
+            plan.page_scorer()(self.user) if self.user else []
+        )
         frontier = frontier_for(self.crawler)
         self.store = LearningStore(frontier.store, self.sample)
         # The job's thread gets its own frontier, store and scorer: the crawl's call into the

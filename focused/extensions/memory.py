@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from twisted.internet import reactor
+from scrapy.utils.asyncio import call_later
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
-    from twisted.internet.interfaces import IDelayedCall
+    from scrapy.utils.asyncio import CallLaterResult
 
 BIG_PAGE_BYTES = 1 << 20
 DELAY_S = 1.0
@@ -41,7 +41,7 @@ class MemoryGiveBack:
     def __init__(self, stats: StatsCollector, trim: Callable[[], Any]):
         self.stats = stats
         self.trim = trim
-        self.pending: IDelayedCall | None = None
+        self.pending: CallLaterResult | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MemoryGiveBack:
@@ -57,7 +57,7 @@ class MemoryGiveBack:
     def item_done(self, response: Response | None = None) -> None:
         body = getattr(response, "body", b"")
         if len(body) >= BIG_PAGE_BYTES and self.pending is None:
-            self.pending = reactor.callLater(DELAY_S, self.give_back)
+            self.pending = call_later(DELAY_S, self.give_back)
 
     def give_back(self) -> None:
         self.pending = None
@@ -66,5 +66,5 @@ class MemoryGiveBack:
         self.stats.inc_value("focused/memory/given_back")
 
     def spider_closed(self) -> None:
-        if self.pending is not None and self.pending.active():
+        if self.pending is not None:
             self.pending.cancel()

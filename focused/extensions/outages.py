@@ -22,6 +22,7 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
+from scrapy.utils.asyncio import call_later
 
 from focused.store.outages import OUTAGES, Outages
 
@@ -53,9 +54,7 @@ class RedisOutages:
     def engine_started(self) -> None:
         """Put :meth:`hear_signals` after Scrapy's own handlers, which it installs once the
         reactor has started (the engine may start before)."""
-        from twisted.internet import reactor
-
-        reactor.callLater(0, self.hear_signals)
+        call_later(0, self.hear_signals)
 
     def hear_signals(self) -> None:
         """Make each stop signal set ``stopping`` first, then reach its handler (Scrapy's)."""
@@ -75,10 +74,12 @@ class RedisOutages:
         self.outages.listeners.remove(self)
         ongoing = self.outages.ongoing()
         if ongoing is not None:
-            self.stats.inc_value("focused/redis/outage_s", round(ongoing, 3))
+            # Scrapy's stats add up floats too (its inc_value is typed for ints)
+            self.stats.inc_value("focused/redis/outage_s", round(ongoing, 3))  # type: ignore[arg-type]
 
     def outage_started(self) -> None:
         self.stats.inc_value("focused/redis/outages")
 
     def outage_ended(self, seconds: float) -> None:
-        self.stats.inc_value("focused/redis/outage_s", round(seconds, 3))
+        # Scrapy's stats add up floats too (its inc_value is typed for ints)
+        self.stats.inc_value("focused/redis/outage_s", round(seconds, 3))  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ rather than as "finished".
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -85,7 +85,9 @@ class SeedFeeder:
             with store.held_lock(keys.START_URLS_LOCK, LOCK_S) as held:
                 if not held:
                     return 0  # another process is moving them
-                urls = store.retrying(lambda: client.lrange(self.key, 0, BATCH - 1))
+                urls = cast(
+                    list[str], store.retrying(lambda: client.lrange(self.key, 0, BATCH - 1))
+                )
                 good = [url.strip() for url in urls if is_seed_url(url.strip())]
                 new = self.frontier.push_many([Link(url, 1.0, 0) for url in good])
                 store.retrying(lambda: client.ltrim(self.key, len(urls), -1))

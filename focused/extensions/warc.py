@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, cast
 from urllib.parse import urlsplit
 
 import scrapy
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from warcio.recordloader import ArcWarcRecord
 
     from focused.items import PageItem
+    from focused.spiders.focused import FocusedSpider
     from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
@@ -349,7 +350,7 @@ class WarcWriter:
         except OSError as exc:
             why = f"cannot create {folder} ({exc.strerror})"
             raise FocusedError(f"FOCUSED_WARC_DIR: {why}") from exc
-        topic = crawler.spider.topic
+        topic = cast("FocusedSpider", crawler.spider).topic
         info = {
             "software": f"focused/{focused.__version__} (Scrapy {scrapy.__version__}, warcio)",
             "format": "WARC File Format 1.1",
@@ -377,8 +378,10 @@ class WarcWriter:
         return writer
 
     def item_scraped(self, item: PageItem, response: Response | Failure) -> None:
-        if not isinstance(response, Response) or 300 <= response.status < 400:
-            return  # a fetch that failed without a response; redirects are kept when downloaded
+        if not isinstance(response, Response) or response.request is None:
+            return  # a fetch that failed without a response
+        if 300 <= response.status < 400:
+            return  # redirects are kept when downloaded
         date = warc_date(item["time"])
         unchanged = item["bad"] == UNCHANGED or item.get("duplicate") in SAME_URL
         original = self.original(response.url) if unchanged else None
@@ -422,8 +425,11 @@ class WarcWriter:
     def original(self, url: str) -> Original | None:
         """The response record this crawl wrote for ``url``, if any."""
         try:
-            value = self.store.retrying(
-                lambda: self.store.client.hget(self.key, str(fingerprint(url)))
+            value = cast(
+                "str | None",
+                self.store.retrying(
+                    lambda: self.store.client.hget(self.key, str(fingerprint(url)))
+                ),
             )
         except FocusedError:  # Redis is lost: reported by the store
             return None

@@ -92,15 +92,15 @@ def run_demo(
     pages: int = 500, home: str | None = None, settings: Mapping[str, str] | None = None
 ) -> int:
     console = Console()
-    home = home_dir(home).resolve()
-    web = home / "demo-web"
+    home_folder = home_dir(home).resolve()
+    web = home_folder / "demo-web"
     if not (web / "topic.toml").exists():
         console.print(f"Generating a synthetic web in {web} ...")
         generate_web(web, n_pages=3000, n_hosts=150, seed=0, overwrite=True)
     topic = load_topic(web / "topic.toml")
     bundle = Bundle.load(web)
     category = topic.relevance["good"][0]
-    out = home / "demo"
+    out = home_folder / "demo"
     out.mkdir(parents=True, exist_ok=True)
     console.print(
         f"Crawling {len(bundle.pages)} pages on {len(topic.seeds)} seeds for topic "
@@ -124,7 +124,7 @@ def run_demo(
                 strategy,
                 pages,
                 served.proxy,
-                home,
+                home_folder,
                 out,
                 progress,
                 settings or {},

@@ -60,7 +60,7 @@ def link_batches(
     """:func:`extract_links`'s links, a batch for every ``size`` ``<a>`` elements read, so
     that the spider can give the reactor back between two on a page of a hundred thousand."""
     root, base = parsed(response)
-    links = []
+    links: list[tuple[str, str, str]] = []
     for n, anchor in enumerate(root.iter("a"), 1):
         if n % size == 0:
             yield links

@@ -98,7 +98,11 @@ def _causes(error: BaseException) -> list[BaseException]:
         found.append(current)
         if current.__cause__ is not None:
             todo.append(current.__cause__)
-        todo += [f.value for f in getattr(current, "reasons", ()) if isinstance(f, Failure)]
+        todo += [
+            f.value
+            for f in getattr(current, "reasons", ())
+            if isinstance(f, Failure) and f.value is not None
+        ]
     return found
 
 
@@ -108,6 +112,7 @@ def failure_reason(failure: Failure) -> str:
     FAILURE_REASONS, ``redirects`` (Scrapy's REDIRECT_MAX_TIMES), ``ignored`` (another
     middleware dropped it), or ``other``."""
     error = failure.value
+    assert error is not None  # a Failure holds its exception; twisted types it optional
     if isinstance(error, HttpError):
         return f"http_{error.response.status}"
     if isinstance(error, IgnoreRequest) and "robots.txt" in str(error):

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
     """Registered by the add-on in place of Scrapy's, at its priority (580)."""
 
-    def process_response(self, request: Request, response: Response) -> Request | Response:
+    # Scrapy's signature keeps its deprecated spider argument, that Scrapy 2.19 warns about.
+    def process_response(  # type: ignore[override]
+        self, request: Request, response: Response
+    ) -> Request | Response:
         try:
             return super().process_response(request, response)
         except ValueError:  # a base or refresh URL that urljoin and w3lib refuse

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from scrapy import signals
 from scrapy.downloadermiddlewares import robotstxt
@@ -107,7 +107,7 @@ class RobotsTxtMiddleware(robotstxt.RobotsTxtMiddleware):
         store = store_for(self.crawler)
         key = store.key(keys.ROBOTS, origin)
         with contextlib.suppress(FocusedError):
-            return store.retrying(lambda: store.binary.get(key))
+            return cast("bytes | None", store.retrying(lambda: store.binary.get(key)))
         return None
 
     def _keep(self, origin: str, kept: bytes) -> None:

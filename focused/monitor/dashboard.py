@@ -27,6 +27,7 @@ from focused.store.client import RedisError
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
 REFRESH_S = 2.0
 CURVE_POINTS = 300
@@ -51,7 +52,9 @@ def thin(points: list[dict[str, Any]], most: int = CURVE_POINTS) -> list[dict[st
     return kept if kept[-1] is points[-1] else [*kept, points[-1]]
 
 
-def make_app(client: redis.Redis, where: str, allowed: frozenset[str]) -> web.Application:
+def make_app(
+    client: redis.Redis | RedisCluster, where: str, allowed: frozenset[str]
+) -> web.Application:
     """The dashboard's routes: the page, its files and its JSON, for requests whose Host is
     ``allowed``."""
 
@@ -79,7 +82,9 @@ def static_files() -> dict[str, str]:
     return files
 
 
-def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
+def run(
+    client: redis.Redis | RedisCluster, where: str, host: str, port: int, allow: Iterable[str] = ()
+) -> int:
     """Serve the dashboard on ``host:port`` until SIGINT or SIGTERM, to requests for ``host``
     and the names in ``allow`` (:mod:`focused.monitor.hosts`).
 

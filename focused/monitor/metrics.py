@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
     import redis
+    from redis.cluster import RedisCluster
 
 ALARMS = ("stagnation", "diffusion")
 # (metric name, counter or gauge, help, snapshot field): one sample per crawl. Counters are
@@ -68,7 +69,7 @@ CRAWL_METRICS = (
 class CrawlCollector(Collector):
     """Every crawl's figures in one Redis, read when Prometheus scrapes (module doc)."""
 
-    def __init__(self, client: redis.Redis):
+    def __init__(self, client: redis.Redis | RedisCluster):
         self.client = client
 
     def collect(self) -> Iterator[Metric]:
@@ -237,7 +238,9 @@ class QuietHandler(WSGIRequestHandler):
         """Logs no request."""
 
 
-def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
+def run(
+    client: redis.Redis | RedisCluster, where: str, host: str, port: int, allow: Iterable[str] = ()
+) -> int:
     """Serve the metrics on ``host:port`` until SIGINT or SIGTERM, to requests for ``host``
     and the names in ``allow`` (:mod:`focused.monitor.hosts`).
 
@@ -253,8 +256,11 @@ def run(client: redis.Redis, where: str, host: str, port: int, allow: Iterable[s
         family, _, _, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
-        server_class = type("Server", (ThreadingWSGIServer,), {"address_family": family})
-        server = make_server(address[0], port, app, server_class, handler_class=QuietHandler)
+
+        class Server(ThreadingWSGIServer):
+            address_family = family
+
+        server = make_server(str(address[0]), port, app, Server, handler_class=QuietHandler)
     except OSError as exc:
         raise FocusedError(f"cannot listen on {host}:{port} ({exc})") from exc
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from focused.settings import defaults
 from focused.store import keys, scripts
@@ -23,6 +23,7 @@ from focused.store.shards import add_up
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
 WINDOWS = (100, 1000)
 # The census's category of pages that have none (a topic without categories: all its pages), as
@@ -144,7 +145,7 @@ def _learned_record(raw: dict[str, str]) -> dict[str, Any] | None:
     return record
 
 
-def crawl_status(client: redis.Redis, crawl: str) -> dict[str, Any]:
+def crawl_status(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, Any]:
     """Queue depth, counts, harvest, alarms and the distiller's last run of one crawl, in one
     round trip (an empty dict if Redis has nothing of it). Per-shard figures are added up."""
     return _status(CrawlStore(client, crawl))
@@ -282,7 +283,7 @@ def _curve(curve: Mapping[str, float], status: dict[str, Any], shards: int) -> l
     return points
 
 
-def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
+def crawl_snapshot(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, Any]:
     """The whole picture of one crawl, as JSON-able values (empty if Redis has nothing of it).
 
     :func:`crawl_status` and its state (running, finished or stopped), the processes of its
@@ -345,7 +346,7 @@ def crawl_snapshot(client: redis.Redis, crawl: str) -> dict[str, Any]:
     }
 
 
-def crawl_snapshots(client: redis.Redis) -> list[dict[str, Any]]:
+def crawl_snapshots(client: redis.Redis | RedisCluster) -> list[dict[str, Any]]:
     """The picture of every crawl in this Redis (the dashboard's and the exporter's)."""
     return [s for s in (crawl_snapshot(client, name) for name in crawl_names(client)) if s]
 
@@ -521,7 +522,7 @@ def format_report(report: dict[str, Any], top: int = 15) -> str:
     return "\n".join(lines)
 
 
-def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
+def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str]:
     """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
     ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
     store = CrawlStore(client, crawl)
@@ -534,11 +535,12 @@ def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
     return known
 
 
-def running_processes(client: redis.Redis, crawl: str) -> list[str]:
+def running_processes(client: redis.Redis | RedisCluster, crawl: str) -> list[str]:
     """Ids of the crawl's processes whose heartbeat records say they are running (a killed or
     hung process's record expires within three beats, so it is not among them)."""
     store = CrawlStore(client, crawl)
-    ids = client.zrange(store.key(keys.PROCS), 0, -1)  # shard 0's: every process beats there
+    # shard 0's: every process beats there
+    ids = cast(list[str], client.zrange(store.key(keys.PROCS), 0, -1))
     pipe = client.pipeline(transaction=False)
     for process_id in ids:
         pipe.hget(store.key(keys.PROC, process_id), "state")
@@ -546,7 +548,7 @@ def running_processes(client: redis.Redis, crawl: str) -> list[str]:
     return [i for i, state in zip(ids, states, strict=True) if state == "running"]
 
 
-def has_keys(client: redis.Redis, crawl: str) -> bool:
+def has_keys(client: redis.Redis | RedisCluster, crawl: str) -> bool:
     """Whether Redis holds any key of the crawl (its shards' included)."""
     return any(
         next(client.scan_iter(pattern, count=1000), None) is not None
@@ -554,7 +556,7 @@ def has_keys(client: redis.Redis, crawl: str) -> bool:
     )
 
 
-def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> int:
+def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool = False) -> int:
     """Delete every key of one crawl (and nothing else); returns how many were deleted.
 
     With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scrapy.utils.asyncio import run_in_thread, sleep
@@ -19,9 +19,10 @@ from focused.signals import topic_refitted
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.relevance.base import RelevanceModel
+    from focused.relevance.base import RelevanceModel, UrlRelevanceModel
     from focused.relevance.learned import LearnedTopic
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
+    from focused.spiders.focused import FocusedSpider
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class ClassifierPipeline:
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
         s = crawler.settings
-        plan = crawler.spider.plan
+        plan = cast("FocusedSpider", crawler.spider).plan
         # vector_model warns if the package is missing
         vectors = (
             plan.vector_model(s.get("FOCUSED_VECTORS"))
@@ -238,7 +239,8 @@ class ClassifierPipeline:
     def vector_scores(self, anchors: list[str], glosses: dict[str, str]) -> np.ndarray:
         """Each anchor's R from word vectors: the mean of its R alone and with its gloss (from
         ``glosses``, which holds those of the anchors not scored before), scored in one batch
-        for the anchors not seen before."""
+        for the anchors not seen before (called only with word vectors on)."""
+        assert self.vectors is not None
         known = self.vector_relevance
         new = [anchor for anchor in dict.fromkeys(anchors) if anchor not in known]
         if new:
@@ -283,7 +285,7 @@ class ClassifierPipeline:
         links = list(first.values())
         if len(links) > self.max_links:
             if self.link_score == "content":
-                best = range(self.max_links)
+                best: Iterable[int] = range(self.max_links)
             else:
                 scores = await self.anchor_estimates(links)
                 best = np.sort(np.argsort(-scores, kind="stable")[: self.max_links])
@@ -302,7 +304,8 @@ class ClassifierPipeline:
             chunk = texts[start : start + LINKS_PER_PAUSE]
             if self.reads_urls:
                 urls = [url for url, _, _ in links[start : start + LINKS_PER_PAUSE]]
-                got, _ = self.model.score_pages(chunk, urls=urls, anchors=[None] * len(chunk))
+                model = cast("UrlRelevanceModel", self.model)  # reads_urls: the plan says it does
+                got, _ = model.score_pages(chunk, urls=urls, anchors=[None] * len(chunk))
             else:
                 got, _ = self.model.score_pages(chunk)
             if self.vectors is not None:
@@ -360,7 +363,8 @@ class ClassifierPipeline:
             urls = [item["url"], *([None] * len(own)), *(url for url, _, _ in links)]
             urls += [None] * (len(texts) - len(urls))
             page_anchor = [item.get("anchor") or None, *([None] * (len(texts) - 1))]
-            relevance, category = self.model.score_pages(texts, urls=urls, anchors=page_anchor)
+            model = cast("UrlRelevanceModel", self.model)  # reads_urls: the plan says it does
+            relevance, category = model.score_pages(texts, urls=urls, anchors=page_anchor)
         else:
             relevance, category = self.model.score_pages(texts)
         first = relevance[0]
@@ -415,6 +419,6 @@ def anchor_scorer(crawler: Crawler) -> ClassifierPipeline:
     scores a page's links (:meth:`ClassifierPipeline.anchor_relevance`), away from it: it
     takes up no refit by itself."""
     scorer = ClassifierPipeline.from_crawler(crawler)
-    if crawler.spider.plan.learns:
+    if cast("FocusedSpider", crawler.spider).plan.learns:
         crawler.signals.disconnect(scorer.refitted, signal=topic_refitted)
     return scorer

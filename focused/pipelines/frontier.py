@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from scrapy.utils.asyncio import CallLaterResult
 
     from focused.store.frontier.base import Frontier
-    from focused.strategies.focus import SoftFocus
+    from focused.strategies.base import Strategy
 
 
 STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortcut)
@@ -46,7 +46,7 @@ class FrontierPipeline:
     def __init__(
         self,
         frontier: Frontier,
-        strategy: SoftFocus,
+        strategy: Strategy,
         stats: StatsCollector,
         hub_min_score: float = 0.05,
         *,

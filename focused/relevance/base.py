@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["RelevanceModel"]
+__all__ = ["RelevanceModel", "UrlRelevanceModel"]
 
 
 @runtime_checkable
@@ -31,12 +31,28 @@ class RelevanceModel(Protocol):
     def score_pages(self, X: Sequence[str]) -> tuple[np.ndarray, list[str | None]]:
         """R of each text and its best category (None for models without categories), in one
         pass: the classifier pipeline scores a page, its anchors and their glosses together.
-        Models that also read URLs and the anchor a page was reached by take them as the
-        keyword arguments ``urls`` and ``anchors`` (``RelevanceMethod.reads_anchors``)."""
+        Models that also read URLs and the anchor a page was reached by keep
+        :class:`UrlRelevanceModel`."""
         ...
 
     def best_path_good(self, X: Sequence[str]) -> np.ndarray:
         """Whether each text is on the topic in hard focus's sense (Chakrabarti et al. 1999):
         its best category path holds a good category, or, without categories, R >= the
         threshold."""
+        ...
+
+
+@runtime_checkable
+class UrlRelevanceModel(RelevanceModel, Protocol):
+    """A relevance model that also reads each text's URL and the anchor its page was reached by
+    (``RelevanceMethod.reads_anchors``): the classifier pipeline gives them to ``score_pages``."""
+
+    def score_pages(
+        self,
+        X: Sequence[str],
+        urls: Sequence[str | None] | None = None,
+        anchors: Sequence[str | None] | None = None,
+    ) -> tuple[np.ndarray, list[str | None]]:
+        """As :meth:`RelevanceModel.score_pages`, with the URL of each text (None: none) and
+        the anchor each page was reached by (None: none or not a page)."""
         ...

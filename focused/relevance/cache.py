@@ -25,7 +25,7 @@ def default_cache_dir() -> str:
     return os.path.join(base, "focused")
 
 
-def keep(path: Path, write: Callable[[BinaryIO], None]) -> None:
+def keep(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write ``path`` with ``write`` under a temporary name and rename it, so that a process
     starting at the same moment reads either nothing or the whole file; readable by every user
     (mkstemp's 0600 would lock out other users' crawlers). OSError when it cannot be written."""

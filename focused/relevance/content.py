@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import trafilatura
+from trafilatura.settings import Document
 from trafilatura.xml import xmltotxt
 
 __all__ = ["MainText", "main_text"]
@@ -35,7 +36,7 @@ def main_text(page: str | bytes, markdown: bool = False) -> MainText:
     document = trafilatura.bare_extraction(
         page, fast=True, include_comments=False, include_formatting=markdown
     )
-    if document is None:
+    if not isinstance(document, Document):  # None: no text found (a dict only with as_dict)
         return MainText("", "" if markdown else None)
     if not markdown:
         return MainText((document.text or "").strip(), None)

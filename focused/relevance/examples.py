@@ -82,19 +82,19 @@ class ExamplesModel(BaseEstimator):
     def fit(self, X: Sequence[str], y: Sequence[int] | None = None) -> ExamplesModel:
         """Fit on documents ``X`` labelled ``y`` (1 on the topic, 0 off it; None: all on it)."""
         X = _check_documents(X)
-        y = np.ones(len(X), dtype=int) if y is None else np.asarray(y)
-        if len(X) != len(y):
-            raise ValueError(f"X has {len(X)} documents but y has {len(y)} labels")
-        if not np.isin(y, (0, 1)).all():
+        labels = np.ones(len(X), dtype=int) if y is None else np.asarray(y)
+        if len(X) != len(labels):
+            raise ValueError(f"X has {len(X)} documents but y has {len(labels)} labels")
+        if not np.isin(labels, (0, 1)).all():
             raise ValueError("labels must be 1 (on the topic) or 0 (off it)")
-        if not (y == 1).any():
+        if not (labels == 1).any():
             raise ValueError("no positive examples")
         if not 0 <= self.threshold <= 1:
             raise ValueError(f"threshold must be in [0, 1], not {self.threshold!r}")
         if not self.C > 0:
             raise ValueError(f"C must be > 0, not {self.C!r}")
 
-        if (y == 0).any():
+        if (labels == 0).any():
             self.estimator_ = make_pipeline(
                 TfidfVectorizer(
                     analyzer=partial(analyze, stem=self.stem),
@@ -102,7 +102,7 @@ class ExamplesModel(BaseEstimator):
                     dtype=np.float64,
                 ),
                 LogisticRegression(C=self.C, class_weight="balanced"),
-            ).fit(X, y)
+            ).fit(X, labels)
             self.scale_ = None
         else:
             self.estimator_ = centroid.CentroidModel(

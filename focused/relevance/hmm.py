@@ -162,7 +162,9 @@ class PathHMM(BaseEstimator):
         self.centroid_terms = centroid_terms
         self.random_state = random_state
 
-    def fit(self, X: sp.spmatrix, y: Sequence[bool], parents: Sequence[int]) -> PathHMM:
+    def fit(
+        self, X: sp.spmatrix, y: Sequence[bool] | np.ndarray, parents: Sequence[int] | np.ndarray
+    ) -> PathHMM:
         """Fit on pages: ``X`` their term counts (:func:`term_counts`), ``y`` whether each is
         relevant, ``parents`` the row of the page each was reached from (-1: a path's start).
 
@@ -172,16 +174,18 @@ class PathHMM(BaseEstimator):
         page of a browse path, is in the last state ("3+").
         """
         X = sp.csr_matrix(X, dtype=np.float64)
-        y = np.asarray(y, dtype=bool)
-        parents = np.asarray(parents, dtype=np.int64)
+        relevant = np.asarray(y, dtype=bool)
+        parent = np.asarray(parents, dtype=np.int64)
         n = X.shape[0]
-        if len(y) != n or len(parents) != n:
-            raise ValueError(f"X, y and parents differ in length: {n}, {len(y)}, {len(parents)}")
-        if n and (parents.min() < -1 or parents.max() >= n or np.any(parents == np.arange(n))):
+        if len(relevant) != n or len(parent) != n:
+            raise ValueError(
+                f"X, y and parents differ in length: {n}, {len(relevant)}, {len(parent)}"
+            )
+        if n and (parent.min() < -1 or parent.max() >= n or np.any(parent == np.arange(n))):
             raise ValueError("parents must be rows of X (or -1), never the page itself")
         if self.n_states < 2 or self.n_clusters < 1 or self.smoothing < 0:
             raise ValueError("need n_states >= 2, n_clusters >= 1 and smoothing >= 0")
-        if not y.any() or y.all():
+        if not relevant.any() or relevant.all():
             raise ValueError("need relevant and irrelevant pages to learn from")
         # tf-idf over the terms seen in training (sublinear tf, as the centroid model).
         self.features_, columns = np.unique(X.indices, return_inverse=True)
@@ -191,18 +195,18 @@ class PathHMM(BaseEstimator):
         self.idf_unseen_ = float(np.log(1 + n) + 1.0)
         vectors = _unit_rows(X @ sp.diags(self.idf_))
         # Observations: relevant pages are cluster 0, K-means clusters the others into 1..K.
-        irrelevant = vectors[~y]
+        irrelevant = vectors[~relevant]
         distinct = len({(tuple(r.indices), tuple(np.round(r.data, 6))) for r in irrelevant})
         k = min(self.n_clusters, distinct)
         kmeans = KMeans(n_clusters=k, n_init=3, random_state=self.random_state).fit(irrelevant)
         observations = np.zeros(n, dtype=np.int64)
-        observations[~y] = kmeans.labels_ + 1
-        relevant_centroid = np.asarray(vectors[y].mean(axis=0))
+        observations[~relevant] = kmeans.labels_ + 1
+        relevant_centroid = np.asarray(vectors[relevant].mean(axis=0))
         self.centroids_ = _top_terms(
             np.vstack([relevant_centroid, kmeans.cluster_centers_]), self.centroid_terms
         )
-        self.labels_, self.states_ = observations, self._states(y, parents)
-        self._count(self.states_, observations, parents)
+        self.labels_, self.states_ = observations, self._states(relevant, parent)
+        self._count(self.states_, observations, parent)
         return self
 
     def _states(self, y: np.ndarray, parents: np.ndarray) -> np.ndarray:

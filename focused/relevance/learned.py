@@ -148,9 +148,9 @@ class LearnedTopic(BaseEstimator):
     def drift(
         self,
         user: Sequence[str],
-        user_before: Sequence[float],
+        user_before: Sequence[float] | np.ndarray,
         seeds: Sequence[str] = (),
-        seeds_before: Sequence[float] = (),
+        seeds_before: Sequence[float] | np.ndarray = (),
     ) -> str:
         """Why this refit has moved away from what the user asked for ("" if it has not): it
         calls irrelevant (below ``threshold``) a larger share of the user's own texts ``user``

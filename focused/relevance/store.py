@@ -58,7 +58,7 @@ def _name(thing: Any) -> str:
 
 
 # The only classes and functions a model file may name: loading builds nothing else.
-CLASSES: dict[str, type] = {
+CLASSES: dict[str, type[object]] = {
     _name(cls): cls
     for cls in (
         HierarchicalClassifier,
@@ -174,7 +174,9 @@ def _save(model: Any, path: Path) -> None:
     arrays: dict[str, np.ndarray] = {}
     state = json.dumps(_encode(model, arrays)).encode()
     try:
-        keep(path, lambda out: np.savez(out, **arrays, **{_STATE: np.frombuffer(state, np.uint8)}))
+        arrays[_STATE] = np.frombuffer(state, np.uint8)
+        # mypy matches the arrays also against savez's allow_pickle: bool keyword
+        keep(path, lambda out: np.savez(out, **arrays))  # type: ignore[arg-type]
     except OSError as exc:
         raise FocusedError(
             f"cannot save the model {path} ({exc.strerror or exc}): FOCUSED_MODELS_DIR must "
@@ -219,7 +221,7 @@ def load_or_train(
     examples_folder: str | os.PathLike,
     good: Iterable[str],
     models_dir: str | os.PathLike,
-    **hyperparams: object,
+    **hyperparams: Any,
 ) -> HierarchicalClassifier:
     """The classifier for a taxonomy folder and good categories, trained only if no model for
     exactly these examples and hyper-parameters is saved in ``models_dir``."""
@@ -246,7 +248,7 @@ def load_or_train(
 
 
 def load_or_fit_centroid(
-    examples_folder: str | os.PathLike, models_dir: str | os.PathLike, **hyperparams: object
+    examples_folder: str | os.PathLike, models_dir: str | os.PathLike, **hyperparams: Any
 ) -> CentroidModel:
     """The centroid model of a folder of example pages, fitted only if none for exactly these
     examples and hyper-parameters is saved in ``models_dir``."""
@@ -265,7 +267,7 @@ def load_or_fit_examples(
     positive_folder: str | os.PathLike,
     negative_folder: str | os.PathLike | None,
     models_dir: str | os.PathLike,
-    **hyperparams: object,
+    **hyperparams: Any,
 ) -> ExamplesModel:
     """The examples model of a positive (and an optional negative) folder of pages, fitted only
     if none for exactly these examples and hyper-parameters is saved in ``models_dir``."""
@@ -287,7 +289,7 @@ def load_or_fit_category_vectors(
     taxonomy_folder: str | os.PathLike,
     good: Iterable[str],
     models_dir: str | os.PathLike,
-    **hyperparams: object,
+    **hyperparams: Any,
 ) -> CategoryVectors:
     """The word-vector model of a taxonomy folder's categories, fitted only if none for exactly
     these examples, good categories and hyper-parameters is saved in ``models_dir``.

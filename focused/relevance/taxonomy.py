@@ -223,7 +223,10 @@ class HierarchicalClassifier(BaseEstimator):
         for node in self.classes_:
             children[node.rpartition("/")[0]].add(node)
         own = set(y)  # nodes with examples filed directly at them
-        labels, parents, itself, starts = [], [], [], []
+        labels: list[str] = []
+        parents: list[int] = []
+        itself: list[bool] = []
+        starts: list[int] = []
         column = {"": -1}
         queue = [""]
         for node in queue:  # breadth first, so columns come in order of depth

@@ -23,7 +23,7 @@ The rounds run in a crawl from :class:`focused.extensions.maintenance.Maintenanc
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from focused.store import keys, scripts
 from focused.store.frontier.records import page_urls
@@ -47,13 +47,16 @@ def revisit_round(frontier: Frontier, order: str, count: int) -> int:
     store, client = frontier.store, frontier.store.client
     if order == "relevance":
         shards = len(store.shards)
-        urls = []
+        urls: list[str] = []
         for shard in range(shards):  # each shard its share, one script call each
             share = -(-(count - len(urls)) // (shards - shard))  # of what the others left
             if share:
                 urls += store.retrying(partial(_next_relevant, store, shard, share))
     else:
-        popped = store.retrying(lambda: client.zpopmax(store.key(keys.HUBS), count))
+        popped = cast(
+            list[tuple[str, float]],
+            store.retrying(lambda: client.zpopmax(store.key(keys.HUBS), count)),
+        )
         orders = [member for member, _ in popped]
         urls = store.retrying(lambda: page_urls(client, store.crawl, orders))
     return frontier.requeue(urls)

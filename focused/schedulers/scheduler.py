@@ -42,7 +42,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
 
+    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,8 @@ def claim_crawl(
         return changed
     if resume_anyway:
         record = {"topic": topic_file, "decisions": decided}
-        store.retrying(lambda: client.hset(key, mapping=record))
+        # redis-py types a mapping's keys invariantly: a dict of str is refused
+        store.retrying(lambda: client.hset(key, mapping=record))  # type: ignore[arg-type]
         logger.warning(
             "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s%(changed)s",
             {
@@ -177,7 +179,8 @@ class FrontierScheduler(BaseScheduler):
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
         def in_flight() -> int:
             engine = crawler.engine
-            return len(engine.downloader.active) + len(engine.scraper.slot.active)
+            slot = engine.scraper.slot
+            return len(engine.downloader.active) + (len(slot.active) if slot is not None else 0)
 
         def wake(delay: float) -> None:
             # The engine polls on a 5 s heartbeat; ask it to poll when a host becomes ready.
@@ -196,7 +199,7 @@ class FrontierScheduler(BaseScheduler):
                 topic.decisions(),
                 s.getbool("FOCUSED_RESUME_ANYWAY"),
             )
-            batch_setting = crawler.spider.plan.batch_setting
+            batch_setting = cast("FocusedSpider", crawler.spider).plan.batch_setting
 
         return cls(
             frontier,

@@ -198,7 +198,12 @@ RANGES: dict[str, Range] = {
     "FOCUSED_STATS_FLUSH_S": AT_LEAST_0,
 }
 
-_EXPECTED = {bool: "True or False", int: "a whole number", float: "a number", list: "a list"}
+_EXPECTED: dict[type | None, str] = {
+    bool: "True or False",
+    int: "a whole number",
+    float: "a number",
+    list: "a list",
+}
 
 # On, off, or on when what it needs is installed (one warning when it is not).
 SWITCH = ("auto", "true", "false")
@@ -271,12 +276,13 @@ def known_settings() -> dict[str, Any]:
 
 
 def _reader(settings: BaseSettings, kind: type) -> Callable[[str], Any]:
-    return {
+    readers: dict[type, Callable[[str], Any]] = {
         bool: settings.getbool,
         int: settings.getint,
         float: settings.getfloat,
         list: settings.getlist,
-    }[kind]
+    }
+    return readers[kind]
 
 
 def check_settings(settings: BaseSettings) -> list[str]:
@@ -287,7 +293,7 @@ def check_settings(settings: BaseSettings) -> list[str]:
     kinds = {name: _kind(name) for name in known} | SCRAPY_TYPES
     for name in sorted(kinds):
         kind = kinds[name]
-        if kind not in _EXPECTED or settings.get(name) is None:
+        if kind is None or kind not in _EXPECTED or settings.get(name) is None:
             continue
         try:
             value = _reader(settings, kind)(name)

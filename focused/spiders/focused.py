@@ -181,8 +181,8 @@ class FocusedSpider(scrapy.Spider):
         for url in seeds:
             yield scrapy.Request(url, meta={"depth": 0, META: {"score": 1.0}})
 
-    def _item(self, request: scrapy.Request, url: str, status: int | None) -> PageItem:
-        record = request.meta.get(META, {})
+    def _item(self, meta: dict[str, Any], url: str, status: int | None) -> PageItem:
+        record = meta.get(META, {})
         return PageItem(
             url=url,
             order=None,
@@ -191,7 +191,7 @@ class FocusedSpider(scrapy.Spider):
             relevance=None,
             relevant=False,
             category=None,
-            depth=request.meta.get("depth", 0),
+            depth=meta.get("depth", 0),
             parent=record.get("parent_url") or None,
             host=urlsplit(url).hostname,
             title=None,
@@ -236,7 +236,7 @@ class FocusedSpider(scrapy.Spider):
         """The page's item; its links are read in batches with the reactor given back between
         two (:func:`focused.links.extract.link_batches`), so a page of a hundred thousand links does
         not stop the process's fetches and heartbeat while they are read."""
-        item = self._item(response.request, response.url, response.status)
+        item = self._item(response.meta, response.url, response.status)
         if last_modified := response.headers.get("Last-Modified"):
             item["last_modified"] = last_modified.decode("latin-1")
         if not isinstance(response, HtmlResponse):
@@ -290,9 +290,9 @@ class FocusedSpider(scrapy.Spider):
 
     def errback(self, failure: Failure) -> Iterator[PageItem]:
         """A request that finally failed (after retries) still yields an item: it is acked."""
-        request = failure.request
+        request: scrapy.Request = failure.request  # type: ignore[attr-defined]  # set by Scrapy
         response = getattr(failure.value, "response", None)
-        item = self._item(request, request.url, response.status if response else None)
+        item = self._item(request.meta, request.url, response.status if response else None)
         reason = failure_reason(failure)
         if reason == OTHER:
             self.logger.warning(

@@ -307,8 +307,9 @@ def running_cluster(
                 with ThreadPoolExecutor(len(started)) as pool:
                     list(
                         pool.map(
-                            lambda node: _stop(bind, *node, timeout),
-                            zip(ports, started, strict=False),
+                            lambda port, process: _stop(bind, port, process, timeout),
+                            ports,
+                            started,
                         )
                     )
 

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
+from redis.cluster import RedisCluster
 
 from focused.errors import CrawlVanished, FocusedError, did_you_mean
 from focused.store import keys, scripts
@@ -65,7 +66,7 @@ class CrawlStore:
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: redis.Redis | RedisCluster,
         crawl: str,
         *,
         retries: int = 8,
@@ -95,7 +96,7 @@ class CrawlStore:
         return self.given_up.is_set()
 
     @cached_property
-    def binary(self) -> redis.Redis:
+    def binary(self) -> redis.Redis | RedisCluster:
         """A client of the same Redis that returns bytes (binary records and arrays)."""
         return binary_client(self.client)
 
@@ -166,7 +167,7 @@ class CrawlStore:
         return store
 
 
-def crawl_names(client: redis.Redis) -> list[str]:
+def crawl_names(client: redis.Redis | RedisCluster) -> list[str]:
     """Names of the crawls that have state in this Redis (not their other shards')."""
     stats_key = keys.prefix("*") + keys.STATS
     head, tail = stats_key.split("*")
@@ -178,7 +179,7 @@ def crawl_names(client: redis.Redis) -> list[str]:
 LISTED_CRAWLS = 10
 
 
-def no_such_crawl(client: redis.Redis, name: str) -> FocusedError:
+def no_such_crawl(client: redis.Redis | RedisCluster, name: str) -> FocusedError:
     """The error of a command given a crawl that this Redis does not have, listing the crawls
     it has and naming the closest one, as a misspelt name (``relgion``) is the usual cause."""
     names = crawl_names(client)

@@ -33,6 +33,7 @@ from focused.store.retries import refusal
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class PeriodicJob(Generic[T]):
         name: str,
         job: Callable[..., T | None],
         *,
-        client: redis.Redis,
+        client: redis.Redis | RedisCluster,
         lock: str,
         lock_s: float,
         call: Callable[[Callable[[], Any]], Any] = lambda call: call(),

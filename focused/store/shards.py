@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 import redis
 from redis.cluster import RedisCluster
@@ -105,12 +106,12 @@ def _tags_for_masters(client: RedisCluster, crawl: str) -> list[str]:
 def crawl_shards(client: redis.Redis | RedisCluster, crawl: str, *, create: bool = False) -> Shards:
     """The shards of ``crawl``: its one prefix on a single server; on a cluster the list in its
     ``shards`` key, first made (``create``: a crawler process) with a shard per master."""
-    if not is_cluster(client):
+    if not isinstance(client, RedisCluster):
         return Shards(crawl, (keys.prefix(crawl),))
     key = keys.prefix(crawl) + keys.SHARDS
     if create:
         client.set(key, " ".join(_tags_for_masters(client, crawl)), nx=True)
-    tags = (client.get(key) or crawl).split()
+    tags = (cast("str | None", client.get(key)) or crawl).split()  # a client of strings
     return Shards(crawl, tuple(shard_prefix(tag) for tag in tags))
 
 
@@ -124,7 +125,7 @@ def add_up(hashes: Iterable[Mapping[str, str]]) -> dict[str, float]:
     return total
 
 
-def fetched_per_shard(client: redis.Redis, shards: Shards) -> list[int]:
+def fetched_per_shard(client: redis.Redis | RedisCluster, shards: Shards) -> list[int]:
     """Each shard's ``fetched`` count: shard j's pages have fetch orders ``n·S + j`` for n up
     to it (:meth:`Shards.orders`). One round trip."""
     pipe = client.pipeline(transaction=False)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from focused.errors import one_of
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
@@ -33,6 +33,7 @@ from focused.strategies.registry import LINK_SCORES
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.queue import RedisFrontier
 
 
@@ -82,7 +83,7 @@ class SoftFocus(Strategy):
         """What every strategy is built with: link score, URL patterns dropped,
         the online link model (the plan's ``link_model``) and whether anchors are carried."""
         s = crawler.settings
-        plan = crawler.spider.plan
+        plan = cast("FocusedSpider", crawler.spider).plan
         learner = None
         if plan.link_model:
             learner = SharedLinkModel(

@@ -5,11 +5,12 @@ only its own strategy's code (:func:`strategy_class`)."""
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.queue import RedisFrontier
     from focused.strategies.base import Strategy
 
@@ -40,4 +41,5 @@ def strategy_class(name: str) -> type[Strategy]:
 
 def build_strategy(crawler: Crawler, frontier: RedisFrontier) -> Strategy:
     """The crawl's strategy, as its plan names it (``crawler.spider.plan``)."""
-    return strategy_class(crawler.spider.plan.strategy).from_crawler(crawler, frontier)
+    plan = cast("FocusedSpider", crawler.spider).plan
+    return strategy_class(plan.strategy).from_crawler(crawler, frontier)

@@ -21,7 +21,7 @@ from focused.settings.check import switch
 from focused.topic.fields import example_folder, existing_path, number
 
 if TYPE_CHECKING:
-    from focused.relevance.base import RelevanceModel
+    from focused.relevance.base import RelevanceModel, UrlRelevanceModel
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
     from focused.topic.files import Topic
 
@@ -123,7 +123,7 @@ def _semantic_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(description, str):
         raise TopicError(path, "relevance.description", f"expected a sentence, got {description!r}")
     wordnet = data.get("wordnet")
-    options = {
+    options: dict[str, Any] = {
         "terms": terms,
         "description": description,
         "wordnet": None
@@ -208,7 +208,7 @@ def _keywords_model(topic: Topic, models_dir: str) -> RelevanceModel:
     return KeywordModel(**topic.relevance).fit()  # instant, and checked when the topic was read
 
 
-def _thesaurus_model(topic: Topic, models_dir: str) -> RelevanceModel:
+def _thesaurus_model(topic: Topic, models_dir: str) -> UrlRelevanceModel:
     from focused.relevance.thesaurus import ThesaurusModel
 
     return ThesaurusModel(**topic.relevance).fit()

@@ -199,8 +199,10 @@ def evaluate(
             folders[task.category] = out / slug(task.category)
             stock = [name for name in real if name != own]
             problems[task.category] = prepare(*examples, task, folders[task.category], stock)
-            if own is not None and (problem := fit_models(topic_file, folders[task.category])):
-                problems[task.category][own] = problem
+            if topic_file is not None and (
+                problem := fit_models(topic_file, folders[task.category])
+            ):
+                problems[task.category][topic_file.name] = problem
             results.append(
                 {
                     "category": task.category,

@@ -97,7 +97,7 @@ def _warc_pages(path: Path, stats: Stats) -> Iterator[tuple[str, dict[str, Any]]
         stats["records"] += n_records
 
 
-def _decompressed(raw: IO[bytes]) -> IO[bytes]:
+def _decompressed(raw: IO[bytes]) -> IO[bytes] | gzip.GzipFile:
     """Return ``raw`` unzipped if it is gzip'd: one member per record or the whole file alike.
 
     warcio reads the first kind only; :mod:`gzip` reads both as one stream.

@@ -193,13 +193,13 @@ def generate_web(
     topics = _topics(rng, taxonomy, leaf_of, urls, offsets, exclude=bad.damaged, n_pages=n_pages)
     demo = next(t for t in topics["topics"] if t["category"] == DEMO_CATEGORY)
     if on_seed_host is not None:
-        seed = urlsplit(demo["seeds"][0])
-        more_pages, more_links = on_seed_host(f"{seed.scheme}://{seed.netloc}")
+        first = urlsplit(demo["seeds"][0])
+        more_pages, more_links = on_seed_host(f"{first.scheme}://{first.netloc}")
         extra_pages, seed_links = [*extra_pages, *more_pages], [*seed_links, *more_links]
     labels.update({page["url"]: [] for page in extra_pages})
     for n, link in enumerate(seed_links):
-        seed = urls.index(demo["seeds"][n % len(demo["seeds"])])
-        bad.see_also.setdefault(seed, []).append(link)
+        seed_page = urls.index(demo["seeds"][n % len(demo["seeds"])])
+        bad.see_also.setdefault(seed_page, []).append(link)
     pages = _pages(rng, vocab, taxonomy, leaf_of, titles, urls, offsets, targets, bad)
     _clear(folder)
     write_bundle(folder, chain(pages, extra_pages), labels=labels, topics=topics)

@@ -61,7 +61,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -80,7 +80,7 @@ _NOT_FOUND = (
     b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>"
     b"<body><h1>Not Found</h1></body></html>\n"
 )
-_NOT_FOUND_HEADERS = (("Content-Type", "text/html; charset=utf-8"),)
+_NOT_FOUND_HEADERS: tuple[tuple[str, str], ...] = (("Content-Type", "text/html; charset=utf-8"),)
 _READY = re.compile(r"^serving (\d+) pages on http://[^:]+:(\d+) ")
 # Request lines this long are read, so that a crawler's overlong URL is seen (and logged), not
 # refused by the HTTP parser before the log.
@@ -300,7 +300,7 @@ class WebServer:
             return web.Response(status=404, headers=_NOT_FOUND_HEADERS, body=_NOT_FOUND), sent
         number = _NUMBER.search((parts.hostname or "").partition(".")[0])
         n = int(number[1]) if number else 0
-        k = int(page.behaviour.get("links", 5))
+        k = int(_behaviour(page).get("links", 5))
         domain = urlsplit(page.url).hostname
         links = (f"http://s{k * n + i}.{domain}/" for i in itertools.count(1))
         return _fill(request, page, links, str(n))
@@ -314,7 +314,7 @@ class WebServer:
     async def _huge(
         self, request: BaseRequest, page: Page, url: str
     ) -> tuple[web.StreamResponse, int]:
-        size = int(page.behaviour["size"])
+        size = int(_behaviour(page)["size"])
         response = web.StreamResponse(status=page.status, headers=page.headers)
         response.content_length = size
         block = _block(page.body)
@@ -326,9 +326,9 @@ class WebServer:
         self, request: BaseRequest, page: Page, url: str
     ) -> tuple[web.StreamResponse, int]:
         response = web.StreamResponse(status=page.status, headers=page.headers)
-        size = int(page.behaviour.get("size", len(page.body)))
+        size = int(_behaviour(page).get("size", len(page.body)))
         response.content_length = size
-        interval = float(page.behaviour.get("interval", 2.0))
+        interval = float(_behaviour(page).get("interval", 2.0))
         body = (bytes((byte,)) for byte in itertools.islice(itertools.cycle(page.body), size))
         return response, await _stream(request, response, body, interval)
 
@@ -336,7 +336,7 @@ class WebServer:
         self, request: BaseRequest, page: Page, url: str
     ) -> tuple[web.StreamResponse, int]:
         response = web.StreamResponse(status=page.status, headers=page.headers)
-        response.content_length = len(page.body) + int(page.behaviour.get("missing", 1000))
+        response.content_length = len(page.body) + int(_behaviour(page).get("missing", 1000))
         sent = await _stream(request, response, [page.body])
         if request.transport is not None:
             request.transport.close()
@@ -360,6 +360,12 @@ class WebServer:
             lines, self._log_lines = self._log_lines, []
             self._log_file.write("\n".join(lines) + "\n")
             self._log_file.flush()
+
+
+def _behaviour(page: Page) -> Mapping[str, Any]:
+    """The behaviour of a page that has one (only such pages are answered by a behaviour)."""
+    assert page.behaviour is not None
+    return page.behaviour
 
 
 def _check_behaviour(page: Page) -> None:
@@ -424,8 +430,7 @@ async def _stream(
 
 
 def _bomb_size(page: Page) -> int:
-    assert page.behaviour is not None
-    return int(page.behaviour.get("size", 1 << 30))
+    return int(_behaviour(page).get("size", 1 << 30))
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from focused.store.shards import crawl_shards
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
 TRY_UNIT = 1 << 48
 SCORE_UNIT = 1 << 32
@@ -59,7 +60,9 @@ def url_record(record: str) -> tuple[str, float | None, str]:
     return url, float(page[0]), page[1] if len(page) > 1 and page[1] != "-" else ""
 
 
-def page_urls(client: redis.Redis, crawl: str, orders: Sequence[int | str]) -> list[str]:
+def page_urls(
+    client: redis.Redis | RedisCluster, crawl: str, orders: Sequence[int | str]
+) -> list[str]:
     """URLs of fetched pages by fetch order (from the ``url:`` records; unknown ones left out)."""
     shards = crawl_shards(client, crawl)
     pipe = client.pipeline(transaction=False)
