@@ -32,12 +32,8 @@ PACKAGE = ROOT / "focused"
 # time. These import it only under TYPE_CHECKING, to annotate the client they are handed.
 REDIS_FOR_TYPES = frozenset(
     {
-        "focused.cli.export",
         "focused.distill.job",
         "focused.distill.lists",
-        "focused.monitor.dashboard",
-        "focused.monitor.metrics",
-        "focused.monitor.snapshot",
         "focused.store.frontier.queue",
     }
 )
