@@ -37,7 +37,7 @@ def revisit_round(frontier: Frontier, order: str, count: int) -> int:
     store = frontier.store
     if order == "relevance":
         shards = len(store.shards)
-        urls = []
+        urls: list[str] = []
         for shard in range(shards):  # each shard its share, one script call each
             share = -(-(count - len(urls)) // (shards - shard))  # of what the others left
             if share:

@@ -106,11 +106,12 @@ def claim_topic(store: CrawlStore, topic_file: str, decided: str) -> tuple[str, 
 
 def record_claim(store: CrawlStore, topic_file: str, decided: str) -> None:
     """Record the topic file and decisions a crawl now goes on with, in place of its own."""
-    record = {"topic": topic_file, "decisions": decided}
+    record: dict[str | bytes, str] = {"topic": topic_file, "decisions": decided}
     store.retrying(lambda: store.client.hset(store.key(keys.META), mapping=record))
 
 
 def record_settings(store: CrawlStore, settings: Mapping[str, str | int | float]) -> None:
     """Record what the crawl's readers judge it by (its focus, threshold, alarm limits...) in
     its ``meta``, for ``focused status`` and the others (:mod:`focused.store.reads`)."""
-    store.retrying(lambda: store.client.hset(store.key(keys.META), mapping=dict(settings)))
+    record: dict[str | bytes, str | int | float] = {name: v for name, v in settings.items()}
+    store.retrying(lambda: store.client.hset(store.key(keys.META), mapping=record))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from focused.store import keys
@@ -76,5 +77,6 @@ class ProcessRecords:
         store = self.store
         for process_id in ids:
             for j in range(len(store.shards)):
-                name = store.key(keys.PROC, process_id, shard=j)
-                store.retrying(lambda name=name: store.client.delete(name))
+                store.retrying(
+                    partial(store.client.delete, store.key(keys.PROC, process_id, shard=j))
+                )
