@@ -29,8 +29,8 @@ from common import DEFAULT_WORK, redis_server
 
 from focused.distill.hits import weighted_hits
 from focused.distill.job import distill, neglected_neighbours
-from focused.monitor.snapshot import reset_crawl
 from focused.store import keys
+from focused.store.admin import reset_crawl
 from focused.store.client import binary_client
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier

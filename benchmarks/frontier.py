@@ -48,8 +48,8 @@ from common import DEFAULT_WORK, redis_server
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 
-from focused.monitor.snapshot import reset_crawl
 from focused.settings import defaults
+from focused.store.admin import reset_crawl
 from focused.store.frontier.base import Ack, Link
 from focused.store.frontier.queue import RedisFrontier
 

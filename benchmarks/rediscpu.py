@@ -56,11 +56,13 @@ from focused.lab.evaluation.run import prepare
 from focused.lab.evaluation.tasks import load_tasks
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.server import ServedWeb
-from focused.monitor.snapshot import crawl_status, reset_crawl
+from focused.monitor.snapshot import crawl_status
 from focused.store import scripts
+from focused.store.admin import reset_crawl
 from focused.store.client import connect
 from focused.store.cluster import running_cluster
 from focused.store.frontier.core import SCRIPT_VALUES
+from focused.store.reads import Reader
 from focused.store.shards import crawl_shards
 
 CRAWL = "bench-rediscpu"
@@ -256,7 +258,7 @@ def run_on_cluster(
         wall = run_crawl(args, work, web.proxy, url, topic, settings)
         cpu = [redis_cpu_seconds(n) - b for n, b in zip(nodes, before, strict=True)]
         client = connect(url)
-        pages = int(crawl_status(client, CRAWL)["fetched"])
+        pages = int(crawl_status(Reader(client), CRAWL)["fetched"])
         shard_ports = [
             client.nodes_manager.get_node_from_slot(client.keyslot(prefix)).port
             for prefix in crawl_shards(client, CRAWL).prefixes
@@ -301,7 +303,7 @@ def main() -> None:
         cpu_before = start_profile(client, args.breakdown)
         wall = run_crawl(args, work, web.proxy, redis_url, topic, settings)
         cpu_s = redis_cpu_seconds(client) - cpu_before
-        pages = int(crawl_status(client, CRAWL).get("fetched", 0))
+        pages = int(crawl_status(Reader(client), CRAWL).get("fetched", 0))
         report(raw, pages, cpu_s, wall, idle, args.breakdown)
 
 

@@ -39,8 +39,8 @@ from common import (
 )
 
 from focused.lab.webs.server import ServedWeb
-from focused.monitor.snapshot import reset_crawl
 from focused.store import keys
+from focused.store.admin import reset_crawl
 from focused.topic.files import load_topic
 from focused.topic.methods import topic_model
 

@@ -69,8 +69,8 @@ from scrapy.http import HtmlResponse, Response
 
 from focused.lab.webs.server import ServedWeb
 from focused.links.extract import extract_links
-from focused.monitor.snapshot import reset_crawl
 from focused.relevance.text import page_text
+from focused.store.admin import reset_crawl
 from focused.topic.files import load_topic
 from focused.topic.methods import topic_model
 

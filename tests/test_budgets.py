@@ -17,6 +17,7 @@ from focused.settings import defaults
 from focused.store import keys
 from focused.store.frontier.base import Budgets, Link
 from focused.store.frontier.queue import RedisFrontier
+from focused.store.reads import Reader
 
 
 @pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
@@ -222,7 +223,7 @@ def test_status_shows_what_the_defences_took(frontier, crawl_name):
             "focused/links/capped": 40,
         },
     )
-    snapshot = crawl_snapshot(client, crawl_name)
+    snapshot = crawl_snapshot(Reader(client), crawl_name)
     assert snapshot["hosts_held"] == 2
     assert snapshot["held"] == {"host": 0, "domain": 0, "hosts": 2}
     assert snapshot["dropped_host_queue"] == 9
@@ -240,7 +241,7 @@ def test_status_shows_what_the_defences_took(frontier, crawl_name):
     # The exporter serves the same figures.
     samples = {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in CrawlCollector(client).collect()
+        for family in CrawlCollector(Reader(client)).collect()
         for sample in family.samples
     }
     crawl = ("crawl", crawl_name)

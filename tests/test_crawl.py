@@ -15,6 +15,7 @@ from focused.lab.webs.server import ServedWeb, read_log
 from focused.links.extract import extract_links
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
+from focused.store.reads import Reader
 from focused.topic.files import load_topic
 from tests.conftest import Crawl, wait_for
 
@@ -95,7 +96,7 @@ def test_crawl_fetches_the_web_and_feeds_every_page(crawl, served, redis_client)
     assert abs(stats["focused/harvest/1000"] - harvest) < 1e-3
     mean = sum(item["relevance"] for item in classified) / len(classified)
     assert abs(stats["focused/relevance/mean_1000"] - mean) < 1e-3
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert status["harvest"] == status["harvest_1000"] == round(harvest, 4)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     # Redirects were fetched too, but yield no item.
@@ -136,13 +137,13 @@ def test_sigkill_loses_nothing(crawl, served, redis_client):
     first = crawl.start(
         "first.jsonl", FOCUSED_LEASE_S=3, CONCURRENT_REQUESTS=4, FOCUSED_HOST_DELAY=0.05
     )
-    wait_for(lambda: crawl_status(redis_client, crawl.name).get("fetched", 0) >= 60)
+    wait_for(lambda: crawl_status(Reader(redis_client), crawl.name).get("fetched", 0) >= 60)
     first.send_signal(signal.SIGKILL)
     first.wait(30)
-    killed = crawl_status(redis_client, crawl.name)
+    killed = crawl_status(Reader(redis_client), crawl.name)
     assert killed["queued"] > 0 and killed["in_flight"] > 0  # killed mid-run, URLs leased
     crawl.run("second.jsonl", FOCUSED_LEASE_S=3)
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     served_keys = {url_key(entry["url"]) for entry in served_pages(served.log_path)}
     assert reachable(crawl.topic.parent) <= served_keys
@@ -170,7 +171,7 @@ def test_two_processes_share_one_frontier_politely(crawl, served, redis_client):
         times[url_key(entry["url"]).split("/")[2]].append(entry["time"])
     gaps = [b - a for t in times.values() for a, b in zip(sorted(t), sorted(t)[1:], strict=False)]
     assert gaps and min(gaps) >= delay - 0.1  # per-host delay held across both processes
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
 
 
@@ -263,7 +264,7 @@ def test_a_crawl_logs_no_scrapy_deprecation_warning(crawl):
 def test_a_resumed_crawl_says_where_it_resumes(crawl, redis_client):
     crawl.run(CLOSESPIDER_ITEMCOUNT=5)
     assert "Resuming crawl" not in crawl.log()
-    before = crawl_status(redis_client, crawl.name)
+    before = crawl_status(Reader(redis_client), crawl.name)
     crawl.run("again.jsonl", CLOSESPIDER_ITEMCOUNT=5)
     assert (
         f"INFO: Resuming crawl {crawl.name}: {before['fetched']} fetched before, "

@@ -18,8 +18,9 @@ import pytest
 import focused
 from focused.label import server as label
 from focused.monitor import dashboard
-from focused.monitor.snapshot import NO_CATEGORY, reset_crawl
+from focused.monitor.snapshot import NO_CATEGORY
 from focused.store import keys
+from focused.store.admin import reset_crawl
 from tests.test_watch import CHROMIUM, chromium, serving
 
 SOURCE = Path(focused.__file__).parent

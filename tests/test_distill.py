@@ -20,6 +20,7 @@ from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import split_url, unpack_score
 from focused.store.graph import GraphStore
+from focused.store.reads import Reader
 
 
 @pytest.fixture
@@ -199,7 +200,7 @@ def test_a_crawl_distils_as_it_goes(crawl, redis_client):
     assert reboosted >= 1
     assert reboosted == int(redis_client.hget(keys.prefix(crawl.name) + keys.STATS, "reboosted"))
     # `focused status` shows the last run
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert status["distilled_at"] == int(record["fetched"]) and status["top_hub"]
     assert status["reboosted"] == reboosted
 

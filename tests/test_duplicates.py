@@ -14,12 +14,14 @@ from focused.errors import FocusedError
 from focused.items import PageItem
 from focused.lab.webs.bundle import url_key, write_bundle
 from focused.lab.webs.server import read_log
-from focused.monitor.snapshot import crawl_status, reset_crawl
+from focused.monitor.snapshot import crawl_status
 from focused.pipelines.duplicates import duplicate_fields, last_modified_value, mark_duplicate
 from focused.store import keys
+from focused.store.admin import reset_crawl
 from focused.store.frontier.base import Ack
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import fingerprint
+from focused.store.reads import Reader
 from tests.conftest import Crawl, wait_for
 
 MONDAY = "Mon, 06 Jan 2025 10:00:00 GMT"
@@ -264,7 +266,9 @@ def test_a_crawl_skips_the_copy_and_its_links(crawl: Crawl, served, redis_client
     assert url_key(SITE + "/late") not in fetched(served) and SITE + "/late" not in feed
     counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
     assert counts["duplicate"] == "1" and counts["classified"] == "4"
-    assert crawl_status(redis_client, crawl.name)["duplicate"] == 1  # focused status shows it
+    assert (
+        crawl_status(Reader(redis_client), crawl.name)["duplicate"] == 1
+    )  # focused status shows it
     # The spider passed Last-Modified on: the dated page's date is recorded.
     modified = redis_client.hgetall(keys.prefix(crawl.name) + keys.MODIFIED)
     assert modified == {str(fingerprint(SITE + "/dated")): last_modified_value(MONDAY)}

@@ -14,8 +14,8 @@ import pytest
 from focused.errors import CrawlVanished, FocusedError
 from focused.extensions.heartbeat import forget_dead_here
 from focused.links.urls import BadURL, clean_url, ip_of
-from focused.monitor.snapshot import reset_crawl
 from focused.store import keys
+from focused.store.admin import reset_crawl
 from focused.store.frontier.base import Link
 
 

@@ -30,16 +30,7 @@ PACKAGE = ROOT / "focused"
 
 # Only the crawl store talks to Redis: no module outside focused/store/ imports redis-py at run
 # time. These import it only under TYPE_CHECKING, to annotate the client they are handed.
-REDIS_FOR_TYPES = frozenset(
-    {
-        "focused.cli.export",
-        "focused.distill.job",
-        "focused.monitor.dashboard",
-        "focused.monitor.metrics",
-        "focused.monitor.snapshot",
-        "focused.store.frontier.core",
-    }
-)
+REDIS_FOR_TYPES = frozenset({"focused.distill.job"})
 
 
 @dataclass(frozen=True)

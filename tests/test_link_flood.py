@@ -18,6 +18,7 @@ from focused.lab.webs.hostile import link_flood
 from focused.lab.webs.server import ServedWeb
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
+from focused.store.reads import Reader
 from tests.conftest import Crawl, final_stats
 from tests.test_crawl import served_pages
 
@@ -62,7 +63,7 @@ def test_a_page_of_a_hundred_thousand_links_is_fetched_once_by_two_processes(
     assert max(fetched.values()) == 1  # no URL fetched twice
     counts = redis_client.hgetall(keys.prefix(crawl.name) + keys.STATS)
     assert int(counts.get("lease_reclaimed", 0)) == 0  # no live process taken for dead
-    assert crawl_status(redis_client, crawl.name)["in_flight"] == 0
+    assert crawl_status(Reader(redis_client), crawl.name)["in_flight"] == 0
     assert max(peaks) < RSS_LIMIT, f"{max(peaks) / 2**20:.0f} MB"
     # The process that had the page took the best 1,000 of its links and counted the rest;
     # it went on fetching meanwhile.

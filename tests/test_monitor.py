@@ -13,10 +13,11 @@ from focused.monitor.snapshot import (
     alarms,
     crawl_snapshot,
     format_report,
-    reset_crawl,
     status_rows,
 )
 from focused.store import keys
+from focused.store.admin import reset_crawl
+from focused.store.reads import Reader
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,7 +91,9 @@ def test_the_status_page_explains_every_line_and_no_other(redis_client, crawl_na
     redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
     redis_client.hset(prefix + keys.LEARNED, mapping={"generation": 1, "top": "[]"})
     try:
-        printed = [label for label, _ in status_rows(crawl_snapshot(redis_client, crawl_name))]
+        printed = [
+            label for label, _ in status_rows(crawl_snapshot(Reader(redis_client), crawl_name))
+        ]
     finally:
         reset_crawl(redis_client, crawl_name)
     page = (ROOT / "docs" / "reference" / "status.md").read_text(encoding="utf-8")
@@ -112,7 +115,7 @@ def test_the_report_says_what_its_figures_count(redis_client, crawl_name):
     record |= {"reason": "finished", "pages": 5, "items": 3, "relevant": 2}
     redis_client.hset(prefix + keys.PROC + "vm:1:ab", mapping=record)
     try:
-        report = format_report(crawl_snapshot(redis_client, crawl_name)).splitlines()
+        report = format_report(crawl_snapshot(Reader(redis_client), crawl_name)).splitlines()
     finally:
         reset_crawl(redis_client, crawl_name)
     census = report.index("census of classified pages by best category (top 15):")
@@ -134,7 +137,7 @@ def test_a_hung_process_is_shown_as_hung_and_not_as_an_ended_one(redis_client, c
     record = {"host": "vm", "pid": 1, "started": 1, "beat": 2, "state": "hung", "pages": 5}
     redis_client.hset(prefix + keys.PROC + "vm:1:ab", mapping=record)
     try:
-        snapshot = crawl_snapshot(redis_client, crawl_name)
+        snapshot = crawl_snapshot(Reader(redis_client), crawl_name)
     finally:
         reset_crawl(redis_client, crawl_name)
     assert (snapshot["state"], snapshot["alive"]) == ("stopped", 0)

@@ -32,6 +32,7 @@ from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Acked, Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.periodic import PeriodicJob
+from focused.store.reads import Reader
 from focused.store.retries import REFUSALS, RedisRefused, refusal, retrying
 from tests.conftest import RedisServer, focused, free_port, stop, wait_for
 from tests.test_crawl import reachable, served_pages
@@ -72,7 +73,7 @@ def test_a_crawl_whose_redis_reaches_maxmemory_exits_3_and_loses_nothing(crawl, 
     assert unfed  # the test would show nothing otherwise
     client.config_set("maxmemory", 0)
     crawl.run("last.jsonl", **fast)
-    status = crawl_status(client, crawl.name)
+    status = crawl_status(Reader(client), crawl.name)
     assert (status["queued"], status["in_flight"]) == (0, 0)
     last = {url_key(item["url"]) for item in crawl.feed("last.jsonl")}
     assert unfed <= last  # every page fetched and not in the first feed is in the second

@@ -19,6 +19,7 @@ from focused.links.extract import extract_links
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
 from focused.store.client import connect
+from focused.store.reads import Reader
 from focused.topic.files import load_topic
 from tests.conftest import focused, redis_serve, wait_for
 
@@ -60,7 +61,7 @@ def test_seeds_pushed_before_and_during_a_crawl_are_fetched_once(
     assert f"pushed 1 URL to {keys.prefix(crawl.name)}start_urls" in result.stdout
     process = crawl.start(DEPTH_LIMIT=1, FOCUSED_HOST_DELAY=0.3, CONCURRENT_REQUESTS=2)
     try:
-        wait_for(lambda: crawl_status(redis_client, crawl.name).get("fetched", 0) >= 5, 120)
+        wait_for(lambda: crawl_status(Reader(redis_client), crawl.name).get("fetched", 0) >= 5, 120)
 
         # While it runs: a new page, and one it fetched already (deduplicated by the frontier).
         def fetched() -> list[str]:  # the server writes its log every second; robots.txt is
@@ -109,7 +110,7 @@ def test_a_crawl_finds_its_redis_by_scrapy_redis_settings(crawl, tmp_path):
         crawl.run(CLOSESPIDER_ITEMCOUNT=5, REDIS_HOST=host, REDIS_PORT=port, REDIS_DB=3)
         server = redis.Redis(host=host, port=int(port), db=3, decode_responses=True)
         assert int(server.hget(keys.prefix(crawl.name) + keys.STATS, "fetched")) >= 5
-    assert not crawl_status(connect(home=crawl.home), crawl.name)  # not the embedded Redis
+    assert not crawl_status(Reader(connect(home=crawl.home)), crawl.name)  # not the embedded Redis
 
 
 def test_a_crawl_whose_seeds_all_fail_says_so_with_its_exit_code(crawl, web):

@@ -18,6 +18,7 @@ from focused.store import keys
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import unpack_score
+from focused.store.reads import Reader
 from focused.strategies.bestn import BestNFirst
 from focused.strategies.registry import strategy_class
 from tests.conftest import final_stats, focused
@@ -211,7 +212,7 @@ def test_two_processes_crawl_best_n_first_with_a_small_buffer(
         final_stats(crawl.log(feed)).get("focused/best_n_first/dropped", 0)
         for feed in ("one.jsonl", "two.jsonl")
     ]
-    status = crawl_status(redis_client, crawl.name)
+    status = crawl_status(Reader(redis_client), crawl.name)
     assert status["dropped_buffer"] == sum(dropped) > 0
     assert (status["queued"], status["in_flight"]) == (0, 0)
     # Far from the whole web: the capped frontier dropped most links for good.

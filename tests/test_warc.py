@@ -25,8 +25,8 @@ from focused.extensions.warc import (
 )
 from focused.lab.webs.bundle import url_key
 from focused.lab.webs.server import ServedWeb, read_log
-from focused.monitor.snapshot import reset_crawl
 from focused.store import keys
+from focused.store.admin import reset_crawl
 from tests.conftest import Crawl, wait_for
 
 NAME = re.compile(r"^(?P<crawl>.+)-(\d{17})-(\d{5})-(\d+)~(.+)\.warc\.gz$")

@@ -27,6 +27,7 @@ from focused.monitor.snapshot import crawl_snapshot
 from focused.settings import defaults
 from focused.store import keys
 from focused.store.frontier.base import Link
+from focused.store.reads import Reader
 from tests.conftest import final_stats, wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -138,7 +139,7 @@ def redis_figures(client, crawl: str) -> dict[str, int]:
 
 def crawling(client, crawl: str, processes: int) -> bool:
     """True once ``processes`` processes crawl with a rate, so a time left is known."""
-    snapshot = crawl_snapshot(client, crawl)
+    snapshot = crawl_snapshot(Reader(client), crawl)
     alive = [p for p in snapshot.get("processes", ()) if p["alive"]]
     return len(alive) == processes and all(p["time_left"] is not None for p in alive)
 
@@ -167,7 +168,7 @@ def test_exporter_and_status_watch_two_processes(crawl, redis_home, redis_client
         wait_for(
             lambda: (
                 crawling(redis_client, crawl.name, 2)
-                and crawl_snapshot(redis_client, crawl.name)["harvest_100"] is not None
+                and crawl_snapshot(Reader(redis_client), crawl.name)["harvest_100"] is not None
             ),
             timeout=120,
         )
@@ -221,7 +222,7 @@ def test_exporter_and_status_watch_two_processes(crawl, redis_home, redis_client
         assert all(f"  {process}  running  " in first for process in ids)
 
     # After the crawl: each process recorded how it ended; the Scrapy stats of both add up.
-    snapshot = crawl_snapshot(redis_client, crawl.name)
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
     assert snapshot["state"] == "finished" and snapshot["alive"] == 0
     assert {p["id"] for p in snapshot["processes"]} == ids
     assert {(p["state"], p["page_limit"]) for p in snapshot["processes"]} == {("finished", 120)}
@@ -343,7 +344,7 @@ def test_dashboard_shows_redis_figures_in_chromium(crawl, redis_home, redis_clie
         picture = tmp_path / "dashboard-after-crawl.png"
         chromium(url, tmp_path, f"--screenshot={picture}", "--window-size=1280,1800")
         keep(picture)
-    snapshot = crawl_snapshot(redis_client, crawl.name)
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
     figures = redis_figures(redis_client, crawl.name)
     for name in ("fetched", "relevant"):
         assert int(final[name]) == figures[name], name
@@ -376,13 +377,13 @@ def test_dashboard_shows_redis_figures_in_chromium(crawl, redis_home, redis_clie
 def test_a_killed_process_is_gone_after_three_beats(crawl, redis_client):
     process = crawl.start(FOCUSED_HOST_DELAY=1.0, FOCUSED_HEARTBEAT_S=0.5)
     try:
-        wait_for(lambda: crawl_snapshot(redis_client, crawl.name).get("alive") == 1, 120)
+        wait_for(lambda: crawl_snapshot(Reader(redis_client), crawl.name).get("alive") == 1, 120)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
     # It recorded no end: its record expires three beats after the last one.
-    wait_for(lambda: not crawl_snapshot(redis_client, crawl.name)["processes"], 30)
-    snapshot = crawl_snapshot(redis_client, crawl.name)
+    wait_for(lambda: not crawl_snapshot(Reader(redis_client), crawl.name)["processes"], 30)
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
     assert (snapshot["state"], snapshot["alive"], snapshot["pages_per_s"]) == ("stopped", 0, 0)
 
 
@@ -404,9 +405,9 @@ def records_while_busy(
     )
     records = []
     try:
-        wait_for(lambda: crawl_snapshot(redis_client, crawl.name).get("processes"), 120)
+        wait_for(lambda: crawl_snapshot(Reader(redis_client), crawl.name).get("processes"), 120)
         while process.poll() is None:
-            processes = crawl_snapshot(redis_client, crawl.name).get("processes", [])
+            processes = crawl_snapshot(Reader(redis_client), crawl.name).get("processes", [])
             states = [p["state"] for p in processes]
             records.append((time.monotonic(), len(states) - states.count("hung"), states))
             time.sleep(0.05)
@@ -460,7 +461,7 @@ def test_status_shows_finished_processes_and_harvest(crawl, redis_home, redis_cl
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    snapshot = crawl_snapshot(redis_client, crawl.name)
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
     rows = dict(re.findall(r"^(\S.*?)  +(\S.*)$", result.stdout, re.MULTILINE))
     assert rows["state"] == "finished (closespider_itemcount)"
     assert rows["harvest (relevant share)"] == f"{snapshot['harvest']:.3f}"

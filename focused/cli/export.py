@@ -25,14 +25,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 from focused.cli.options import add_redis_arguments
 from focused.errors import FocusedError
-from focused.store import keys
-from focused.store.crawl import CrawlStore, no_such_crawl
 from focused.store.frontier.records import url_record
-from focused.store.shards import fetched_per_shard
 
 if TYPE_CHECKING:
-    import redis
-    from redis.cluster import RedisCluster
+    from focused.store.reads import Reader
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,35 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_redis_arguments(parser)
 
 
-def fetched_pages(client: redis.Redis | RedisCluster, crawl: str) -> Iterator[dict[str, Any]]:
+def fetched_pages(reader: Reader, crawl: str) -> Iterator[dict[str, Any]]:
     """The crawl's fetched pages in fetch order, with the feed's fields Redis has (module doc).
     A FocusedError at once if there is no such crawl."""
-    store = CrawlStore(client, crawl)
-    pipe = client.pipeline(transaction=False)
-    pipe.exists(store.key(keys.STATS))
-    pipe.hget(store.key(keys.META), "threshold")
-    exists, threshold = pipe.execute()
-    if not exists:
-        raise no_such_crawl(client, crawl)
-    return _pages(store, fetched_per_shard(client, store.shards), threshold)
-
-
-def _pages(
-    store: CrawlStore, fetched: list[int], threshold: str | None
-) -> Iterator[dict[str, Any]]:
-    # Bucket b of every shard together holds a run of consecutive fetch orders.
-    for bucket in range(max(fetched) // keys.URL_BUCKET + 1):
-        pipe = store.client.pipeline(transaction=False)
-        for shard in range(len(store.shards)):
-            pipe.hgetall(store.key(keys.URLS, bucket, shard=shard))
-        found = [
-            (order, records[str(order)])
-            for shard, records in enumerate(pipe.execute())
-            for order in store.shards.orders(shard, fetched[shard], bucket)
-            if str(order) in records
-        ]
-        for order, record in sorted(found):
-            yield page(order, record, threshold)
+    fetched = reader.fetched(crawl)
+    if fetched is None:
+        raise reader.no_such_crawl(crawl)
+    return (page(order, record, fetched.threshold) for order, record in fetched.records)
 
 
 def page(order: int, record: str, threshold: str | None) -> dict[str, Any]:
@@ -97,10 +71,11 @@ def write_lines(pages: Iterator[dict[str, Any]], out: IO[str]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from focused.store.client import connect_existing
+    from focused.store.reads import Reader
 
     client, where = connect_existing(args.redis_url, args.home)
     print(f"reading {where}", file=sys.stderr)
-    pages = fetched_pages(client, args.name)
+    pages = fetched_pages(Reader(client), args.name)
     path = Path(args.output) if args.output else None
     try:
         target = path.open("w", encoding="utf-8") if path else nullcontext(sys.stdout)

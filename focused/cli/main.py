@@ -84,18 +84,19 @@ def add_status_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_status
-    from focused.store.crawl import crawl_names, no_such_crawl
+    from focused.store.reads import Reader
 
     client, source = _reader(args)
+    reader = Reader(client)
     if not args.name:
-        names = crawl_names(client)
+        names = reader.crawl_names()
         print("\n".join(names) if names else "no crawls in this Redis")
         return 0
     waiting = False
     while True:
-        snapshot = crawl_snapshot(client, args.name)
+        snapshot = crawl_snapshot(reader, args.name)
         if not snapshot and not args.watch:
-            raise no_such_crawl(client, args.name)
+            raise reader.no_such_crawl(args.name)
         if not snapshot:  # started before the crawl's first page: wait for it, said once
             if not waiting:
                 print(
@@ -126,12 +127,13 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from focused.monitor.snapshot import crawl_snapshot, format_report, plot_harvest
-    from focused.store.crawl import no_such_crawl
+    from focused.store.reads import Reader
 
     client, _ = _reader(args)
-    report = crawl_snapshot(client, args.name)
+    reader = Reader(client)
+    report = crawl_snapshot(reader, args.name)
     if not report:
-        raise no_such_crawl(client, args.name)
+        raise reader.no_such_crawl(args.name)
     png = args.png or f"{args.name}-harvest.png"
     points = [(p["pages"], p["harvest_100"]) for p in report["curve"]]
     if points:
@@ -151,8 +153,8 @@ def add_seed_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
-    from focused.store import keys
     from focused.store.crawl import CrawlStore
+    from focused.store.seeds import push_seeds
     from focused.topic.files import is_seed_url, url_lines
 
     urls = list(args.urls)
@@ -167,9 +169,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
         raise FocusedError(f"not an http(s) URL: {bad[0]!r} (nothing was pushed)")
     if not urls:
         raise FocusedError("no URLs: give them as arguments or with --file")
-    store = CrawlStore(_client(args), args.name)
-    key = store.key(keys.START_URLS)
-    waiting = store.client.rpush(key, *urls)
+    key, waiting = push_seeds(CrawlStore(_client(args), args.name), urls)
     print(
         f"pushed {len(urls)} URL{'s' * (len(urls) != 1)} to {key} ({waiting} waiting): a running "
         "crawl moves them into its frontier within seconds, else the next `scrapy crawl` of it at "
@@ -186,9 +186,10 @@ def add_dashboard_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from focused.monitor import dashboard
     from focused.store.client import connect_existing
+    from focused.store.reads import Reader
 
-    where = connect_existing(args.redis_url, args.home)
-    return dashboard.run(*where, args.host, args.port, args.allow_host)
+    client, where = connect_existing(args.redis_url, args.home)
+    return dashboard.run(Reader(client), where, args.host, args.port, args.allow_host)
 
 
 def add_exporter_arguments(parser: argparse.ArgumentParser) -> None:
@@ -199,9 +200,10 @@ def add_exporter_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_exporter(args: argparse.Namespace) -> int:
     from focused.monitor import metrics
     from focused.store.client import connect_existing
+    from focused.store.reads import Reader
 
-    where = connect_existing(args.redis_url, args.home)
-    return metrics.run(*where, args.host, args.port, args.allow_host)
+    client, where = connect_existing(args.redis_url, args.home)
+    return metrics.run(Reader(client), where, args.host, args.port, args.allow_host)
 
 
 def add_reset_arguments(parser: argparse.ArgumentParser) -> None:
@@ -222,9 +224,8 @@ def add_reset_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_reset(args: argparse.Namespace) -> int:
     from focused.errors import did_you_mean
-    from focused.monitor.snapshot import has_keys, reset_crawl, running_processes
-    from focused.store import keys
-    from focused.store.crawl import CrawlStore, crawl_names
+    from focused.store.admin import has_keys, known_count, reset_crawl, running_processes
+    from focused.store.crawl import crawl_names
 
     client = _client(args)
     if not has_keys(client, args.name):
@@ -238,7 +239,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
         )
     print(f"deleted {reset_crawl(client, args.name, args.keep_known)} keys of crawl {args.name!r}")
     if args.keep_known:
-        known = client.hlen(CrawlStore(client, args.name).key(keys.KNOWN))
+        known = known_count(client, args.name)
         print(f"kept {known} known pages: the next run skips those that come back unchanged")
     return 0
 

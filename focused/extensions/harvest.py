@@ -27,7 +27,7 @@ from twisted.internet import task
 
 from focused.errors import FocusedError
 from focused.monitor.snapshot import alarms
-from focused.store import keys
+from focused.store.admin import record_settings
 from focused.store.crawler import frontier_for
 
 if TYPE_CHECKING:
@@ -114,10 +114,10 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier: Frontier = frontier_for(self.crawler)
-        topic = cast("FocusedSpider", self.crawler.spider).topic
-        frontier.store.client.hset(
-            frontier.store.key(keys.META),
-            mapping={
+        topic = self.crawler.spider.topic
+        record_settings(
+            frontier.store,
+            {
                 "focus": self.focus,
                 "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,

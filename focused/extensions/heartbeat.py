@@ -36,16 +36,15 @@ import socket
 import threading
 import time
 from collections import deque
-from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.store import keys
 from focused.store.crawler import frontier_for
+from focused.store.processes import ProcessRecords
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -76,24 +75,16 @@ def forget_dead_here(store: CrawlStore, host: str) -> list[str]:
     (Redis lost at its close, exit code 3) holds no leases then, since the next pop puts them
     back (``reap`` in ``frontier.lua``), rather than three beats later. A pid now used by another
     process (this one's included) keeps its record until it expires."""
-    client = store.client
-    ids = cast(list[str], store.retrying(lambda: client.zrange(store.key(keys.PROCS), 0, -1)))
-
-    def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-        pipe = client.pipeline(transaction=False)
-        for process_id in ids:
-            pipe.hmget(store.key(keys.PROC, process_id), "host", "pid", "state")
-        return pipe.execute()
-
+    records = ProcessRecords(store)
     dead = [
-        process_id
-        for process_id, (their_host, pid, state) in zip(ids, store.retrying(read), strict=True)
-        if state == "running" and their_host == host and pid and not pid_alive(int(pid))
+        process.id
+        for process in records.heard_of()
+        if process.state == "running"
+        and process.host == host
+        and process.pid
+        and not pid_alive(process.pid)
     ]
-    for process_id in dead:
-        for j in range(len(store.shards)):
-            name = store.key(keys.PROC, process_id, shard=j)
-            store.retrying(partial(client.delete, name))
+    records.forget(dead)
     return dead
 
 
@@ -129,16 +120,16 @@ class Heartbeat:
 
     def spider_opened(self) -> None:
         self.frontier: Frontier = frontier_for(self.crawler)
-        self.script = self.frontier.store.script("heartbeat")
+        self.records = ProcessRecords(self.frontier.store)
         with contextlib.suppress(FocusedError):  # a lost Redis is reported by the crawl's store
             forget_dead_here(self.frontier.store, self.host)
-        self.beat(self.frontier.store)
+        self.beat(self.records)
         self.task = task.LoopingCall(self.reactor_alive)
         self.task.start(self.interval, now=True)
         # A daemon: a beat stuck on a dead Redis must not keep the process up.
         threading.Thread(
             target=self.beat_on,
-            args=(self.frontier.store.for_thread(),),
+            args=(self.records.for_thread(),),
             name="heartbeat",
             daemon=True,
         ).start()
@@ -152,29 +143,31 @@ class Heartbeat:
         if self.task.running:
             self.task.stop()
         self.stopped.set()
-        self.beat(self.frontier.store, finished=reason)
+        self.beat(self.records, finished=reason)
 
     def reactor_alive(self) -> None:
         self.reactor_seen = time.monotonic()
 
-    def beat_on(self, store: CrawlStore) -> None:
+    def beat_on(self, records: ProcessRecords) -> None:
         """The thread's loop: a beat every interval while the reactor is alive; once, when it
         is found hung, a record that says so."""
         hung = False
         while not self.stopped.wait(self.interval):
             alive = time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval
             if alive or not hung:
-                self.beat(store, hung=not alive)
+                self.beat(records, hung=not alive)
             hung = not alive
 
-    def beat(self, store: CrawlStore, finished: str | None = None, hung: bool = False) -> None:
+    def beat(
+        self, records: ProcessRecords, finished: str | None = None, hung: bool = False
+    ) -> None:
         """Record this process now: running, hung, or finished with its close reason."""
         with self.lock:
             if finished is None and self.stopped.is_set():
                 return  # the process has recorded its end
-            self.record(store, finished, hung)
+            self.record(records, finished, hung)
 
-    def record(self, store: CrawlStore, finished: str | None, hung: bool = False) -> None:
+    def record(self, records: ProcessRecords, finished: str | None, hung: bool = False) -> None:
         pages = self.stats.get_value("response_received_count", 0)
         items = self.stats.get_value("item_scraped_count", 0)
         self.counts.append((time.monotonic(), pages, items))
@@ -197,14 +190,6 @@ class Heartbeat:
         # go back one try later (``reap`` in ``frontier.lua``).
         running = finished is None and not hung
         keep = GONE_BEATS * self.interval if running else FINISHED_KEEP_S
-        fields = [v for field, value in record.items() for v in (field, value)]
-
-        def beat_everywhere() -> None:  # one script call per shard, on its own keys
-            for j in range(len(store.shards)):
-                args = [store.key(keys.PROC, shard=j), self.id, int(keep * 1000), *fields]
-                own = [store.key(keys.PROCS, shard=j), store.key(keys.PROC, self.id, shard=j)]
-                self.script(keys=own, args=args)
-
         # A lost Redis is reported by the crawl's store (the reactor's), which stops the crawl.
         with contextlib.suppress(FocusedError):
-            store.retrying(beat_everywhere)
+            records.beat(self.id, record, keep)

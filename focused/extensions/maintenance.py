@@ -16,9 +16,10 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.schedulers.revisits import claim_round, revisit_round
+from focused.schedulers.revisits import revisit_round
 from focused.settings.check import choice
 from focused.store.crawler import frontier_for
+from focused.store.revisits import claim_round
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -60,7 +61,7 @@ class Maintenance:
 
     def check(self) -> None:
         try:
-            if not claim_round(self.frontier, self.every):
+            if not claim_round(self.frontier.store, self.every):
                 return
             queued = revisit_round(
                 self.frontier, self.order, max(1, round(self.every * self.share))

@@ -20,16 +20,16 @@ rather than as "finished".
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet import task
 
 from focused.errors import NO_SEED, FocusedError
-from focused.store import keys
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Link
+from focused.store.seeds import PushedSeeds
 from focused.topic.files import is_seed_url
 
 if TYPE_CHECKING:
@@ -62,8 +62,7 @@ class SeedFeeder:
 
     def spider_opened(self) -> None:
         self.frontier: Frontier = frontier_for(self.crawler)
-        self.store = self.frontier.store
-        self.key = self.store.key(keys.START_URLS)
+        self.seeds = PushedSeeds(self.frontier.store)
         self.task = task.LoopingCall(self.move)
         self.task.start(self.interval, now=True)
 
@@ -78,19 +77,17 @@ class SeedFeeder:
 
     def move(self) -> int:
         """Move pushed seeds into the frontier; returns how many were new to the crawl."""
-        store, client = self.store, self.store.client
+        seeds = self.seeds
         try:
-            if not store.retrying(lambda: client.llen(self.key)):
+            if not seeds.waiting():
                 return 0
-            with store.held_lock(keys.START_URLS_LOCK, LOCK_S) as held:
+            with seeds.moving(LOCK_S) as held:
                 if not held:
                     return 0  # another process is moving them
-                urls = cast(
-                    list[str], store.retrying(lambda: client.lrange(self.key, 0, BATCH - 1))
-                )
+                urls = seeds.head(BATCH)
                 good = [url.strip() for url in urls if is_seed_url(url.strip())]
                 new = self.frontier.push_many([Link(url, 1.0, 0) for url in good])
-                store.retrying(lambda: client.ltrim(self.key, len(urls), -1))
+                seeds.drop_head(len(urls))
         except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
             return 0
         self.stats.inc_value("focused/seeds/read", len(urls))

@@ -23,13 +23,11 @@ from scrapy.statscollectors import MemoryStatsCollector
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.store import keys
 from focused.store.crawler import store_for
+from focused.store.scrapystats import CrawlScrapyStats
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-
-    from focused.store.crawl import CrawlStore
 
 
 def _redis_value(value: Any) -> str | int | float:
@@ -54,7 +52,7 @@ class RedisStatsCollector(MemoryStatsCollector):
         self.incs: dict[str, float] = {}
         self.maxes: dict[str, Any] = {}
         self.mins: dict[str, Any] = {}
-        self.store: CrawlStore | None = None
+        self.shared: CrawlScrapyStats | None = None
         self.task: task.LoopingCall | None = None
 
     def set_value(self, key: str, value: Any, spider: Any = None) -> None:
@@ -81,8 +79,7 @@ class RedisStatsCollector(MemoryStatsCollector):
 
     def open_spider(self, spider: Any = None) -> None:
         super().open_spider()
-        self.store = store_for(self._crawler)
-        self.script = self.store.script("stats_flush")
+        self.shared = CrawlScrapyStats(store_for(self._crawler))
         if self.interval > 0:
             self.task = task.LoopingCall(self.flush)
             self.task.start(self.interval, now=False)
@@ -95,16 +92,12 @@ class RedisStatsCollector(MemoryStatsCollector):
 
     def flush(self) -> None:
         """Write what changed since the last flush to Redis, in one script call."""
-        if self.store is None or not (self.sets or self.incs or self.maxes or self.mins):
+        if self.shared is None or not (self.sets or self.incs or self.maxes or self.mins):
             return
-        args: list[Any] = [len(self.sets), len(self.incs), len(self.maxes)]
-        for changes in (self.sets, self.incs, self.maxes, self.mins):
-            for name, value in changes.items():
-                args += (name, _redis_value(value))
-        key = self.store.key(keys.SCRAPY_STATS)
+        kinds = (self.sets, self.incs, self.maxes, self.mins)
         try:
-            self.store.retrying(lambda: self.script(keys=[key], args=args))
+            self.shared.add(*({name: _redis_value(v) for name, v in c.items()} for c in kinds))
         except FocusedError:  # reported by the store, which stops the crawl; kept for later
             return
-        for changes in (self.sets, self.incs, self.maxes, self.mins):
+        for changes in kinds:
             changes.clear()

@@ -14,8 +14,8 @@ identical-payload-digest, pointing at its original response record (``WARC-Refer
 ``-Target-URI``, ``-Date``) when that record was written by this crawl and holds the same bytes
 (the duplicates pipeline compares texts, not bytes: a page whose markup changed is a new
 ``response`` record). So each response record writes the crawl's ``warc`` hash in Redis
-(:mod:`focused.store.keys`): URL fingerprint -> ``"<record id> <WARC-Date> <payload digest>"``,
-which ``focused reset --keep-known`` keeps for the next run.
+(:mod:`focused.store.warcindex`): URL fingerprint -> ``"<record id> <WARC-Date> <payload
+digest>"``, which ``focused reset --keep-known`` keeps for the next run.
 
 The stored body is Scrapy's ``response.body``: HttpCompressionMiddleware has already decoded
 it (and dropped the Content-Encoding it undid; one it could not undo is kept, as the body still
@@ -69,10 +69,9 @@ from focused.errors import FocusedError, exit_on_user_error
 from focused.extensions.diskfaults import disk_fault
 from focused.pipelines.duplicates import UNCHANGED
 from focused.settings.check import choice
-from focused.store import keys
 from focused.store.crawler import crawl_name, store_for
 from focused.store.embedded import home_dir
-from focused.store.frontier.records import fingerprint
+from focused.store.warcindex import WarcIndex
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -311,7 +310,7 @@ class WarcWriter:
     """Writes the pages FOCUSED_WARC keeps (see the module doc) when their items are scraped,
     after every pipeline, so the relevant flag is known.
 
-    Its calls on the crawl's ``warc`` hash go through the crawl's store (``store.retrying``).
+    Its calls on the crawl's ``warc`` hash go through the crawl's store, with its retries.
     With Redis lost the page is still written, as a response record. With ``on_fault``, the
     first write the disk refuses is handed to it (the file and the OSError) and nothing more
     is written.
@@ -327,10 +326,9 @@ class WarcWriter:
         on_fault: Callable[[Path, OSError], None] | None = None,
     ):
         self.files = files
-        self.store = store
+        self.index = WarcIndex(store)
         self.keep_all = keep_all
         self.stats = stats
-        self.key = store.key(keys.WARC)
         self.on_fault = on_fault
         self.failed = False
 
@@ -425,12 +423,7 @@ class WarcWriter:
     def original(self, url: str) -> Original | None:
         """The response record this crawl wrote for ``url``, if any."""
         try:
-            value = cast(
-                "str | None",
-                self.store.retrying(
-                    lambda: self.store.client.hget(self.key, str(fingerprint(url)))
-                ),
-            )
+            value = self.index.written(url)
         except FocusedError:  # Redis is lost: reported by the store
             return None
         return Original.parse(value) if value else None
@@ -443,9 +436,8 @@ class WarcWriter:
             headers.get_header("WARC-Date"),
             headers.get_header("WARC-Payload-Digest"),
         )
-        fp = str(fingerprint(url))
         with contextlib.suppress(FocusedError):  # Redis is lost: reported by the store
-            self.store.retrying(lambda: self.store.client.hset(self.key, fp, str(written)))
+            self.index.remember(url, str(written))
 
     def spider_closed(self) -> None:
         try:

@@ -24,9 +24,11 @@ from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.labels import within
 from focused.lab.webs.server import ServedWeb
-from focused.monitor.snapshot import crawl_status, plot_harvest, reset_crawl
+from focused.monitor.snapshot import crawl_status, plot_harvest
+from focused.store.admin import reset_crawl
 from focused.store.client import connect
 from focused.store.embedded import home_dir
+from focused.store.reads import Reader
 from focused.topic.files import load_topic
 
 CRAWLERS = (("focused (soft focus)", "demo", ""), ("breadth-first", "demo-bfs", "breadth-first"))
@@ -65,7 +67,7 @@ def crawl(
             command, env=crawl_env(proxy, home), stderr=stderr, stdout=subprocess.DEVNULL
         )
         while process.poll() is None:
-            status = crawl_status(client, crawl_name)
+            status = crawl_status(Reader(client), crawl_name)
             progress.update(task, completed=status.get("fetched", 0) + status.get("failed", 0))
             time.sleep(0.3)
     if process.returncode != 0:

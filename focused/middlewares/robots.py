@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.downloadermiddlewares import robotstxt
@@ -39,8 +39,8 @@ from twisted.python.failure import Failure
 
 from focused.errors import FocusedError
 from focused.middlewares.failures import failure_reason
-from focused.store import keys
 from focused.store.crawler import frontier_for, store_for
+from focused.store.robots import KeptRobots
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -104,17 +104,13 @@ class RobotsTxtMiddleware(robotstxt.RobotsTxtMiddleware):
     def _kept(self, origin: str) -> bytes | None:
         """The robots.txt another process kept for this crawl, if any (a lost Redis: none; the
         frontier reports it)."""
-        store = store_for(self.crawler)
-        key = store.key(keys.ROBOTS, origin)
         with contextlib.suppress(FocusedError):
-            return cast("bytes | None", store.retrying(lambda: store.binary.get(key)))
+            return KeptRobots(store_for(self.crawler)).get(origin)
         return None
 
     def _keep(self, origin: str, kept: bytes) -> None:
-        store = store_for(self.crawler)
-        key = store.key(keys.ROBOTS, origin)
         with contextlib.suppress(FocusedError):
-            store.retrying(lambda: store.binary.set(key, kept, ex=ROBOTS_KEEP_S))
+            KeptRobots(store_for(self.crawler)).keep(origin, kept, ROBOTS_KEEP_S)
 
     async def _use_kept(self, kept: bytes, netloc: str, request: Request) -> None:
         """Parse a robots.txt kept in Redis as Scrapy parses a fetched one (no fetch, no wait)."""

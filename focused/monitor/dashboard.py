@@ -26,8 +26,7 @@ from focused.monitor.webapp import LOOPBACK, guarded_app, serve, serve_files, st
 from focused.store.client import RedisError
 
 if TYPE_CHECKING:
-    import redis
-    from redis.cluster import RedisCluster
+    from focused.store.reads import Reader
 
 REFRESH_S = 2.0
 CURVE_POINTS = 300
@@ -52,15 +51,13 @@ def thin(points: list[dict[str, Any]], most: int = CURVE_POINTS) -> list[dict[st
     return kept if kept[-1] is points[-1] else [*kept, points[-1]]
 
 
-def make_app(
-    client: redis.Redis | RedisCluster, where: str, allowed: frozenset[str]
-) -> web.Application:
+def make_app(reader: Reader, where: str, allowed: frozenset[str]) -> web.Application:
     """The dashboard's routes: the page, its files and its JSON, for requests whose Host is
     ``allowed``."""
 
     async def crawls(request: web.Request) -> web.Response:
         try:
-            snapshots = await asyncio.to_thread(crawl_snapshots, client)
+            snapshots = await asyncio.to_thread(crawl_snapshots, reader)
         except RedisError as exc:
             return web.json_response({"error": f"cannot read {where}: {exc}"}, status=503)
         for snapshot in snapshots:
@@ -82,9 +79,7 @@ def static_files() -> dict[str, str]:
     return files
 
 
-def run(
-    client: redis.Redis | RedisCluster, where: str, host: str, port: int, allow: Iterable[str] = ()
-) -> int:
+def run(reader: Reader, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
     """Serve the dashboard on ``host:port`` until SIGINT or SIGTERM, to requests for ``host``
     and the names in ``allow`` (:mod:`focused.monitor.hosts`).
 
@@ -95,6 +90,6 @@ def run(
             f"focused: the dashboard on {host} shows the crawls to anyone who can reach it",
             file=sys.stderr,
         )
-    app = make_app(client, where, allowed_hosts(host, allow))
+    app = make_app(reader, where, allowed_hosts(host, allow))
     serve(app, host, port, lambda url: f"dashboard of the crawls in {where} on {url}")
     return 0

@@ -31,8 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-    import redis
-    from redis.cluster import RedisCluster
+    from focused.store.reads import Reader
 
 ALARMS = ("stagnation", "diffusion")
 # (metric name, counter or gauge, help, snapshot field): one sample per crawl. Counters are
@@ -69,13 +68,13 @@ CRAWL_METRICS = (
 class CrawlCollector(Collector):
     """Every crawl's figures in one Redis, read when Prometheus scrapes (module doc)."""
 
-    def __init__(self, client: redis.Redis | RedisCluster):
-        self.client = client
+    def __init__(self, reader: Reader):
+        self.reader = reader
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("focused_redis_up", "1 when this scrape could read Redis")
         try:
-            snapshots = crawl_snapshots(self.client)
+            snapshots = crawl_snapshots(self.reader)
         except RedisError:
             up.add_metric([], 0)
             yield up
@@ -238,16 +237,14 @@ class QuietHandler(WSGIRequestHandler):
         """Logs no request."""
 
 
-def run(
-    client: redis.Redis | RedisCluster, where: str, host: str, port: int, allow: Iterable[str] = ()
-) -> int:
+def run(reader: Reader, where: str, host: str, port: int, allow: Iterable[str] = ()) -> int:
     """Serve the metrics on ``host:port`` until SIGINT or SIGTERM, to requests for ``host``
     and the names in ``allow`` (:mod:`focused.monitor.hosts`).
 
     Prints the ready line ``metrics of the crawls in WHERE on http://HOST:PORT/metrics``.
     """
     registry = CollectorRegistry()
-    registry.register(CrawlCollector(client))
+    registry.register(CrawlCollector(reader))
     app = guarded(make_wsgi_app(registry), allowed_hosts(host, allow))
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

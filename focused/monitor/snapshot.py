@@ -10,20 +10,15 @@ run at once; readers only read (``reset`` deletes).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import chain, zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from focused.settings import defaults
-from focused.store import keys, scripts
-from focused.store.crawl import CrawlStore, crawl_names
-from focused.store.shards import add_up
 
 if TYPE_CHECKING:
-    import redis
-    from redis.cluster import RedisCluster
+    from focused.store.reads import DetailRecords, Reader, StatusRecords
 
 WINDOWS = (100, 1000)
 # The census's category of pages that have none (a topic without categories: all its pages), as
@@ -101,15 +96,6 @@ def alarms(
     return raised
 
 
-def newest_first(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
-    """Lists kept newest first (every shard's ``recent``) interleaved into one, newest first:
-    at most ``limit`` values."""
-    if len(lists) == 1:
-        return list(lists[0][:limit])
-    merged = chain.from_iterable(zip_longest(*lists))
-    return [value for value in merged if value is not None][:limit]
-
-
 def _number(text: str) -> int | float | str:
     """A value read from Redis as an int or a float when it is one."""
     try:
@@ -145,36 +131,19 @@ def _learned_record(raw: dict[str, str]) -> dict[str, Any] | None:
     return record
 
 
-def crawl_status(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, Any]:
+def crawl_status(reader: Reader, crawl: str) -> dict[str, Any]:
     """Queue depth, counts, harvest, alarms and the distiller's last run of one crawl, in one
     round trip (an empty dict if Redis has nothing of it). Per-shard figures are added up."""
-    return _status(CrawlStore(client, crawl))
+    return status_figures(crawl, reader.status(crawl, max(WINDOWS)))
 
 
-def _status(store: CrawlStore) -> dict[str, Any]:
-    crawl = store.crawl
-    pipe = store.client.pipeline(transaction=False)
-    for shard in range(len(store.shards)):
-        pipe.hgetall(store.key(keys.STATS, shard=shard))
-        pipe.zcard(store.key(keys.LEASES, shard=shard))
-        pipe.zcard(store.key(keys.READY, shard=shard))
-        pipe.zcard(store.key(keys.WAIT, shard=shard))
-        pipe.zcard(store.key(keys.HELD, shard=shard))
-        pipe.lrange(store.key(keys.RECENT, shard=shard), 0, max(WINDOWS) - 1)
-    pipe.hgetall(store.key(keys.DISTILL))
-    pipe.hgetall(store.key(keys.LEARNED))
-    pipe.hgetall(store.key(keys.META))
-    *replies, distilled, learned, meta = pipe.execute()
-    stats, leased, ready_hosts, waiting_hosts, held_hosts, recents = (
-        replies[i::6] for i in range(6)
-    )
-    in_flight, ready, waiting = sum(leased), sum(ready_hosts), sum(waiting_hosts)
-    recent = newest_first(recents, max(WINDOWS))
-    if not any(stats) and not in_flight:
+def status_figures(crawl: str, records: StatusRecords) -> dict[str, Any]:
+    """A crawl's status (:func:`crawl_status`) from its records."""
+    if records.empty:
         return {}
-    counts = add_up(stats)
+    counts, meta, in_flight = records.counts, records.meta, records.in_flight
     classified = int(counts.get("classified", 0))
-    distill = _distill_record(distilled)
+    distill = _distill_record(records.distill)
     status: dict[str, Any] = {
         "crawl": crawl,
         "focus": meta.get("focus", "soft"),
@@ -189,12 +158,12 @@ def _status(store: CrawlStore) -> dict[str, Any]:
         "failed": int(counts.get("failed", 0)),
         # best-N-first: queued URLs dropped for good beyond the frontier's cap (MAX_BUFFER)
         "dropped_buffer": int(counts.get("dropped/buffer", 0)),
-        "hosts_ready": ready,
-        "hosts_waiting": waiting,
+        "hosts_ready": records.hosts_ready,
+        "hosts_waiting": records.hosts_waiting,
         "hosts_crawled": int(counts.get("hosts", 0)),
         # the budgets: hosts held now (over a budget, with URLs queued), hosts put on hold by
         # each budget (held/<budget>: host, domain, hosts), URLs dropped by the host-queue cap
-        "hosts_held": sum(held_hosts),
+        "hosts_held": records.hosts_held,
         "held": {budget: int(counts.get(f"held/{budget}", 0)) for budget in BUDGETS},
         "dropped_host_queue": int(counts.get("dropped/host_queue", 0)),
         "harvest": _share(counts.get("relevant", 0), classified),
@@ -206,7 +175,7 @@ def _status(store: CrawlStore) -> dict[str, Any]:
         "reboosted": int(counts.get("reboosted", 0)),
         # a light topic learning itself: its last refit (generation, at how many fetched pages,
         # when, its top words, refits refused) and the queued URLs scored again
-        "learned": _learned_record(learned),
+        "learned": _learned_record(records.learned),
         "rescored": int(counts.get("rescored", 0)),
         # maintenance mode: known pages queued again, and those that came back unchanged
         "revisits": int(counts.get("revisits", 0)),
@@ -215,7 +184,7 @@ def _status(store: CrawlStore) -> dict[str, Any]:
     # The threshold the crawl judges pages by (its harvest monitor records it): without it
     # the last pages' R values say nothing of their harvest.
     threshold = float(meta["threshold"]) if "threshold" in meta else None
-    values = [float(r) for r in recent]
+    values = [float(r) for r in records.recent]
     for window in WINDOWS:
         last = values[:window]
         relevant = sum(r >= threshold for r in last) if threshold is not None else None
@@ -258,12 +227,12 @@ def _process(process_id: str, record: dict[str, str], now: float) -> dict[str, A
     return process
 
 
-def _curve(curve: Mapping[str, float], status: dict[str, Any], shards: int) -> list[dict[str, Any]]:
+def _curve(curve: Mapping[str, float], status: dict[str, Any], step: int) -> list[dict[str, Any]]:
     """The harvest curve: after every 100 classified pages (from the ``curve`` buckets) and at
     the last one, the harvest of the last 100 and 1,000 pages and the mean relevance of the
-    last 100. On S ``shards`` each shard's buckets are added up: a point every S·100 pages,
-    its windows at least that long."""
-    classified, step = status["classified"], shards * keys.CURVE_BUCKET
+    last 100. On S shards each shard's buckets are added up: a point every ``step`` = S·100
+    pages, its windows at least that long."""
+    classified = status["classified"]
     points: list[dict[str, Any]] = []
     pages: list[int] = []
     relevant: list[int] = []
@@ -283,7 +252,7 @@ def _curve(curve: Mapping[str, float], status: dict[str, Any], shards: int) -> l
     return points
 
 
-def crawl_snapshot(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, Any]:
+def crawl_snapshot(reader: Reader, crawl: str) -> dict[str, Any]:
     """The whole picture of one crawl, as JSON-able values (empty if Redis has nothing of it).
 
     :func:`crawl_status` and its state (running, finished or stopped), the processes of its
@@ -292,29 +261,18 @@ def crawl_snapshot(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, 
     status`` and ``report``, the dashboard and the exporter all show this. Three pipelined
     round trips; times are Redis's clock, which the heartbeats also use.
     """
-    store = CrawlStore(client, crawl)
-    status = _status(store)
-    if not status:
+    records, details = reader.snapshot(crawl, max(WINDOWS))
+    status = status_figures(crawl, records)
+    if details is None:
         return {}
-    pipe = client.pipeline(transaction=False)
-    # Redis's clock: TIME in a script (a cluster pipeline sends neither TIME nor ``eval``) on
-    # a key, so that a cluster asks the master whose clock stamps the heartbeats read here.
-    pipe.execute_command("EVAL", scripts.source("time"), 1, store.key(keys.PROCS))
-    for shard in range(len(store.shards)):
-        pipe.hgetall(store.key(keys.CENSUS, shard=shard))
-        pipe.hgetall(store.key(keys.TRIES, shard=shard))
-        pipe.hgetall(store.key(keys.CURVE, shard=shard))
-    pipe.hgetall(store.key(keys.SCRAPY_STATS))
-    pipe.zrange(store.key(keys.PROCS), 0, -1)  # shard 0's heartbeats: every process beats there
-    (seconds, micros), *replies, scrapy, ids = pipe.execute()
-    census, tries, curve = (add_up(replies[i::3]) for i in range(3))
-    now = int(seconds) + int(micros) / 1e6
-    pipe = client.pipeline(transaction=False)
-    for process_id in ids:
-        pipe.hgetall(store.key(keys.PROC, process_id))
-    records = pipe.execute() if ids else []
+    return snapshot_figures(status, details)
+
+
+def snapshot_figures(status: dict[str, Any], details: DetailRecords) -> dict[str, Any]:
+    """A crawl's snapshot (:func:`crawl_snapshot`) from its status and its other records."""
+    now, scrapy = details.time, details.scrapy
     processes = sorted(
-        (_process(i, record, now) for i, record in zip(ids, records, strict=True) if record),
+        (_process(i, record, now) for i, record in details.processes.items()),
         key=lambda p: p["started"],
     )
     alive = [p for p in processes if p["alive"]]
@@ -322,6 +280,7 @@ def crawl_snapshot(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, 
     ended = sorted((p for p in processes if p["state"] == "finished"), key=lambda p: p["beat"])
     reason = ended[-1].get("reason", "") if ended else scrapy.get("finish_reason")
     left = [p["time_left"] for p in alive]
+    census, tries = details.census, details.tries
     return {
         **status,
         "time": round(now, 3),
@@ -333,7 +292,7 @@ def crawl_snapshot(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, 
         "processes": processes,
         "census": dict(sorted(((c, int(n)) for c, n in census.items()), key=lambda x: -x[1])),
         "tries": {int(t): int(n) for t, n in sorted(tries.items(), key=lambda x: int(x[0]))},
-        "curve": _curve(curve, status, len(store.shards)),
+        "curve": _curve(details.curve, status, details.curve_step),
         "scrapy": {name: _number(value) for name, value in sorted(scrapy.items())},
         # the scope rules on out-links (by rule) and the cap on a page's out-links, counted by
         # the processes in their Scrapy stats
@@ -346,9 +305,9 @@ def crawl_snapshot(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, 
     }
 
 
-def crawl_snapshots(client: redis.Redis | RedisCluster) -> list[dict[str, Any]]:
+def crawl_snapshots(reader: Reader) -> list[dict[str, Any]]:
     """The picture of every crawl in this Redis (the dashboard's and the exporter's)."""
-    return [s for s in (crawl_snapshot(client, name) for name in crawl_names(client)) if s]
+    return [s for s in (crawl_snapshot(reader, name) for name in reader.crawl_names()) if s]
 
 
 def plot_harvest(curves: dict[str, list[tuple[int, float]]], path: str | Path, title: str) -> Path:
@@ -520,65 +479,3 @@ def format_report(report: dict[str, Any], top: int = 15) -> str:
     if report.get("plot"):
         lines += ["", f"harvest curve plotted in {report['plot']}"]
     return "\n".join(lines)
-
-
-def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str]:
-    """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
-    ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
-    store = CrawlStore(client, crawl)
-    known = dict(client.hscan_iter(store.key(keys.KNOWN), count=1000))
-    checksums = client.hscan_iter(store.key(keys.CHECKSUMS), count=1000)
-    sums = {fp: checksum for checksum, fp in checksums}
-    modified = dict(client.hscan_iter(store.key(keys.MODIFIED), count=1000))
-    for fp in sums.keys() | modified.keys():
-        known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
-    return known
-
-
-def running_processes(client: redis.Redis | RedisCluster, crawl: str) -> list[str]:
-    """Ids of the crawl's processes whose heartbeat records say they are running (a killed or
-    hung process's record expires within three beats, so it is not among them)."""
-    store = CrawlStore(client, crawl)
-    # shard 0's: every process beats there
-    ids = cast(list[str], client.zrange(store.key(keys.PROCS), 0, -1))
-    pipe = client.pipeline(transaction=False)
-    for process_id in ids:
-        pipe.hget(store.key(keys.PROC, process_id), "state")
-    states = pipe.execute() if ids else []
-    return [i for i, state in zip(ids, states, strict=True) if state == "running"]
-
-
-def has_keys(client: redis.Redis | RedisCluster, crawl: str) -> bool:
-    """Whether Redis holds any key of the crawl (its shards' included)."""
-    return any(
-        next(client.scan_iter(pattern, count=1000), None) is not None
-        for pattern in keys.crawl_patterns(crawl)
-    )
-
-
-def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool = False) -> int:
-    """Delete every key of one crawl (and nothing else); returns how many were deleted.
-
-    With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
-    run skips those that come back unchanged (seed 004; ``pipelines/duplicates.py``), and their
-    WARC response records stay known too (``warc``), for the revisit records of that run.
-    """
-    store = CrawlStore(client, crawl)
-    known = known_pages(client, crawl) if keep_known else {}
-    kept = store.key(keys.WARC) if keep_known else None
-    deleted = 0
-    batch: list[str] = []
-    for pattern in keys.crawl_patterns(crawl):  # its own keys and its other shards'
-        for key in client.scan_iter(pattern, count=1000):
-            if key == kept:
-                continue
-            batch.append(key)
-            if len(batch) >= 1000:
-                deleted += client.unlink(*batch)
-                batch.clear()
-    if batch:
-        deleted += client.unlink(*batch)
-    items = list(known.items())
-    for start in range(0, len(items), 10_000):
-        client.hset(store.key(keys.KNOWN), mapping=dict(items[start : start + 10_000]))
-    return deleted

@@ -52,7 +52,7 @@ from focused.errors import (
     exit_on_user_error,
 )
 from focused.items import META
-from focused.store import keys
+from focused.store.admin import claim_topic, record_claim
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Link
 
@@ -92,19 +92,9 @@ def claim_crawl(
     applied (:data:`APPLIED`, keywords of a keywords topic) are recorded and returned, for the
     queue to be scored again; otherwise [].
     """
-    store = frontier.store
-    key, client, crawl = store.key(keys.META), store.client, store.crawl
+    store, crawl = frontier.store, frontier.store.crawl
     decided = json.dumps(decisions, sort_keys=True)
-
-    def claim() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-        pipe = client.pipeline(transaction=False)
-        pipe.hsetnx(key, "topic", topic_file)
-        # Also for a crawl recorded before crawls kept their decisions: this file's are kept.
-        pipe.hsetnx(key, "decisions", decided)
-        pipe.hmget(key, "topic", "decisions")
-        return pipe.execute()
-
-    started, before = store.retrying(claim)[-1]
+    started, before = claim_topic(store, topic_file, decided)
     if started == topic_file and before == decided:
         return []
     old = json.loads(before)
@@ -113,12 +103,10 @@ def claim_crawl(
     )
     keywords = old.get("relevance.method") == decisions.get("relevance.method") == "keywords"
     if started == topic_file and keywords and set(changed) <= APPLIED:
-        store.retrying(lambda: client.hset(key, "decisions", decided))
+        record_claim(store, topic_file, decided)
         return changed
     if resume_anyway:
-        record = {"topic": topic_file, "decisions": decided}
-        # redis-py types a mapping's keys invariantly: a dict of str is refused
-        store.retrying(lambda: client.hset(key, mapping=record))  # type: ignore[arg-type]
+        record_claim(store, topic_file, decided)
         logger.warning(
             "Resuming crawl %(crawl)s, started from %(started)s, with %(topic)s%(changed)s",
             {
