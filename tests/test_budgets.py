@@ -214,7 +214,7 @@ def test_status_shows_what_the_defences_took(frontier, crawl_name):
     f.push_many([Link(f"{o}/{i}", 0.9 - i / 100) for o in farm for i in range(8)])
     f.push_many([Link(f"{o}/", 0.1) for o in on_shard_0(f, "http://good{}.test", 1)])
     f.pop_ready(10)
-    client = f.store.client
+    client = f.store._client
     client.hset(
         f.store.key(keys.SCRAPY_STATS),
         mapping={

@@ -92,7 +92,7 @@ def test_links_to_other_shards_reach_them_with_their_parent(frontier):
     # The outbox entry goes with the next call to the page's shard, or at the close.
     home = f.store.shards.host_prefix("http://h0.test")
     f.settle()
-    assert f.store.client.hlen(home + keys.OUTBOX) == 0
+    assert f.store._client.hlen(home + keys.OUTBOX) == 0
 
 
 def test_a_batch_of_pages_on_every_shard_is_one_call_a_shard_and_its_links_reach_all(

@@ -134,7 +134,7 @@ def test_reboost_raises_the_top_hubs_queued_neighbours(frontier):
     rest = {item.url: item.score for item in frontier.pop_ready(10).leased}
     assert rest["http://w.test/old"] == pytest.approx(0.1, abs=1e-4)
     # A run records itself for the crawl's processes and `focused status`
-    record = frontier.store.client.hgetall(frontier.store.prefix + keys.DISTILL)
+    record = frontier.store._client.hgetall(frontier.store.prefix + keys.DISTILL)
     assert record["runs"] == "1" and record["reboosted"] == "1"
     assert record["fetched"] == str(len(WEB))
 
@@ -142,11 +142,11 @@ def test_reboost_raises_the_top_hubs_queued_neighbours(frontier):
 def test_reboost_keeps_tries_and_never_lowers(frontier):
     crawl(frontier, WEB)
     key = frontier.store.prefix + keys.HOST_QUEUE + "http://z.test"
-    ((member, packed),) = frontier.store.client.zrange(key, 0, -1, withscores=True)
+    ((member, packed),) = frontier.store._client.zrange(key, 0, -1, withscores=True)
     tried = int(packed) + 2 * (1 << 48)  # as if tried twice
-    frontier.store.client.zadd(key, {member: tried})
+    frontier.store._client.zadd(key, {member: tried})
     assert frontier.raise_to(0.7, [("http://z.test", member, tried)]) == 1
-    tries, score = unpack_score(int(frontier.store.client.zscore(key, member)))
+    tries, score = unpack_score(int(frontier.store._client.zscore(key, member)))
     assert (tries, score) == (2, pytest.approx(0.7, abs=1e-4))
     assert frontier.raise_to(0.2, [("http://z.test", member, tried)]) == 0  # never lowered
     assert frontier.raise_to(0.9, [("http://z.test", "0 0 gone", tried)]) == 0  # not queued
@@ -154,22 +154,22 @@ def test_reboost_keeps_tries_and_never_lowers(frontier):
 
 def test_one_process_distils_at_a_time_and_a_dead_holder_lets_go(frontier):
     crawl(frontier, WEB)
-    frontier.store.client.set(frontier.store.prefix + keys.DISTILL_LOCK, "someone else", px=300)
+    frontier.store._client.set(frontier.store.prefix + keys.DISTILL_LOCK, "someone else", px=300)
     assert distill_locked(frontier, lock_s=5) is None
     time.sleep(0.4)  # the holder died: its lock expires
     result = distill_locked(frontier, lock_s=5)
     assert result is not None and result.pages == len(WEB)
-    assert not frontier.store.client.exists(frontier.store.prefix + keys.DISTILL_LOCK)  # released
+    assert not frontier.store._client.exists(frontier.store.prefix + keys.DISTILL_LOCK)  # released
 
 
 def test_hubs_command_prints_and_writes_nothing(frontier, redis_home, capsys):
     crawl(frontier, WEB)
-    before = frontier.store.client.hgetall(frontier.store.prefix + keys.STATS)
+    before = frontier.store._client.hgetall(frontier.store.prefix + keys.STATS)
     assert main(["hubs", frontier.store.crawl, "--home", str(redis_home), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["hubs"][0]["url"] == "http://hub.test/a"
     assert out["authorities"][0]["url"] == "http://x.test/1"
-    assert frontier.store.client.hgetall(frontier.store.prefix + keys.STATS) == before
+    assert frontier.store._client.hgetall(frontier.store.prefix + keys.STATS) == before
     assert main(["hubs", frontier.store.crawl, "--home", str(redis_home)]) == 0
     assert "http://hub.test/a" in capsys.readouterr().out
 

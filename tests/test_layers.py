@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -247,3 +248,70 @@ def test_only_the_command_layer_imports_argparse():
     commands = ("focused.cli", "focused.commands")
     outside = {m for m in _importers({"argparse"}) if not _under(m, *commands)}
     assert not outside, _lines(outside)
+
+
+# What only the store may do: call Redis (a client's, a pipeline's or a binary client's
+# methods), reach a store's raw clients, or name the crawl's keys (of focused.store.keys, all but
+# the rule for a crawl's name, which topic files and the labelling page check too).
+REDIS_CALL = re.compile(r"\b(client|pipe|binary)\.[a-z_]+\(")
+RAW_CLIENTS = frozenset({"client", "binary", "_client", "_binary"})
+NOT_KEYS = frozenset({"NAME_RE"})
+KEYS = "focused.store.keys"
+
+
+def store_leaks(module: str, source: str) -> list[str]:
+    """Where a module outside ``focused/store/`` does what only the store may: a Redis call
+    (``client.x(``, ``pipe.x(``, ``binary.x(``: the lines ``grep -E`` finds with
+    :data:`REDIS_CALL`), an attribute ``.client`` or ``.binary`` (a store's raw Redis), or an
+    import of the key names (``focused.store.keys``)."""
+    found = [
+        f"{module}:{n}: {line.strip()}"
+        for n, line in enumerate(source.splitlines(), 1)
+        if REDIS_CALL.search(line)
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in RAW_CLIENTS:
+            found.append(f"{module}:{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("focused.store", KEYS):
+            names = {alias.name for alias in node.names}
+            if (node.module == KEYS and names - NOT_KEYS) or (
+                node.module != KEYS and "keys" in names
+            ):
+                found.append(f"{module}:{node.lineno}: imports the key names")
+        elif isinstance(node, ast.Import) and any(a.name == KEYS for a in node.names):
+            found.append(f"{module}:{node.lineno}: imports the key names")
+    return sorted(found)
+
+
+def test_only_the_store_talks_to_redis():
+    leaks = [
+        leak
+        for module, path in modules().items()
+        if not _under(module, "focused.store")
+        for leak in store_leaks(module, path.read_text(encoding="utf-8"))
+    ]
+    assert not leaks, _lines(leaks)
+
+
+def test_a_leak_is_found():
+    """The check above finds each kind of leak (so its silence means something)."""
+    source = (
+        "from focused.store import keys\n"
+        "def f(store):\n"
+        "    store.client.hget(store.key(keys.META), 'x')\n"
+        "    pipe = store.binary\n"
+        "    pipe.execute()\n"
+    )
+    assert store_leaks("m", source) == [
+        "m:1: imports the key names",
+        "m:3: .client",
+        "m:3: store.client.hget(store.key(keys.META), 'x')",
+        "m:4: .binary",
+        "m:5: pipe.execute()",
+    ]
+    assert store_leaks("m", "from focused.store.keys import NAME_RE, META\n") == [
+        "m:1: imports the key names"
+    ]
+    assert (
+        store_leaks("m", "from focused.store.keys import NAME_RE\nx = reader.crawl_names()\n") == []
+    )

@@ -109,7 +109,7 @@ def test_the_learning_store_keeps_the_last_pages_and_publishes_generations(front
     assert store.publish(160, ["c"], [TOPIC], [], 1, 0) == 2
     published = store.generation()
     assert (published.number, published.pages, published.texts) == (2, 160, ["c"])
-    record = crawl.client.hgetall(crawl.key("learned"))
+    record = crawl._client.hgetall(crawl.key("learned"))
     assert record["refused"] == "1" and record["generation"] == "2"
 
 

@@ -69,7 +69,7 @@ def test_hubs_are_revisited_from_the_distillers_last_run(frontier):
     assert revisit_round(frontier, "hub", 1) == 1
     (item,) = frontier.pop_ready(10).leased
     assert item.revisit and item.url == result.hubs[0][0]
-    assert frontier.store.client.zcard(frontier.store.prefix + keys.HUBS) == len(result.hubs) - 1
+    assert frontier.store._client.zcard(frontier.store.prefix + keys.HUBS) == len(result.hubs) - 1
 
 
 def page(url: str, text: str, revisit: bool) -> PageItem:

@@ -44,18 +44,18 @@ def test_the_distiller_counts_and_its_record(frontier):
     graph.record_distillation({"fetched": 1, "time": 1234.5, "pages": 1}, {0: 0.75})
     assert graph.distiller_counts() == (1, 1, 1234.5)
     store = frontier.store
-    assert store.client.hget(store.key(keys.DISTILL), "runs") == "1"
-    assert store.client.zrange(store.key(keys.HUBS), 0, -1, withscores=True) == [("0", 0.75)]
+    assert store._client.hget(store.key(keys.DISTILL), "runs") == "1"
+    assert store._client.zrange(store.key(keys.HUBS), 0, -1, withscores=True) == [("0", 0.75)]
     graph.record_distillation({"fetched": 1}, {})  # a run without hubs drops the last ones
-    assert store.client.hget(store.key(keys.DISTILL), "runs") == "2"
-    assert not store.client.exists(store.key(keys.HUBS))
+    assert store._client.hget(store.key(keys.DISTILL), "runs") == "2"
+    assert not store._client.exists(store.key(keys.HUBS))
 
 
 def test_the_distill_job_takes_the_distill_lock(frontier):
     store = frontier.store
     job = GraphStore(store).distill_job(lambda: "ran", lock_s=5)
     assert job.run() == "ran"
-    store.client.set(store.key(keys.DISTILL_LOCK), "another process")
+    store._client.set(store.key(keys.DISTILL_LOCK), "another process")
     assert job.run() is None
 
 
@@ -63,7 +63,7 @@ def test_recorded_politeness_of_a_crawl_and_of_none(redis_client, frontier, craw
     store = frontier.store
     fetch(frontier, "http://a.test/", 0.9, [])  # the crawl now has stats
     assert GraphStore(store).recorded_politeness() == (1.0, 1)  # nothing recorded: defaults
-    store.client.hset(store.key(keys.META), mapping={"host_delay": 2.5, "host_concurrency": 3})
+    store._client.hset(store.key(keys.META), mapping={"host_delay": 2.5, "host_concurrency": 3})
     assert GraphStore(store).recorded_politeness() == (2.5, 3)
     with pytest.raises(FocusedError, match="no crawl named"):
         GraphStore(CrawlStore(redis_client, crawl_name + "-none")).recorded_politeness()
@@ -73,9 +73,9 @@ def test_the_lists_counts_by_fetch_order_and_site(frontier):
     store = frontier.store
     fetch(frontier, "http://a.test/", 0.9, [])
     fetch(frontier, "http://b.test/", 0.9, [])
-    store.client.zadd(store.key(keys.HUB_SCORES), {"1": 0.5, "2": 0.25})  # by fetch order
-    store.client.hset(store.key(keys.FOUND), mapping={"1": 4})
-    store.client.hset(store.key(keys.SITES), mapping={"http://a.test": 2})
+    store._client.zadd(store.key(keys.HUB_SCORES), {"1": 0.5, "2": 0.25})  # by fetch order
+    store._client.hset(store.key(keys.FOUND), mapping={"1": 4})
+    store._client.hset(store.key(keys.SITES), mapping={"http://a.test": 2})
     graph = GraphStore(store)
     assert sorted(graph.hub_scores()) == [(1, 0.5), (2, 0.25)]
     assert graph.relevant_found([1, 2]) == [4, 0] and graph.relevant_found([]) == []

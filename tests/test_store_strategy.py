@@ -46,9 +46,9 @@ def test_hmm_model_is_stored_under_a_new_version_with_its_alphas(store):
 
 def test_hmm_fitter_takes_the_crawls_hmm_lock(store):
     hmm = HMMStore(store, keep=10)
-    job = hmm.fitter(lambda: store.client.get(store.key(keys.HMM_LOCK)), lock_s=5)
+    job = hmm.fitter(lambda: store._client.get(store.key(keys.HMM_LOCK)), lock_s=5)
     assert job.run()  # the job ran holding the lock
-    store.client.set(store.key(keys.HMM_LOCK), "another process")
+    store._client.set(store.key(keys.HMM_LOCK), "another process")
     assert job.run() is None
 
 
@@ -69,7 +69,7 @@ def test_genetic_generations_are_recorded_and_counted(store):
     genetic.record_generation({"last": 1, "generations": 1, "raised": 4, "seconds": 0.5})
     counts = genetic.counts()
     assert (counts.pages, counts.last, counts.generations) == (1, 1, 1)
-    assert store.client.hget(store.key(keys.GENETIC), "raised") == "4"
+    assert store._client.hget(store.key(keys.GENETIC), "raised") == "4"
     assert genetic.log_page(b"y") == (2, 1)  # pages at the last generation, read back
     job = genetic.generation_job(lambda: "ran", lock_s=5)
     assert job.run() == "ran"
@@ -93,7 +93,7 @@ def test_infospiders_agents_are_created_once_credited_and_recorded(store):
     assert not credit.adopted and credit.event == "" and credit.alive == 2
     assert agents.energies()["2"] == pytest.approx(1.4)
     bucket, field = agents.record_at(40)
-    assert store.client.hget(store.key(keys.QUEUED_BY, bucket), field) == "-"  # fetched
+    assert store._client.hget(store.key(keys.QUEUED_BY, bucket), field) == "-"  # fetched
     adopted = agents.credit_page(
         77, reward=0.0, cost=0.1, reproduce=5.0, max_agents=4, energy=1.0, pick=1
     )
@@ -105,7 +105,7 @@ def test_link_log_appends_and_reads_from_an_entry_on(store):
     assert log.append_and_read(["a", "b"], 0) == ["a", "b"]
     assert log.append_and_read(["c"], 1) == ["b", "c"]
     assert log.append_and_read([], 2) == ["c"]
-    assert store.client.lrange(store.key(keys.LINK_LOG), 0, -1) == ["a", "b", "c"]
+    assert store._client.lrange(store.key(keys.LINK_LOG), 0, -1) == ["a", "b", "c"]
 
 
 def test_host_queues_reads_many_hosts_at_once(redis_client, crawl_name):

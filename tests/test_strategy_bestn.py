@@ -30,7 +30,7 @@ def queued(f: RedisFrontier) -> dict[str, int]:
 
 
 def scheduled(f: RedisFrontier) -> set[str]:
-    client = f.store.client
+    client = f.store._client
     return set(client.zrange(f.store.prefix + keys.READY, 0, -1)) | set(
         client.zrange(f.store.prefix + keys.WAIT, 0, -1)
     )
@@ -83,7 +83,7 @@ def test_drop_worst_finds_hosts_ready_waiting_and_with_full_slots(frontier):
     assert set(queued(f)) == {"http://good.test/2", "http://ready.test/1"}
     # The hosts the trim emptied left 'ready' and 'wait'; the others kept their place.
     assert scheduled(f) == {"http://good.test", "http://ready.test"}
-    assert f.store.client.zscore(f.store.prefix + keys.WAIT, "http://good.test") is not None
+    assert f.store._client.zscore(f.store.prefix + keys.WAIT, "http://good.test") is not None
     assert f.counts()["queued"] == 2
 
 

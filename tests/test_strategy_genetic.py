@@ -146,7 +146,7 @@ def test_the_edge_log_is_read_incrementally_across_buckets(frontier):
     for one, two in zip(early.importance(), late.importance(), strict=True):
         assert np.array_equal(one, two)
     size = sum(
-        frontier.store.client.strlen(frontier.store.key(keys.GENETIC_EDGES, b)) for b in range(2)
+        frontier.store._client.strlen(frontier.store.key(keys.GENETIC_EDGES, b)) for b in range(2)
     )
     assert size == pages * (12 + 10)  # 12 bytes a page, 10 a link
 
@@ -192,7 +192,7 @@ def test_a_generation_raises_exactly_the_chosen_urls(frontier, crawl_name):
     mutated = chosen - set(crossed)
     assert len(mutated) == 2 and mutated <= set(urls) - set(crossed)
     # The same seed and generation number draw the same URLs in another crawl.
-    again = RedisFrontier.for_crawl(frontier.store.client, crawl_name + "-again", host_delay=0.0)
+    again = RedisFrontier.for_crawl(frontier.store._client, crawl_name + "-again", host_delay=0.0)
     population(again, crawl_name)
     evolve(again, EdgeLog(again), number=1, **options)
     assert {u for u, s in queued_scores(again).items() if s > cap} == chosen
@@ -204,12 +204,12 @@ def test_generations_run_when_due_one_process_at_a_time(frontier, crawl_name):
     log = EdgeLog(frontier)
     job = generation_job(frontier)  # the crawl's job, run here in the test's thread
     assert job.run(frontier, log, size=2) is None  # one page since the last: not due
-    frontier.store.client.set(lock, "another process")
+    frontier.store._client.set(lock, "another process")
     assert job.run(frontier, log, size=1) is None  # the lock is held elsewhere
-    frontier.store.client.delete(lock)
+    frontier.store._client.delete(lock)
     result = job.run(frontier, log, size=1, crossover=1.0, mutation=0.0, min_fitness=0.3)
     assert result is not None and (result.number, result.crossover, result.raised) == (1, 1, 1)
-    record = frontier.store.client.hgetall(key)
+    record = frontier.store._client.hgetall(key)
     assert (record["pages"], record["last"], record["generations"]) == ("1", "1", "1")
     assert job.run(frontier, log, size=1) is None  # done: not due again
 

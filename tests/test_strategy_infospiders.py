@@ -54,12 +54,12 @@ def make(redis_client, crawl_name):
 
 def energies(strategy: InfoSpiders) -> dict[str, float]:
     key = strategy.frontier.store.prefix + keys.AGENT_ENERGY
-    return {a: float(e) for a, e in strategy.frontier.store.client.hgetall(key).items()}
+    return {a: float(e) for a, e in strategy.frontier.store._client.hgetall(key).items()}
 
 
 def stored_weights(strategy: InfoSpiders, agent: str) -> np.ndarray:
     key = strategy.frontier.store.prefix + keys.AGENT_WEIGHTS + agent
-    return np.array(json.loads(strategy.frontier.store.client.get(key)))
+    return np.array(json.loads(strategy.frontier.store._client.get(key)))
 
 
 def fetch(strategy: InfoSpiders, item: dict) -> list:
@@ -123,13 +123,13 @@ def test_an_agent_at_zero_dies_but_the_last_one_is_reseeded(make):
     (alive,) = energies(spiders)
     (dead,) = set(first) - {alive}
     assert stat(spiders, "deaths") == 1 and stat(spiders, "agents") == 1
-    assert not spiders.frontier.store.client.exists(
+    assert not spiders.frontier.store._client.exists(
         spiders.frontier.store.key(keys.AGENT_WEIGHTS, dead)
     )
     fetch(spiders, page("http://a.test/2", 0.0))  # the last one: reseeded, not dead
     assert energies(spiders) == {alive: 0.5}
     assert stat(spiders, "reseeds") == 1 and stat(spiders, "deaths") == 1
-    events = spiders.frontier.store.client.hgetall(spiders.frontier.store.key(keys.AGENT_EVENTS))
+    events = spiders.frontier.store._client.hgetall(spiders.frontier.store.key(keys.AGENT_EVENTS))
     assert events == {"deaths": "1", "reseeds": "1"}
 
 
@@ -146,7 +146,7 @@ def test_q_step_moves_a_value_toward_its_target():
 def test_a_page_teaches_the_agent_that_queued_it_reward_plus_discounted_best_link(make):
     spiders = make(agents=3, learning_rate=0.5, discount=0.5)
     links = fetch(spiders, page("http://a.test/", 0.5, [HERON, SWAN]))
-    client, prefix = spiders.frontier.store.client, spiders.frontier.store.prefix
+    client, prefix = spiders.frontier.store._client, spiders.frontier.store.prefix
     records = {}
     for link in links:
         bucket, field = spiders.state.record_at(fingerprint(link.url))

@@ -1,4 +1,4 @@
-"""Server-weighted HITS (seed 000 §3.2), on scipy sparse matrices.
+"""Server-weighted HITS (Chakrabarti et al. 1999, §3.2), on scipy sparse matrices.
 
 Differences from Kleinberg's HITS, all from the paper:
 

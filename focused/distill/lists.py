@@ -1,4 +1,4 @@
-"""Seed 004's lists of good hubs and good sites, kept from one run for the next.
+"""Badia et al. 2006's lists of good hubs and good sites, kept from one run for the next.
 
 During a crawl the frontier counts, in Redis, the relevant pages fetched from each site and
 the relevant pages reached by each page's links, and keeps the hub score (links to other

@@ -3,10 +3,10 @@
 The add-on (:mod:`focused.addon`) enables them; each raises ``NotConfigured`` when its
 settings turn it off.
 
-- :mod:`~focused.extensions.harvest`: harvest and seed 000's alarms in stats and log.
+- :mod:`~focused.extensions.harvest`: harvest and Chakrabarti et al. 1999's alarms in stats and log.
 - :mod:`~focused.extensions.distiller`: the distiller, run periodically inside the crawl.
-- :mod:`~focused.extensions.lists`: seed 004's lists of good hubs and sites, at the end.
-- :mod:`~focused.extensions.maintenance`: seed 000's maintenance mode (revisits).
+- :mod:`~focused.extensions.lists`: Badia et al. 2006's lists of good hubs and sites, at the end.
+- :mod:`~focused.extensions.maintenance`: Chakrabarti et al. 1999's maintenance mode (revisits).
 - :mod:`~focused.extensions.seeds`: seeds pushed into a running crawl through a Redis list.
 - :mod:`~focused.extensions.warc`: fetched pages with their requests in WARC files.
 - :mod:`~focused.extensions.heartbeat`: each process records itself in Redis, for readers.

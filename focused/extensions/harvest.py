@@ -1,4 +1,4 @@
-"""HarvestMonitor: seed 000 §4's monitoring in Scrapy's stats and log.
+"""HarvestMonitor: Chakrabarti et al. 1999, §4's monitoring in Scrapy's stats and log.
 
 - Harvest: the share of classified pages that are relevant, over this process's last 100
   and 1,000 (``focused/harvest/100``, ``focused/harvest/1000``), next to their mean

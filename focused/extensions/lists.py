@@ -1,5 +1,5 @@
-"""ListWriter: seed 004's lists of good hubs and sites (:mod:`focused.distill.lists`), written when
-a crawl ends."""
+"""ListWriter: Badia et al. 2006's lists of good hubs and sites (:mod:`focused.distill.lists`),
+written when a crawl ends."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ class ListWriter:
         frontier = frontier_for(self.crawler)
         try:
             lists = read_lists(frontier.store, self.min_relevant)
-            if frontier.graph:  # and seed 000's reconnaissance: the distiller's top hubs
+            # and the reconnaissance of Chakrabarti et al. 1999: the distiller's top hubs
+            if frontier.graph:
                 result = distill(frontier, boost=None, top=TOP_HUBS)
                 lists["top_hubs"] = [{"url": url, "score": round(h, 6)} for url, h in result.hubs]
         except FocusedError:  # Redis is lost (reported by the frontier): nothing to read

@@ -1,5 +1,5 @@
-"""Maintenance: runs seed 000's maintenance mode (:mod:`focused.schedulers.revisits`) inside a
-crawl.
+"""Maintenance: runs Chakrabarti et al. 1999's maintenance mode (:mod:`focused.schedulers.revisits`)
+inside a crawl.
 
 Every second it checks whether ``FOCUSED_REVISIT_EVERY`` pages were fetched since the last
 round (crawl-wide); the process that claims a round queues about ``FOCUSED_REVISIT_SHARE`` of

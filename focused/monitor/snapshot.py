@@ -47,7 +47,8 @@ PROCESS_NUMBERS = (
 
 @dataclass(frozen=True)
 class Alarm:
-    """A monitoring alarm of seed 000 §4: ``stagnation`` or ``diffusion``, and why."""
+    """A monitoring alarm of Chakrabarti et al. 1999, §4: ``stagnation`` or ``diffusion``, and
+    why."""
 
     name: str
     message: str

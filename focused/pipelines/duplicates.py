@@ -1,4 +1,5 @@
-"""Seed 004's pre-processing: exact duplicates are told apart in the page's acknowledgement.
+"""Badia et al. 2006's pre-processing: exact duplicates are told apart in the page's
+acknowledgement.
 
 A fetched page is a duplicate when
 
@@ -10,7 +11,7 @@ A fetched page is a duplicate when
   text or the ``Last-Modified`` it had: ``bad = "unchanged"``, not counted as classified; a
   revisit that changed is counted again and its new links queued, or
 - its URL is *known* from an earlier run of the crawl (``focused reset NAME --keep-known``)
-  and came back unchanged: the same text or the same ``Last-Modified`` (seed 004: a search
+  and came back unchanged: the same text or the same ``Last-Modified`` (Badia et al. 2006: a search
   run regularly must skip what it already knows).
 
 The same URL fetched again with no ``Last-Modified``, or a different one, is not a duplicate,

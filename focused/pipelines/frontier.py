@@ -85,8 +85,8 @@ class FrontierPipeline:
         self.strategy.close()
 
     def hub_score(self, item: Any) -> float | None:
-        """Seed 004's hub score of a page, if it reaches FOCUSED_HUB_MIN_SCORE: links to other
-        sites per word of content (the text without the anchors' words, without stopwords).
+        """Badia et al. 2006's hub score of a page, if it reaches FOCUSED_HUB_MIN_SCORE: links to
+        other sites per word of content (the text without the anchors' words, without stopwords).
 
         Counting content words costs about 1 ms on a long page, so pages that could only be
         hubs if more than STOPWORD_SHARE_BOUND of their words were stopwords are left out on

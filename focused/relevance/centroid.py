@@ -1,5 +1,5 @@
-"""Best-first relevance (seed 002; seed 003's similarity to a topic description): the tf-idf
-cosine of a page to the centroid of the topic's example pages.
+"""Best-first relevance (Batsakis et al. 2009; Srinivasan et al. 2005's similarity to a topic
+description): the tf-idf cosine of a page to the centroid of the topic's example pages.
 
 No categories: a page is relevant to the degree it reads like the examples, so the model needs
 only a folder of example pages, and it is the baseline every classifier must beat.

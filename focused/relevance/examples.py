@@ -4,9 +4,9 @@ and, optionally, a folder of pages off it.
 With negatives, a tf-idf logistic regression: R(d) = Pr[on topic | d], which, unlike a cosine,
 learns which words *separate* the topic from its neighbours. Without negatives there is nothing
 to separate from (random background pages are not at hand), so the model falls back to the
-centroid cosine of seed 002 (``CentroidModel``), divided by the median cosine of the examples
-themselves and capped at 1: a page as close to the centroid as a typical example scores 1, and
-one ``threshold`` means "this much like the examples" in both cases.
+centroid cosine of Batsakis et al. 2009 (``CentroidModel``), divided by the median cosine of the
+examples themselves and capped at 1: a page as close to the centroid as a typical example scores 1,
+and one ``threshold`` means "this much like the examples" in both cases.
 
 The regression only knows the two folders: a page like neither (no word of either) scores
 about 0.5, so the negatives should be the pages a crawl meets *near* the topic, and a

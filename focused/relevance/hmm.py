@@ -1,4 +1,5 @@
-"""Seed 002's learning crawler: a hidden Markov model of how far a page is from a relevant one.
+"""Batsakis et al. 2009's learning crawler: a hidden Markov model of how far a page is from a
+relevant one.
 
 Pages are seen through two states (Batsakis et al. §3.3, after Liu et al.):
 
@@ -116,7 +117,7 @@ def _top_terms(rows: np.ndarray, keep: int) -> sp.csr_matrix:
 
 
 class PathHMM(BaseEstimator):
-    """The hidden Markov model of seed 002's learning crawler, fitted on linked pages.
+    """The hidden Markov model of Batsakis et al. 2009's learning crawler, fitted on linked pages.
 
     Parameters
     ----------

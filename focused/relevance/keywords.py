@@ -1,4 +1,4 @@
-"""Keyword-vector relevance (seed 001, Zhang and Yuan 2012): the topic is a weighted vector of
+"""Keyword-vector relevance (Zhang and Yuan 2012): the topic is a weighted vector of
 keywords, a page's vector holds the counts of those keywords in it, and R(d) is the cosine of
 the two. The paper weighs a page's counts by the most frequent keyword's, w = tf(k)/max tf; a
 cosine does not change when one vector is scaled, so raw counts give the same R.

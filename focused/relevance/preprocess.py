@@ -1,5 +1,5 @@
-"""Seed 004's pre-processing of fetched pages, before they are scored: skip verbatim copies,
-drop forums and blogs (the paper wants authoritative sources), and rate how much of a hub a
+"""Badia et al. 2006's pre-processing of fetched pages, before they are scored: skip verbatim
+copies, drop forums and blogs (the paper wants authoritative sources), and rate how much of a hub a
 page is. Plain functions of a page's text, URL and counts, so any pipeline can use them."""
 
 from __future__ import annotations

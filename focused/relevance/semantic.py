@@ -1,4 +1,4 @@
-"""Semantic relevance (seed 002, Batsakis, Petrakis and Milios, section 3.2): the topic's terms
+"""Semantic relevance (Batsakis, Petrakis and Milios 2009, section 3.2): the topic's terms
 are expanded through WordNet, and a page is relevant to the degree its terms are the topic's
 terms, their synonyms or their direct hypernyms and hyponyms.
 
@@ -86,7 +86,8 @@ def _concept(wn: WordNetCorpusReader, word: str) -> Synset | None:
 
 
 class SemanticModel(BaseEstimator):
-    """Eq. 4 of seed 002 over WordNet synonyms, hypernyms and hyponyms of the topic's terms.
+    """Eq. 4 of Batsakis et al. 2009 over WordNet synonyms, hypernyms and hyponyms of the topic's
+    terms.
 
     Parameters
     ----------

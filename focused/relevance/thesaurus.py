@@ -1,4 +1,4 @@
-"""Thesaurus-based relevance (seed 004, Badia, Muezzinoglu and Nasraoui, WWW 2006): a topic is a
+"""Thesaurus-based relevance (Badia, Muezzinoglu and Nasraoui 2006): a topic is a
 faceted thesaurus written by hand, and a page is relevant to the degree its words, its URL's
 words and the anchor windows of links to it match the thesaurus, facet by facet.
 
@@ -180,7 +180,7 @@ def url_words(url: str) -> str:
 
 
 class ThesaurusModel(BaseEstimator):
-    """Relevance of pages to a faceted thesaurus (seed 004).
+    """Relevance of pages to a faceted thesaurus (Badia et al. 2006).
 
     Each facet f is scored separately. Its evidence in a text is
     ``E_f = sum over distinct matched terms t of w(t) * (2 - 1/count(t))``:

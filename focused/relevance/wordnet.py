@@ -1,5 +1,5 @@
-"""WordNet 3.0 for the methods that read it (seed 002's semantic model, the anchor glosses):
-nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process.
+"""WordNet 3.0 for the methods that read it (Batsakis et al. 2009's semantic model, the anchor
+glosses): nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process.
 
 The folder is the ``wordnet`` argument, else the environment variable FOCUSED_WORDNET, else
 ``/usr/share/wordnet``, where Debian's ``wordnet-base`` installs it (``scripts/setup.sh``

@@ -1,4 +1,4 @@
-"""Seed 000's maintenance mode, re-visiting known pages for new links.
+"""Chakrabarti et al. 1999's maintenance mode, re-visiting known pages for new links.
 
 With ``FOCUSED_REVISIT_SHARE`` above 0, after every ``FOCUSED_REVISIT_EVERY`` fetched pages
 (crawl-wide; one process claims each round atomically) about that share of them is spent on

@@ -151,7 +151,7 @@ class FocusedSpider(scrapy.Spider):
         return CONTEXT_WORDS if self.plan.reads_context else 0
 
     def seeds(self) -> list[str]:
-        """The topic's seeds, then the good hubs and sites of ``seeds_from`` (seed 004)."""
+        """The topic's seeds, then the good hubs and sites of ``seeds_from`` (Badia et al. 2006)."""
         seeds_from = self.topic.seeds_from
         if seeds_from == PREVIOUS:
             folder = lists_folder(self.settings)

@@ -63,8 +63,8 @@ def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> in
     """Delete every key of one crawl (and nothing else); returns how many were deleted.
 
     With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
-    run skips those that come back unchanged (seed 004; ``pipelines/duplicates.py``), and their
-    WARC response records stay known too (``warc``), for the revisit records of that run.
+    run skips those that come back unchanged (Badia et al. 2006; ``pipelines/duplicates.py``), and
+    their WARC response records stay known too (``warc``), for the revisit records of that run.
     """
     store = CrawlStore(client, crawl)
     known = known_pages(client, crawl) if keep_known else {}
@@ -93,7 +93,7 @@ def claim_topic(store: CrawlStore, topic_file: str, decided: str) -> tuple[str, 
     key = store.key(keys.META)
 
     def claim() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-        pipe = store.client.pipeline(transaction=False)
+        pipe = store._client.pipeline(transaction=False)
         pipe.hsetnx(key, "topic", topic_file)
         # Also for a crawl recorded before crawls kept their decisions: this file's are kept.
         pipe.hsetnx(key, "decisions", decided)
@@ -107,11 +107,11 @@ def claim_topic(store: CrawlStore, topic_file: str, decided: str) -> tuple[str, 
 def record_claim(store: CrawlStore, topic_file: str, decided: str) -> None:
     """Record the topic file and decisions a crawl now goes on with, in place of its own."""
     record: dict[str | bytes, str] = {"topic": topic_file, "decisions": decided}
-    store.retrying(lambda: store.client.hset(store.key(keys.META), mapping=record))
+    store.retrying(lambda: store._client.hset(store.key(keys.META), mapping=record))
 
 
 def record_settings(store: CrawlStore, settings: Mapping[str, str | int | float]) -> None:
     """Record what the crawl's readers judge it by (its focus, threshold, alarm limits...) in
     its ``meta``, for ``focused status`` and the others (:mod:`focused.store.reads`)."""
     record: dict[str | bytes, str | int | float] = {name: v for name, v in settings.items()}
-    store.retrying(lambda: store.client.hset(store.key(keys.META), mapping=record))
+    store.retrying(lambda: store._client.hset(store.key(keys.META), mapping=record))

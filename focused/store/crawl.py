@@ -44,8 +44,10 @@ class CrawlStore:
 
     Contract:
 
-    - ``client`` returns strings, ``binary`` (made on first use, one pool) bytes; both reach the
-      same server or cluster.
+    - ``_client`` returns strings, ``_binary`` (made on first use, one pool) bytes; both reach
+      the same server or cluster. They are the store package's own: a module outside
+      ``focused/store/`` reaches Redis through a store module's named methods, never a client
+      (``tests/test_layers.py`` holds it).
     - ``key(name, suffix)`` is the name of a crawl key (``name`` one of :mod:`focused.store.keys`,
       ``suffix`` a bucket or an id after it), under ``prefix``, the crawl's own prefix (shard
       0's on a cluster); ``key(name, suffix, shard=j)`` that of shard j, for the keys every
@@ -74,7 +76,7 @@ class CrawlStore:
         on_retry: Callable[[int, Exception], None] | None = None,
         on_lost: Callable[[FocusedError], None] | None = None,
     ):
-        self.client = client
+        self._client = client
         self.crawl = crawl
         self.prefix = keys.prefix(crawl)
         self.shards = crawl_shards(client, crawl, create=create)
@@ -96,9 +98,9 @@ class CrawlStore:
         return self.given_up.is_set()
 
     @cached_property
-    def binary(self) -> redis.Redis | RedisCluster:
+    def _binary(self) -> redis.Redis | RedisCluster:
         """A client of the same Redis that returns bytes (binary records and arrays)."""
-        return binary_client(self.client)
+        return binary_client(self._client)
 
     def key(self, name: str, suffix: object = "", *, shard: int = 0) -> str:
         """The crawl's key ``name`` (of :mod:`focused.store.keys`), then ``suffix``; of shard
@@ -134,14 +136,14 @@ class CrawlStore:
             self.given_up.set()
 
     def script(self, name: str, **values: scripts.Value) -> Script:
-        """One of the project's Lua scripts, registered with ``client``."""
-        return self.client.register_script(scripts.source(name, **values))
+        """One of the project's Lua scripts, registered with the crawl's client."""
+        return self._client.register_script(scripts.source(name, **values))
 
     @contextmanager
     def held_lock(self, name: str, seconds: float) -> Iterator[bool]:
         """Try to take the crawl's lock ``key(name)`` for the block (expiring after
         ``seconds``); yields whether this process holds it."""
-        with held_lock(self.client, self.key(name), seconds, self.retrying) as held:
+        with held_lock(self._client, self.key(name), seconds, self.retrying) as held:
             yield held
 
     def periodic(
@@ -152,7 +154,7 @@ class CrawlStore:
         return PeriodicJob(
             name,
             job,
-            client=self.client,
+            client=self._client,
             lock=self.key(lock),
             lock_s=lock_s,
             call=self.retrying,

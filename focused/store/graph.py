@@ -4,7 +4,7 @@ it, and what is kept of it for the next run.
 The acknowledgement of a classified page (``complete_graph.lua`` and its neighbours) stores,
 per shard, its URL record (``url:<n // 512>``: fetch order -> URL, R, category) and its links
 to other servers (``graph:<n // 512>``: its fingerprint, PAGE_RECORD, then one EDGE_RECORD a
-link: the target's host hash and fingerprint), and counts seed 004's good hubs and sites
+link: the target's host hash and fingerprint), and counts Badia et al. 2006's good hubs and sites
 (``hubscore``, ``sites``, ``found``). :class:`GraphStore` reads those into plain Python data
 (:class:`CrawlGraph`, lists of pairs) and writes the distiller's results back (``distill``,
 ``hubs``); the distiller (:mod:`focused.distill`) works on that data alone.
@@ -70,10 +70,10 @@ class GraphStore:
         """The crawl graph as it is now (every shard's pages), in one pipelined round trip
         after reading the shards' fetched counts."""
         store = self.store
-        fetched = store.retrying(lambda: fetched_per_shard(store.client, store.shards))
+        fetched = store.retrying(lambda: fetched_per_shard(store._client, store.shards))
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-            pipe = store.binary.pipeline(transaction=False)  # the records are binary
+            pipe = store._binary.pipeline(transaction=False)  # the records are binary
             for j, last in enumerate(fetched):
                 for bucket in range(last // keys.URL_BUCKET + 1):
                     pipe.hgetall(store.key(keys.GRAPH, bucket, shard=j))
@@ -89,7 +89,7 @@ class GraphStore:
         store = self.store
 
         def read() -> list[Any]:
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for j in range(len(store.shards)):  # each shard counts its own pages
                 pipe.hget(store.key(keys.STATS, shard=j), "fetched")
             pipe.hmget(store.key(keys.DISTILL), "fetched", "time")
@@ -105,7 +105,7 @@ class GraphStore:
         key, hubs_key = store.key(keys.DISTILL), store.key(keys.HUBS)
 
         def write() -> None:
-            pipe = store.client.pipeline()
+            pipe = store._client.pipeline()
             pipe.hset(key, mapping=dict(record))
             pipe.hincrby(key, "runs", 1)
             pipe.delete(hubs_key)
@@ -129,18 +129,18 @@ class GraphStore:
         re-boost from outside the crawl reschedules hosts by them. A FocusedError names the
         crawls this Redis has when it has not this one."""
         store = self.store
-        if not store.retrying(lambda: store.client.exists(store.key(keys.STATS))):
-            raise no_such_crawl(store.client, store.crawl)
-        meta = store.retrying(lambda: store.client.hgetall(store.key(keys.META)))
+        if not store.retrying(lambda: store._client.exists(store.key(keys.STATS))):
+            raise no_such_crawl(store._client, store.crawl)
+        meta = store.retrying(lambda: store._client.hgetall(store.key(keys.META)))
         return float(meta.get("host_delay", 1.0)), int(meta.get("host_concurrency", 1))
 
     def hub_scores(self) -> list[tuple[int, float]]:
-        """(fetch order, seed 004's hub score) of the pages that reached the hub bar, every
+        """(fetch order, Badia et al. 2006's hub score) of the pages that reached the hub bar, every
         shard's."""
         store = self.store
 
         def read() -> list[Any]:
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for shard in range(len(store.shards)):
                 pipe.zrange(store.key(keys.HUB_SCORES, shard=shard), 0, -1, withscores=True)
             return pipe.execute()
@@ -156,7 +156,7 @@ class GraphStore:
         store = self.store
 
         def read() -> list[Any]:
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for shard in range(len(store.shards)):
                 pipe.hmget(store.key(keys.FOUND, shard=shard), [str(n) for n in orders])
             return pipe.execute()
@@ -169,7 +169,7 @@ class GraphStore:
         store = self.store
 
         def read() -> list[Any]:
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for shard in range(len(store.shards)):
                 pipe.hgetall(store.key(keys.SITES, shard=shard))
             return pipe.execute()
@@ -179,7 +179,7 @@ class GraphStore:
     def page_urls(self, orders: Sequence[int]) -> list[str]:
         """URLs of fetched pages by fetch order (unknown ones left out)."""
         store = self.store
-        return store.retrying(lambda: page_urls(store.client, store.crawl, orders))
+        return store.retrying(lambda: page_urls(store._client, store.crawl, orders))
 
 
 def _decode(

@@ -57,9 +57,11 @@ key (after prefix)     type    what it holds
 ``distill``            hash    the distiller's last run: pages, edges, seconds, reboosted, its
                                top hubs and authorities (JSON ``[[url, score], ...]``)
 ``distill:lock``       string  held by the one process distilling (expires: a crash frees it)
-``hubscore``           zset    fetch order -> seed 004's hub score (links to other sites per word),
+``hubscore``           zset    fetch order -> Badia et al. 2006's hub score (links to other sites
+per word),
                                for pages at or above FOCUSED_HUB_MIN_SCORE
-``sites``              hash    origin -> relevant pages fetched from it (seed 004's good sites)
+``sites``              hash    origin -> relevant pages fetched from it (Badia et al. 2006's good
+sites)
 ``found``              hash    fetch order -> relevant pages reached by a link from that page
 ``revisit``            zset    URL -> R of relevant pages not revisited yet in this round of
                                maintenance mode; ``revisit:next`` those revisited, for the next
@@ -79,7 +81,7 @@ key (after prefix)     type    what it holds
 ``meta``               hash    the crawl's description: focus, topic file, relevance threshold,
                                alarm limits
 ``checksums``          hash    text checksum -> fingerprint of the first URL fetched with that
-                               text (seed 004's duplicates; ``pipelines/duplicates.py``)
+                               text (Badia et al. 2006's duplicates; ``pipelines/duplicates.py``)
 ``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)
 ``known``              hash    URL fingerprint -> "<checksum> TAB <Last-Modified>" of pages fetched
                                by earlier runs (kept by ``focused reset --keep-known``)
@@ -92,7 +94,8 @@ key (after prefix)     type    what it holds
 ``procs``              zset    process id -> unix time of its last heartbeat
 ``proc:<id>``          hash    one process: host, pid, started, state and its figures (expires)
 ``scrapy``             hash    crawl-wide Scrapy stats: every process's counters added up
-``genetic``            hash    seed 001's genetic strategy: pages (edge-log records), last (pages at
+``genetic``            hash    Zhang and Yuan 2012's genetic strategy: pages (edge-log records),
+last (pages at
                                the last generation), generations and the last one's figures
 ``genetic:edges:<b>``  string  the genetic strategy's edge log: records of classified pages appended
                                in order, 512 a bucket (``strategies/genetic.py``)
@@ -104,7 +107,8 @@ key (after prefix)     type    what it holds
 ``isp:by:<bucket>``    hash    URL fingerprint // buckets -> "<agent> <link features>" of the
                                agent that queued it; ``-`` once it is fetched
 ``isp:events``         hash    births, deaths, reseeds of the crawl's agents
-``hmm``                hash    seed 002's HMM strategy (``strategies/hmm.py``): the fitted model's
+``hmm``                hash    Batsakis et al. 2009's HMM strategy (``strategies/hmm.py``): the
+fitted model's
                                arrays (binary), its version and the logged count at its fit
                                (``fitted``); ``logged``, the pages logged for training
 ``hmm:log``            list    the HMM's training log: one binary record per classified page (its

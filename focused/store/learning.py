@@ -82,7 +82,7 @@ class LearningStore:
         entries = [json.dumps([round(p.relevance, 4), p.depth, p.text]) for p in pages]
 
         def write() -> None:
-            pipe = self.store.client.pipeline(transaction=False)
+            pipe = self.store._client.pipeline(transaction=False)
             pipe.lpush(key, *entries)
             pipe.ltrim(key, 0, self.sample - 1)
             pipe.execute()
@@ -92,7 +92,7 @@ class LearningStore:
     def pages(self) -> list[SampledPage]:
         """The sample, oldest first."""
         key = self.store.key(keys.LEARN_PAGES)
-        entries = self.store.retrying(lambda: self.store.client.lrange(key, 0, -1))
+        entries = self.store.retrying(lambda: self.store._client.lrange(key, 0, -1))
         return [SampledPage(float(r), int(d), t) for r, d, t in map(json.loads, reversed(entries))]
 
     def state(self) -> LearningState:
@@ -100,7 +100,7 @@ class LearningStore:
         store = self.store
 
         def read() -> list[Any]:
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for j in range(len(store.shards)):
                 pipe.hget(store.key(keys.STATS, shard=j), "fetched")
             pipe.hmget(store.key(keys.LEARNED), "generation", "pages")
@@ -132,7 +132,7 @@ class LearningStore:
         hash_key, examples = self.store.key(keys.LEARNED), self.store.key(keys.LEARNED_EXAMPLES)
 
         def write() -> int:
-            pipe = self.store.binary.pipeline(transaction=True)
+            pipe = self.store._binary.pipeline(transaction=True)
             pipe.set(examples, blob)
             pipe.hset(hash_key, mapping=record)
             pipe.hincrby(hash_key, "generation", 1)
@@ -146,7 +146,7 @@ class LearningStore:
         hash_key = self.store.key(keys.LEARNED)
 
         def write() -> None:
-            pipe = self.store.client.pipeline(transaction=True)
+            pipe = self.store._client.pipeline(transaction=True)
             if refused:
                 pipe.hincrby(hash_key, "refused", 1)
             pipe.hset(hash_key, "pages", pages)
@@ -168,7 +168,7 @@ class LearningStore:
         hash_key, examples = self.store.key(keys.LEARNED), self.store.key(keys.LEARNED_EXAMPLES)
 
         def read() -> list[Any]:
-            pipe = self.store.binary.pipeline(transaction=True)
+            pipe = self.store._binary.pipeline(transaction=True)
             pipe.hgetall(hash_key)
             pipe.get(examples)
             return pipe.execute()
@@ -201,7 +201,7 @@ class LinkLog:
         in one atomic round trip."""
 
         def append_and_read() -> list[Any]:
-            pipe = self.store.client.pipeline(transaction=True)
+            pipe = self.store._client.pipeline(transaction=True)
             if entries:
                 pipe.rpush(self.key, *entries)
             pipe.lrange(self.key, start, -1)

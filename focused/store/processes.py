@@ -59,10 +59,10 @@ class ProcessRecords:
     def heard_of(self) -> list[ProcessRecord]:
         """Every process the crawl has heard from lately, with what its record says."""
         store = self.store
-        ids = store.retrying(lambda: store.client.zrange(store.key(keys.PROCS), 0, -1))
+        ids = store.retrying(lambda: store._client.zrange(store.key(keys.PROCS), 0, -1))
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for process_id in ids:
                 pipe.hmget(store.key(keys.PROC, process_id), "host", "pid", "state")
             return pipe.execute()
@@ -78,5 +78,5 @@ class ProcessRecords:
         for process_id in ids:
             for j in range(len(store.shards)):
                 store.retrying(
-                    partial(store.client.delete, store.key(keys.PROC, process_id, shard=j))
+                    partial(store._client.delete, store.key(keys.PROC, process_id, shard=j))
                 )

@@ -117,7 +117,7 @@ class Reader:
 
 
 def _status(store: CrawlStore, recent: int) -> StatusRecords:
-    pipe = store.client.pipeline(transaction=False)
+    pipe = store._client.pipeline(transaction=False)
     for shard in range(len(store.shards)):
         pipe.hgetall(store.key(keys.STATS, shard=shard))
         pipe.zcard(store.key(keys.LEASES, shard=shard))
@@ -144,7 +144,7 @@ def _status(store: CrawlStore, recent: int) -> StatusRecords:
 
 
 def _details(store: CrawlStore) -> DetailRecords:
-    client = store.client
+    client = store._client
     pipe = client.pipeline(transaction=False)
     # Redis's clock: TIME in a script (a cluster pipeline sends neither TIME nor ``eval``) on
     # a key, so that a cluster asks the master whose clock stamps the heartbeats read here.
@@ -175,7 +175,7 @@ def _details(store: CrawlStore) -> DetailRecords:
 def _url_records(store: CrawlStore, fetched: list[int]) -> Iterator[tuple[int, str]]:
     # Bucket b of every shard together holds a run of consecutive fetch orders.
     for bucket in range(max(fetched) // keys.URL_BUCKET + 1):
-        pipe = store.client.pipeline(transaction=False)
+        pipe = store._client.pipeline(transaction=False)
         for shard in range(len(store.shards)):
             pipe.hgetall(store.key(keys.URLS, bucket, shard=shard))
         found = [

@@ -22,14 +22,14 @@ def next_relevant(store: CrawlStore, shard: int, count: int) -> list[str]:
     when this one's are all taken): one script call."""
     revisit, later = store.key(keys.REVISIT, shard=shard), store.key(keys.REVISIT_NEXT, shard=shard)
     source = scripts.source("revisit_next")
-    return store.retrying(lambda: store.client.eval(source, 2, revisit, later, count))
+    return store.retrying(lambda: store._client.eval(source, 2, revisit, later, count))
 
 
 def pop_best_hubs(store: CrawlStore, count: int) -> list[str]:
     """The URLs of the ``count`` best hubs of the distiller's last run, taken out of its list."""
-    popped = store.retrying(lambda: store.client.zpopmax(store.key(keys.HUBS), count))
+    popped = store.retrying(lambda: store._client.zpopmax(store.key(keys.HUBS), count))
     orders = [member for member, _ in popped]
-    return store.retrying(lambda: page_urls(store.client, store.crawl, orders))
+    return store.retrying(lambda: page_urls(store._client, store.crawl, orders))
 
 
 def claim_round(store: CrawlStore, every: int) -> bool:
@@ -38,7 +38,7 @@ def claim_round(store: CrawlStore, every: int) -> bool:
     key, source = store.key(keys.MAINTAIN), scripts.source("revisit_claim")
 
     def claim() -> int:
-        fetched = sum(fetched_per_shard(store.client, store.shards))
-        return store.client.eval(source, 1, key, fetched, every)
+        fetched = sum(fetched_per_shard(store._client, store.shards))
+        return store._client.eval(source, 1, key, fetched, every)
 
     return bool(store.retrying(claim))

@@ -23,9 +23,9 @@ class KeptRobots:
     def get(self, origin: str) -> bytes | None:
         """What was kept for ``origin``, if anything."""
         key = self.store.key(keys.ROBOTS, origin)
-        return self.store.retrying(lambda: self.store.binary.get(key))
+        return self.store.retrying(lambda: self.store._binary.get(key))
 
     def keep(self, origin: str, kept: bytes, seconds: int) -> None:
         """Keep ``kept`` for ``origin`` for ``seconds``."""
         key = self.store.key(keys.ROBOTS, origin)
-        self.store.retrying(lambda: self.store.binary.set(key, kept, ex=seconds))
+        self.store.retrying(lambda: self.store._binary.set(key, kept, ex=seconds))

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def push_seeds(store: CrawlStore, urls: list[str]) -> tuple[str, int]:
     """Append ``urls`` to the crawl's list: its key, and how many URLs now wait in it."""
     key = store.key(keys.START_URLS)
-    return key, store.retrying(lambda: store.client.rpush(key, *urls))
+    return key, store.retrying(lambda: store._client.rpush(key, *urls))
 
 
 class PushedSeeds:
@@ -32,7 +32,7 @@ class PushedSeeds:
 
     def waiting(self) -> int:
         """How many seeds wait in the list."""
-        return self.store.retrying(lambda: self.store.client.llen(self.key))
+        return self.store.retrying(lambda: self.store._client.llen(self.key))
 
     @contextmanager
     def moving(self, lock_s: float) -> Iterator[bool]:
@@ -43,8 +43,8 @@ class PushedSeeds:
 
     def head(self, count: int) -> list[str]:
         """The first ``count`` seeds of the list (they stay in it)."""
-        return self.store.retrying(lambda: self.store.client.lrange(self.key, 0, count - 1))
+        return self.store.retrying(lambda: self.store._client.lrange(self.key, 0, count - 1))
 
     def drop_head(self, count: int) -> None:
         """Remove the first ``count`` seeds, once moved."""
-        self.store.retrying(lambda: self.store.client.ltrim(self.key, count, -1))
+        self.store.retrying(lambda: self.store._client.ltrim(self.key, count, -1))

@@ -6,10 +6,11 @@ it holds one of these and calls its methods. Each class knows where its strategy
 and in what form they are stored; what the values mean (a page's record, a forward vector, an
 agent's weights) is the strategy's:
 
-- :class:`HMMStore`: seed 002's HMM (``hmm``, ``hmm:log``, ``hmm:alpha:<b>``, ``hmm:lock``);
-- :class:`GeneticStore`: seed 001's genetic strategy (``genetic``, ``genetic:edges:<b>``,
+- :class:`HMMStore`: Batsakis et al. 2009's HMM (``hmm``, ``hmm:log``, ``hmm:alpha:<b>``,
+``hmm:lock``);
+- :class:`GeneticStore`: Zhang and Yuan 2012's genetic strategy (``genetic``, ``genetic:edges:<b>``,
   ``genetic:lock``);
-- :class:`InfoSpidersStore`: seed 003's InfoSpiders (``isp:*``).
+- :class:`InfoSpidersStore`: Srinivasan et al. 2005's InfoSpiders (``isp:*``).
 
 Calls go through the crawl's :class:`~focused.store.crawl.CrawlStore`, with its retries; a
 ``for_thread`` copy serves a strategy's worker thread (a fit, a generation).
@@ -46,9 +47,9 @@ class HMMCounts:
 
 
 class HMMStore:
-    """Seed 002's HMM strategy in Redis: its training log (one binary record a classified
-    page, the last ``keep`` kept), its model (binary arrays under a version) and each page's
-    forward vector α, stored under its 64-bit URL fingerprint in one of HMM_ALPHA_BUCKETS
+    """Batsakis et al. 2009's HMM strategy in Redis: its training log (one binary record a
+    classified page, the last ``keep`` kept), its model (binary arrays under a version) and each
+    page's forward vector α, stored under its 64-bit URL fingerprint in one of HMM_ALPHA_BUCKETS
     hashes. Records and arrays are bytes, as the strategy made them."""
 
     def __init__(self, store: CrawlStore, keep: int):
@@ -68,7 +69,7 @@ class HMMStore:
     def log_page(self, record: bytes | None, fp: int, alpha: bytes | None) -> HMMCounts:
         """One round trip: append the page's ``record`` to the training log (unless None),
         store its ``alpha`` (unless None), and read the model's figures."""
-        binary = self.store.binary
+        binary = self.store._binary
 
         def write_and_read() -> list[Any]:
             pipe = binary.pipeline(transaction=False)
@@ -87,14 +88,14 @@ class HMMStore:
     def alpha(self, fp: int) -> bytes | None:
         """The α stored for the page of fingerprint ``fp``, or None."""
         key, field = self._alpha_at(fp)
-        return self.store.retrying(lambda: self.store.binary.hget(key, field))
+        return self.store.retrying(lambda: self.store._binary.hget(key, field))
 
     def store_alphas(self, alphas: Iterable[tuple[int, bytes]]) -> None:
         """Store the α of many pages, (fingerprint, α) each, in one round trip."""
         fields = [(*self._alpha_at(fp), alpha) for fp, alpha in alphas]
 
         def write() -> None:  # a new pipeline per try: a failed execute empties it
-            pipe = self.store.binary.pipeline(transaction=False)
+            pipe = self.store._binary.pipeline(transaction=False)
             for key, field, alpha in fields:
                 pipe.hset(key, field, alpha)
             pipe.execute()
@@ -103,7 +104,7 @@ class HMMStore:
 
     def model(self) -> tuple[dict[str, bytes], int] | None:
         """The stored model's fields (name -> bytes) and version; None before the first."""
-        fields = self.store.retrying(lambda: self.store.binary.hgetall(self.model_key))
+        fields = self.store.retrying(lambda: self.store._binary.hgetall(self.model_key))
         if b"meta" not in fields:
             return None
         return {name.decode(): value for name, value in fields.items()}, int(fields[b"version"])
@@ -113,7 +114,7 @@ class HMMStore:
         read together."""
 
         def read() -> list[Any]:
-            pipe = self.store.binary.pipeline(transaction=True)
+            pipe = self.store._binary.pipeline(transaction=True)
             pipe.lrange(self.log_key, 0, -1)
             pipe.hmget(self.model_key, "logged", "version")
             return pipe.execute()
@@ -126,7 +127,7 @@ class HMMStore:
         version; returns that version."""
 
         def store() -> list[Any]:
-            pipe = self.store.binary.pipeline(transaction=True)
+            pipe = self.store._binary.pipeline(transaction=True)
             pipe.hset(self.model_key, mapping={**fields, "fitted": fitted})
             pipe.hincrby(self.model_key, "version", 1)
             return pipe.execute()
@@ -152,8 +153,8 @@ class GenerationCounts:
 
 
 class GeneticStore:
-    """Seed 001's genetic strategy in Redis: its edge log (binary page records appended in
-    order, ``bucket_records`` a bucket) and the record of its generations (the ``genetic``
+    """Zhang and Yuan 2012's genetic strategy in Redis: its edge log (binary page records appended
+    in order, ``bucket_records`` a bucket) and the record of its generations (the ``genetic``
     hash: pages logged, pages at the last generation, the last one's figures)."""
 
     #: page records a bucket of the edge log holds
@@ -176,7 +177,7 @@ class GeneticStore:
     def edge_log(self, bucket: int, offset: int) -> list[bytes]:
         """The edge log from byte ``offset`` of bucket ``bucket`` on: that bucket's rest, then
         each later bucket written so far, whole."""
-        binary = self.store.binary
+        binary = self.store._binary
         logged = int(self.store.retrying(lambda: binary.hget(self.key, "pages")) or 0)
         last_bucket = max(logged - 1, 0) // self.bucket_records
 
@@ -191,7 +192,7 @@ class GeneticStore:
 
     def counts(self) -> GenerationCounts:
         """Pages logged, at the last generation, and generations run, crawl-wide."""
-        client = self.store.client
+        client = self.store._client
         pages, last, done = self.store.retrying(
             lambda: client.hmget(self.key, "pages", "last", "generations")
         )
@@ -199,7 +200,7 @@ class GeneticStore:
 
     def record_generation(self, record: Mapping[str, int | float]) -> None:
         """Record a generation's figures (``last``, ``generations`` and what it found)."""
-        self.store.retrying(lambda: self.store.client.hset(self.key, mapping=dict(record)))
+        self.store.retrying(lambda: self.store._client.hset(self.key, mapping=dict(record)))
 
     def generation_job(
         self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any
@@ -228,9 +229,9 @@ class AgentCredit:
 
 
 class InfoSpidersStore:
-    """Seed 003's InfoSpiders in Redis: every live agent's energy and weights (JSON arrays),
-    the events of the population, and per queued URL the agent that queued it with the link's
-    inputs (``"<agent> <base64 inputs>"``, ``-`` once fetched), in ``buckets`` hashes by URL
+    """Srinivasan et al. 2005's InfoSpiders in Redis: every live agent's energy and weights (JSON
+    arrays), the events of the population, and per queued URL the agent that queued it with the
+    link's inputs (``"<agent> <base64 inputs>"``, ``-`` once fetched), in ``buckets`` hashes by URL
     fingerprint. Crediting a page, creating the population and adding to weights are atomic
     scripts (``infospiders_*.lua``)."""
 
@@ -293,7 +294,7 @@ class InfoSpidersStore:
 
     def add_to_all_weights(self, changes: Mapping[str, Iterable[tuple[int, float]]]) -> None:
         """:meth:`add_to_weights` for many agents, in one round trip."""
-        client, prefix = self.store.client, self.store.prefix
+        client, prefix = self.store._client, self.store.prefix
 
         def push() -> None:
             pipe = client.pipeline(transaction=False)
@@ -312,7 +313,7 @@ class InfoSpidersStore:
     def energies(self) -> dict[str, float]:
         """Every live agent's energy, by agent id."""
         key = self.store.key(keys.AGENT_ENERGY)
-        stored = self.store.retrying(lambda: self.store.client.hgetall(key))
+        stored = self.store.retrying(lambda: self.store._client.hgetall(key))
         return {agent: float(energy) for agent, energy in stored.items()}
 
     def weights(self, agents: Sequence[str]) -> list[list[float] | None]:
@@ -320,13 +321,13 @@ class InfoSpidersStore:
         if not agents:
             return []
         names = [self.store.key(keys.AGENT_WEIGHTS, agent) for agent in agents]
-        stored = self.store.retrying(lambda: self.store.client.mget(names))
+        stored = self.store.retrying(lambda: self.store._client.mget(names))
         return [json.loads(w) if w is not None else None for w in stored]
 
     def record_queued(self, owner: str, links: Iterable[tuple[int, bytes]]) -> None:
         """Record ``owner`` as the agent that queued each link, (URL fingerprint, link
         inputs); a URL keeps the first agent that queued it."""
-        client = self.store.client
+        client = self.store._client
 
         def record() -> None:
             pipe = client.pipeline(transaction=False)

@@ -25,9 +25,9 @@ class WarcIndex:
     def written(self, url: str) -> str | None:
         """What the index holds of the response record written for ``url``, if any."""
         field = str(fingerprint(url))
-        return self.store.retrying(lambda: self.store.client.hget(self.key, field))
+        return self.store.retrying(lambda: self.store._client.hget(self.key, field))
 
     def remember(self, url: str, record: str) -> None:
         """Record the response record just written for ``url``."""
         field = str(fingerprint(url))
-        self.store.retrying(lambda: self.store.client.hset(self.key, field, record))
+        self.store.retrying(lambda: self.store._client.hset(self.key, field, record))

@@ -1,5 +1,5 @@
-"""Seed 003's best-N-first (BFS-N): soft focus's link scores, popped N at a time from a frontier
-capped at MAX_BUFFER links.
+"""Srinivasan et al. 2005's best-N-first (BFS-N): soft focus's link scores, popped N at a time from
+a frontier capped at MAX_BUFFER links.
 
 The paper's crawler takes the best N links of its frontier as one batch, fetches them all, adds
 their pages' links, and keeps at most MAX_BUFFER links, dropping the worst. Here:

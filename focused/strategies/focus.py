@@ -1,19 +1,20 @@
-"""Seed 000's two modes, and breadth-first: what out-links of a page enter the frontier.
+"""Chakrabarti et al. 1999's two modes, and breadth-first: what out-links of a page enter the
+frontier.
 
-Seed 000's two modes:
+Chakrabarti et al. 1999's two modes:
 
 - soft focus: every out-link enters, scored by the relevance estimate of its parent page;
   when a page is fetched, its own R replaces the estimate (its out-links carry its R).
 - hard focus: out-links enter only when some node on the page's best category path is good.
 
-``link_score`` says how an out-link's estimate is made (seed 002's best-first variants, and
-one more): ``content`` (R of the page, seed 000), ``anchor`` (R of the anchor text), ``both``
-(their mean) or ``context`` (the geometric mean of R of the anchor text and R of the anchor
-with the words around it; the classifier pipeline computes it). With a ``learner`` (the
+``link_score`` says how an out-link's estimate is made (Batsakis et al. 2009's best-first variants,
+and one more): ``content`` (R of the page, Chakrabarti et al. 1999), ``anchor`` (R of the anchor
+text), ``both`` (their mean) or ``context`` (the geometric mean of R of the anchor text and R of the
+anchor with the words around it; the classifier pipeline computes it). With a ``learner`` (the
 crawl's online link model, :mod:`focused.strategies.learning`) the estimate is one feature of the
 link's priority, which the learner blends with what it has learned from the pages fetched so far;
 the strategy feeds it each fetched page through ``learn``. Links whose URL matches ``drop_urls``
-(seed 004: forums and blogs) never enter, whatever the strategy; they are filtered here,
+(Badia et al. 2006: forums and blogs) never enter, whatever the strategy; they are filtered here,
 before the frontier's round trip, and counted in ``dropped``.
 """
 

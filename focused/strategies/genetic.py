@@ -1,4 +1,4 @@
-"""Seed 001's genetic algorithm (Zhang and Yuan, 2012) over the shared frontier.
+"""The genetic algorithm of Zhang and Yuan 2012 over the shared frontier.
 
 Every out-link enters the frontier scored by its **fitness** (§3.7), brought to [0, 1]::
 
@@ -85,7 +85,8 @@ def level(value: float) -> int:
 
 
 def fitness(estimate: float, parent: float, anchor: float, k: float) -> float:
-    """Seed 001's Fit = est + R(parent) + k·R(anchor), divided by 2 + k to stay in [0, 1]."""
+    """Zhang and Yuan 2012's Fit = est + R(parent) + k·R(anchor), divided by 2 + k to stay in [0,
+    1]."""
     return (estimate + parent + k * anchor) / (2 + k)
 
 

@@ -1,5 +1,5 @@
-"""Seed 002's learning crawler: links scored by a hidden Markov model of the distance to a
-relevant page (:class:`~focused.relevance.hmm.PathHMM`), learned from the crawl's own paths.
+"""Batsakis et al. 2009's learning crawler: links scored by a hidden Markov model of the distance to
+a relevant page (:class:`~focused.relevance.hmm.PathHMM`), learned from the crawl's own paths.
 
 Until a model exists, links are scored as soft focus scores them, and every classified page is
 logged for training (``hmm:log``: its URL fingerprint, its parent's, whether the crawl's
@@ -153,7 +153,8 @@ def path_alphas(model: PathHMM, parents: np.ndarray) -> np.ndarray:
 
 
 class HMMStrategy(SoftFocus):
-    """Seed 002's HMM crawler (with the relevant pages' centroid): see the module docstring."""
+    """Batsakis et al. 2009's HMM crawler (with the relevant pages' centroid): see the module
+    docstring."""
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""Seed 003's InfoSpiders: a population of adaptive agents crawling one shared frontier.
+"""Srinivasan et al. 2005's InfoSpiders: a population of adaptive agents crawling one shared
+frontier.
 
 Each agent has a link scorer, a one-layer net learned online by Q-learning, and an energy.
 The paper's agents each walk their own frontier; here they share the crawl's one frontier

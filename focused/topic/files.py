@@ -13,7 +13,7 @@ the file, the field and what is wrong::
     taxonomy = "taxonomy"                        # folder tree of example documents
     good = ["Science/Biology/Birds"]
 
-or, for best-first (tf-idf cosine to the centroid of example pages, seed 002)::
+or, for best-first (tf-idf cosine to the centroid of example pages, Batsakis et al. 2009)::
 
     [relevance]
     method = "centroid"
@@ -24,7 +24,8 @@ or ``method = "examples"`` (``examples``, optional ``negatives`` folders, ``thre
 ``method = "keywords"`` (``keywords`` list or table of weights, ``description``, ``r0``) and
 ``method = "thesaurus"`` (``thesaurus`` file, ``threshold``, ``depth_weight``, ``url_weight``,
 ``anchor_weight``); see the README.
-Seed 002's WordNet expansion is ``method = "semantic"`` (``terms``, ``description``, ``wordnet``).
+Batsakis et al. 2009's WordNet expansion is ``method = "semantic"`` (``terms``, ``description``,
+``wordnet``).
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ class Topic:
     method: str
     relevance: dict[str, Any] = field(default_factory=dict)
     link_score: str = "anchor"
-    # Seed 004's good hubs and sites of an earlier run, as more seeds: "" (none), "previous"
-    # (the lists the last run of this crawl wrote) or the path of a lists file.
+    # Badia et al. 2006's good hubs and sites of an earlier run, as more seeds: "" (none),
+    # "previous" (the lists the last run of this crawl wrote) or the path of a lists file.
     seeds_from: str = ""
     # [strategy_options], checked: ``paths``, the resolved paths file of the hmm strategy.
     strategy_options: dict[str, Any] = field(default_factory=dict)
@@ -158,7 +159,8 @@ def _read_strategy(path: Path, data: dict[str, Any]) -> str:
         raise TopicError(path, "focus", "give 'strategy' or its older spelling 'focus', not both")
     fieldname = "focus" if "focus" in data else "strategy"
     strategy = data.get(fieldname, "soft")
-    if strategy not in STRATEGIES:  # ``focus``: the older spelling, for seed 000's two modes
+    # ``focus``: the older spelling, for the two modes of Chakrabarti et al. 1999
+    if strategy not in STRATEGIES:
         raise TopicError(path, fieldname, not_one_of(STRATEGIES, strategy))
     return strategy
 

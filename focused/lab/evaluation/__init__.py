@@ -1,4 +1,4 @@
-"""Evaluation of crawlers on labelled offline webs (seed 003): ``focused evaluate``
+"""Evaluation of crawlers on labelled offline webs (Srinivasan et al. 2005): ``focused evaluate``
 (:mod:`focused.cli.evaluate`)."""
 
 from focused.lab.evaluation.evaluate import evaluate

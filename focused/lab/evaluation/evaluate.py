@@ -1,4 +1,4 @@
-"""``focused evaluate``: seed 003's evaluation framework on a labelled offline web.
+"""``focused evaluate``: Srinivasan et al. 2005's evaluation framework on a labelled offline web.
 
 Every crawler but the oracle is a real ``scrapy crawl focused`` through the served bundle, and
 every figure comes from what the server served (its log). Per topic: the crawlers' harvest,
@@ -91,7 +91,8 @@ def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], di
         "cpu_seconds": run.cpu_seconds,
         "cpu_per_page": round(run.cpu_seconds / fetched, 5) if fetched else None,
         "pages_per_s": round(fetched / run.log_span, 2) if run.log_span else None,
-        # Seed 000's reconnaissance: how many of the crawl's top hubs are pages of the topic
+        # Chakrabarti et al. 1999's reconnaissance: how many of the crawl's top hubs are pages of
+        # the topic
         "hubs": run.hubs,
         "hubs_on_topic": sum(url_key(url) in task.targets for url in run.hubs),
     }

@@ -1,5 +1,5 @@
-"""The oracle crawler (seed 003's ceiling): it knows the labels, so it fetches a relevant
-frontier page whenever there is one and otherwise the oldest frontier page (breadth-first).
+"""The oracle crawler (Srinivasan et al. 2005's ceiling): it knows the labels, so it fetches a
+relevant frontier page whenever there is one and otherwise the oldest frontier page (breadth-first).
 It runs on the link graph, not through the server: no crawl can beat its early harvest with
 the same seeds, so crawlers are compared as a share of what it finds."""
 

@@ -64,11 +64,11 @@ DEFAULT_SETTINGS = {
 # with no settings of their own (ours, and the other relevance methods) crawl with the
 # project's defaults: soft focus, the topic's link score, anchor glosses, word vectors.
 # ``taxonomy-learning`` is ours with the
-# online link model, ``taxonomy-reboost`` ours with seed 000's re-boost of the top 10 hubs'
-# neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses,
+# online link model, ``taxonomy-reboost`` ours with Chakrabarti et al. 1999's re-boost of the top 10
+# hubs' neighbours (off by default), ``taxonomy-no-gloss`` ours without anchor glosses,
 # ``taxonomy-no-vectors`` ours without word vectors. The
 # strategy crawlers (best-n-first, genetic, hmm, infospiders) are ours with another strategy;
-# ``genetic-keywords`` is seed 001's set-up, the genetic strategy over the keyword vector
+# ``genetic-keywords`` is Zhang and Yuan 2012's set-up, the genetic strategy over the keyword vector
 # space model. What each topic file holds: ``prepare``.
 _NO_DISTILLER = {"FOCUSED_DISTILL_PAGES": "0", "FOCUSED_DISTILL_INTERVAL": "0"}
 _SOFT = {
@@ -157,7 +157,7 @@ def thesaurus_from_examples(
     most set the ``positives`` (a topic's training pages) apart from the ``negatives`` (example
     pages of the other categories); no broader/narrower structure and no negative terms.
 
-    This stands in for the thesaurus a person would write for the topic (seed 004): the
+    This stands in for the thesaurus a person would write for the topic (Badia et al. 2006): the
     evaluation has no person, only the training pages. A word is scored by the z-score of the
     log-odds ratio of the share of positive and of negative pages that contain it (add-one
     smoothed; Monroe, Colaresi and Quinn 2008), which favours words that are both frequent on

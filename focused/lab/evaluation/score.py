@@ -1,6 +1,6 @@
 """Measures of a crawl from what the server served (its log), never from what the crawler
-says it did: seed 003's target recall and precision and similarity to the topic, over time.
-What the crawler says (its feed) enters only as its own harvest, to check that against the
+says it did: Srinivasan et al. 2005's target recall and precision and similarity to the topic, over
+time. What the crawler says (its feed) enters only as its own harvest, to check that against the
 true one.
 
 Counting rule (the bundle's topics.json): robots.txt files are not pages, a URL served twice
@@ -51,12 +51,13 @@ def measure(
 ) -> dict[str, Any]:
     """Figures of one crawl's counted pages, at each k of ``ks`` the crawl reached.
 
-    - ``harvest``: share of the first k pages that are targets; this is also seed 003's
+    - ``harvest``: share of the first k pages that are targets; this is also Srinivasan et al.
+    2005's
       target precision (targets found / pages crawled);
     - ``recall``: targets found in the first k pages / all targets;
     - ``of_oracle``: targets found by k / the oracle's by k (``oracle_found``, its curve);
     - ``similarity``: mean tf-idf cosine of the first k pages to the topic's examples
-      centroid (seed 003's precision against the topic description);
+      centroid (Srinivasan et al. 2005's precision against the topic description);
     - ``own_harvest``: share of the first k pages that the crawler itself called relevant
       (``claimed``, from its feed: :func:`claimed_relevant`), counted by the same rule; a
       counted page missing from the feed (served, but the crawl stopped before its item was

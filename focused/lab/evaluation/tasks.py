@@ -1,5 +1,5 @@
-"""Crawl tasks (seed 003): a topic's seeds, training pages and targets, seeds picked ``dist``
-links backwards from the targets to set the difficulty, and the topic characteristics that
+"""Crawl tasks (Srinivasan et al. 2005): a topic's seeds, training pages and targets, seeds picked
+``dist`` links backwards from the targets to set the difficulty, and the topic characteristics that
 predict it.
 
 Three task sets: the development topics of the bundle's topics.json (what defaults are tuned
@@ -338,7 +338,7 @@ def load_tasks(
 
 
 def difficulty(graph: WebGraph, task: Task) -> dict[str, Any]:
-    """Seed 003's topic characteristics, on the bundle's link graph.
+    """Srinivasan et al. 2005's topic characteristics, on the bundle's link graph.
 
     - popularity: share of the web's pages that are targets or link to a target;
     - cohesiveness: share of the targets' out-links that point to targets;

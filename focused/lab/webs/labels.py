@@ -1,4 +1,5 @@
-"""A taxonomy of example documents made from a labelled bundle (seed 000's master category tree).
+"""A taxonomy of example documents made from a labelled bundle (Chakrabarti et al. 1999's master
+category tree).
 
 A labelled bundle (``labels.tsv``: category paths such as ``Science/Biology/Birds``, several
 joined by ``|``) already is a category tree with documents filed under its nodes. This turns it

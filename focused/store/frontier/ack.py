@@ -65,8 +65,8 @@ class Acknowledging(Outbox):
         or ``unchanged`` for a revisit found as it was) and none of its links are queued. A
         page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
         into the census, and its links to other servers into the crawl graph. A relevant page
-        counts for its site and its parent page, and a ``hub_score`` is kept (seed 004's lists
-        of good sites and hubs, :mod:`focused.distill.lists`).
+        counts for its site and its parent page, and a ``hub_score`` is kept (Badia et al. 2006's
+        lists of good sites and hubs, :mod:`focused.distill.lists`).
 
         On one server the whole batch is one call. On several shards each shard gets one call
         with its hosts' pages, shard 0 first: it holds the crawl-wide keys, so its call checks

@@ -208,8 +208,8 @@ class FrontierCore:
         epochs = []
         for shard in range(len(store.shards)):
             key = store.key(keys.EPOCH, shard=shard)
-            store.retrying(lambda k=key: store.client.set(k, token, nx=True))
-            epochs.append(store.retrying(lambda k=key: store.client.get(k)))
+            store.retrying(lambda k=key: store._client.set(k, token, nx=True))
+            epochs.append(store.retrying(lambda k=key: store._client.get(k)))
         return epochs
 
     def for_thread(self) -> Self:
@@ -251,7 +251,7 @@ class FrontierCore:
         added up over its shards."""
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-            pipe = self.store.client.pipeline(transaction=False)
+            pipe = self.store._client.pipeline(transaction=False)
             for shard in range(len(self.store.shards)):
                 pipe.hgetall(self.store.key(keys.STATS, shard=shard))
                 pipe.zcard(self.store.key(keys.LEASES, shard=shard))

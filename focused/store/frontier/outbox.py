@@ -37,7 +37,7 @@ class Outbox(Pushing):
         too. The pop runs it every ``REDELIVER_S`` seconds on a cluster.
         """
         self._redeliver_at = time.monotonic() + REDELIVER_S
-        store, client = self.store, self.store.client
+        store, client = self.store, self.store._client
         delivered = 0
         for shard in range(len(store.shards)):
             outbox = store.key(keys.OUTBOX, shard=shard)
@@ -63,7 +63,7 @@ class Outbox(Pushing):
 
     def _alive(self, shard: int, ids: list[str]) -> dict[str, bool]:
         """Process id -> whether its heartbeat record on a shard is still there."""
-        pipe = self.store.client.pipeline(transaction=False)
+        pipe = self.store._client.pipeline(transaction=False)
         for process_id in ids:
             pipe.exists(self.store.key(keys.PROC, process_id, shard=shard))
         return dict(zip(ids, map(bool, pipe.execute()), strict=True)) if ids else {}
@@ -73,5 +73,5 @@ class Outbox(Pushing):
         store = self.store
         for shard, done in list(self._delivered.items()):
             outbox = store.key(keys.OUTBOX, shard=shard)
-            store.retrying(lambda k=outbox, d=done: store.client.hdel(k, *d))
+            store.retrying(lambda k=outbox, d=done: store._client.hdel(k, *d))
             del self._delivered[shard]

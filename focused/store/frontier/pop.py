@@ -124,7 +124,7 @@ class Popping(Outbox):
         if other:
 
             def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-                pipe = self.store.client.pipeline(transaction=False)
+                pipe = self.store._client.pipeline(transaction=False)
                 for _, parent in other:
                     pipe.hget(self.store.shards.record_key(keys.URLS, parent), parent)
                 return pipe.execute()

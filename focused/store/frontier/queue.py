@@ -5,8 +5,8 @@ the best URL whose host may be hit now. Every operation is one Lua script call (
 ``focused/store/lua/``, :mod:`focused.store.scripts`), so it is atomic across any number of
 crawler processes and costs one round trip.
 
-Order (seed 000 §3): lexicographic on (num_tries ascending, score descending, URLs already
-crawled from the same host ascending, a hash of the URL). The four parts are packed into one
+Order (Chakrabarti et al. 1999, §3): lexicographic on (num_tries ascending, score descending, URLs
+already crawled from the same host ascending, a hash of the URL). The four parts are packed into one
 integer that is exact in a double (3 + 16 + 12 + 20 bits), lower first:
 
     packed = tries·2^48 + round((1 - score)·65535)·2^32 + min(crawled(host), 4095)·2^20 + hash
@@ -48,9 +48,9 @@ w3lib's canonical form (the canonicalisation Scrapy's fingerprinter uses for GET
 stored as an integer member of one of ``seen_buckets`` sets, which Redis keeps as compact
 intsets (8 bytes a URL while a bucket holds at most 512).
 
-Crawl graph (for the distiller, seed 000 §3.2): ``complete`` of a classified page also stores
-the page's links to other servers, compactly: its own fingerprint (8 bytes), then per link the
-target host's 32-bit hash and the target's fingerprint (12 bytes), big-endian, in
+Crawl graph (for the distiller, Chakrabarti et al. 1999, §3.2): ``complete`` of a classified page
+also stores the page's links to other servers, compactly: its own fingerprint (8 bytes), then per
+link the target host's 32-bit hash and the target's fingerprint (12 bytes), big-endian, in
 ``graph:<order // 512>``. Links within a server carry no vote and are not stored.
 
 Budgets (:class:`Budgets`, FOCUSED_HOST_MAX_PAGES and the others): a pop that meets a host
@@ -70,9 +70,9 @@ host-count budget of their own (``suffix_hosts``), counted likewise. A push also
 host's worst queued URLs past ``host_queued`` for good (``dropped/host_queue``): one page of
 100,000 links to its own host queues 10,000 by default.
 
-Buffer cap (seed 003's MAX_BUFFER, best-N-first): ``drop_worst`` drops the worst queued URLs
-beyond a maximum for good; they stay in the seen set, so they never come back. Worst is the
-host queues' own order (num_tries, then score, then hash), without the host part: the URLs
+Buffer cap (Srinivasan et al. 2005's MAX_BUFFER, best-N-first): ``drop_worst`` drops the worst
+queued URLs beyond a maximum for good; they stay in the seen set, so they never come back. Worst is
+the host queues' own order (num_tries, then score, then hash), without the host part: the URLs
 that would pop last, retried ones first.
 
 Cost: ``push_many``, ``pop_ready``, ``complete_many``, ``release`` and ``raise_to`` are one

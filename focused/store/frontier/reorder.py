@@ -53,7 +53,7 @@ class Reordering(FrontierCore):
         store, hosts = self.store, []
         for shard in range(len(store.shards)):
             queues = store.key(keys.HOST_QUEUE, shard=shard)  # then the host's origin
-            scan = partial(store.client.scan_iter, match=keys.pattern(queues), count=1000)
+            scan = partial(store._client.scan_iter, match=keys.pattern(queues), count=1000)
             hosts += store.retrying(lambda q=queues, s=scan: [key[len(q) :] for key in s()])
         return hosts
 
@@ -61,7 +61,7 @@ class Reordering(FrontierCore):
         """(member, packed order, URL) of every URL queued for one host, best first."""
         store = self.store
         key = store.host_key(keys.HOST_QUEUE, origin)
-        queue = store.retrying(lambda: store.client.zrange(key, 0, -1, withscores=True))
+        queue = store.retrying(lambda: store._client.zrange(key, 0, -1, withscores=True))
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
     def host_queues(self, origins: Sequence[str]) -> list[list[tuple[str, int, str]]]:
@@ -69,7 +69,7 @@ class Reordering(FrontierCore):
         store = self.store
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-            pipe = store.client.pipeline(transaction=False)
+            pipe = store._client.pipeline(transaction=False)
             for origin in origins:
                 pipe.zrange(store.host_key(keys.HOST_QUEUE, origin), 0, -1, withscores=True)
             return pipe.execute()

@@ -58,7 +58,7 @@ local function append(into, name, ...)
 end
 
 -- What a classified page adds to the crawl's records, one block per feature (what the monitor,
--- the distiller and seed 004's lists read): a new feature is a new block.
+-- the distiller and Badia et al. 2006's lists read): a new feature is a new block.
 local function record_features(page, order, origin, member)
   local relevance = tonumber(page.relevance)
   -- The harvest curve: per CURVE_BUCKET classified pages, their sum of R and relevant pages;
@@ -79,12 +79,12 @@ local function record_features(page, order, origin, member)
   if page.graph ~= '' then
     append(batch.hashes, record_key(frontier, GRAPH, order), order, page.graph)
   end
-  -- Seed 004's hub scores, of the pages that have one.
+  -- Badia et al. 2006's hub scores, of the pages that have one.
   if page.hub_score ~= '' then append(batch.zsets, key.hub_scores, page.hub_score, order) end
   if not page.relevant then return end
-  -- Seed 004's good sites: relevant pages per site.
+  -- Badia et al. 2006's good sites: relevant pages per site.
   add(batch.counts, key.sites, origin, 1)
-  -- Seed 004's hubs: relevant pages found through each parent page.
+  -- Badia et al. 2006's hubs: relevant pages found through each parent page.
   local parent = parent_of(member)
   if parent ~= '0' then add(batch.counts, key.found, parent, 1) end
   -- Maintenance mode: relevant pages to revisit, by R (a revisit itself is not kept again).

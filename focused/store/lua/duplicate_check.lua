@@ -1,4 +1,4 @@
--- Seed 004's duplicates (focused.pipelines.frontier): record a fetched page in hashes ck
+-- Badia et al. 2006's duplicates (focused.pipelines.frontier): record a fetched page in hashes ck
 -- (text checksum -> first URL fingerprint), mk (URL fingerprint -> Last-Modified) and kk (the
 -- pages of earlier runs: fingerprint -> checksum TAB Last-Modified; read only when has_known,
 -- as the caller finds it once for a batch). sum: its text checksum, fp: its URL fingerprint,
