@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -27,6 +27,8 @@ from focused.store.graph import GraphStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+    from focused.spiders.focused import FocusedSpider
 
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
@@ -55,7 +57,8 @@ class Distiller:
         pages, interval = s.getint("FOCUSED_DISTILL_PAGES"), s.getfloat("FOCUSED_DISTILL_INTERVAL")
         if not (pages or interval) or not s.getbool("FOCUSED_CRAWL_GRAPH"):
             raise NotConfigured
-        if not crawler.spider.plan.scores_links:  # the unfocused baseline stays so
+        plan = cast("FocusedSpider", crawler.spider).plan
+        if not plan.scores_links:  # the unfocused baseline stays so
             raise NotConfigured
         distiller = cls(crawler, pages, interval)
         crawler.signals.connect(distiller.spider_opened, signal=signals.spider_opened)

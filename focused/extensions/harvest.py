@@ -114,7 +114,7 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier: Frontier = frontier_for(self.crawler)
-        topic = self.crawler.spider.topic
+        topic = cast("FocusedSpider", self.crawler.spider).topic
         record_settings(
             frontier.store,
             {

@@ -10,18 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from focused.store import keys
+from focused.store import keys, replies
 from focused.store.crawl import CrawlStore
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
+    from redis.typing import EncodableT, FieldT
 
 #: Keys a reset deletes per call, fields of known pages it writes back per call.
 DELETE_BATCH = 1000
 KNOWN_BATCH = 10_000
 
 
-def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
+def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str]:
     """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
     ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
     store = CrawlStore(client, crawl)
@@ -34,16 +36,17 @@ def known_pages(client: redis.Redis, crawl: str) -> dict[str, str]:
     return known
 
 
-def known_count(client: redis.Redis, crawl: str) -> int:
+def known_count(client: redis.Redis | RedisCluster, crawl: str) -> int:
     """How many pages a reset crawl keeps known (:func:`reset_crawl` with ``keep_known``)."""
     return client.hlen(CrawlStore(client, crawl).key(keys.KNOWN))
 
 
-def running_processes(client: redis.Redis, crawl: str) -> list[str]:
+def running_processes(client: redis.Redis | RedisCluster, crawl: str) -> list[str]:
     """Ids of the crawl's processes whose heartbeat records say they are running (a killed or
     hung process's record expires within three beats, so it is not among them)."""
     store = CrawlStore(client, crawl)
-    ids = client.zrange(store.key(keys.PROCS), 0, -1)  # shard 0's: every process beats there
+    # shard 0's: every process beats there
+    ids = replies.texts(client.zrange(store.key(keys.PROCS), 0, -1))
     pipe = client.pipeline(transaction=False)
     for process_id in ids:
         pipe.hget(store.key(keys.PROC, process_id), "state")
@@ -51,7 +54,7 @@ def running_processes(client: redis.Redis, crawl: str) -> list[str]:
     return [i for i, state in zip(ids, states, strict=True) if state == "running"]
 
 
-def has_keys(client: redis.Redis, crawl: str) -> bool:
+def has_keys(client: redis.Redis | RedisCluster, crawl: str) -> bool:
     """Whether Redis holds any key of the crawl (its shards' included)."""
     return any(
         next(client.scan_iter(pattern, count=1000), None) is not None
@@ -59,7 +62,7 @@ def has_keys(client: redis.Redis, crawl: str) -> bool:
     )
 
 
-def reset_crawl(client: redis.Redis, crawl: str, keep_known: bool = False) -> int:
+def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool = False) -> int:
     """Delete every key of one crawl (and nothing else); returns how many were deleted.
 
     With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
@@ -106,12 +109,12 @@ def claim_topic(store: CrawlStore, topic_file: str, decided: str) -> tuple[str, 
 
 def record_claim(store: CrawlStore, topic_file: str, decided: str) -> None:
     """Record the topic file and decisions a crawl now goes on with, in place of its own."""
-    record: dict[str | bytes, str] = {"topic": topic_file, "decisions": decided}
+    record: dict[FieldT, EncodableT] = {"topic": topic_file, "decisions": decided}
     store.retrying(lambda: store._client.hset(store.key(keys.META), mapping=record))
 
 
 def record_settings(store: CrawlStore, settings: Mapping[str, str | int | float]) -> None:
     """Record what the crawl's readers judge it by (its focus, threshold, alarm limits...) in
     its ``meta``, for ``focused status`` and the others (:mod:`focused.store.reads`)."""
-    record: dict[str | bytes, str | int | float] = {name: v for name, v in settings.items()}
+    record: dict[FieldT, EncodableT] = {name: v for name, v in settings.items()}
     store.retrying(lambda: store._client.hset(store.key(keys.META), mapping=record))

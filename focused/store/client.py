@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import redis
@@ -28,7 +28,7 @@ from focused.errors import FocusedError
 from focused.store.embedded import DB_FILE, embedded_client, embedded_server, home_dir
 from focused.store.outages import OutageRetry
 
-T = TypeVar("T")
+Client = TypeVar("Client", redis.Redis, RedisCluster)
 
 # What a Redis call raises when Redis fails it (lost, refused, timed out, an error reply): the
 # store's API for readers that report a failed read instead of failing (the dashboard's API,
@@ -87,7 +87,7 @@ def connect(
     return _reached(client, describe(url, home))
 
 
-def _reached(client: T, where: str) -> T:
+def _reached(client: Client, where: str) -> Client:
     try:
         client.ping()
     except redis.AuthenticationError as exc:
@@ -140,9 +140,9 @@ def check_url(url: str, where: str | None = None) -> dict[str, Any]:
     return options
 
 
-def is_cluster_url(url: str | None) -> bool:
+def is_cluster_url(url: str | None) -> TypeGuard[str]:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
-    return bool(url) and url.split("://", 1)[0] in CLUSTER_SCHEMES
+    return bool(url and url.split("://", 1)[0] in CLUSTER_SCHEMES)
 
 
 def cluster_client(url: str, params: dict[str, Any] | None = None) -> RedisCluster:
@@ -206,7 +206,7 @@ def _cluster(url: str, params: dict[str, Any]) -> RedisCluster:
 
 def connect_existing(
     url: str | None = None, home: str | os.PathLike | None = None
-) -> tuple[redis.Redis, str]:
+) -> tuple[redis.Redis | RedisCluster, str]:
     """A client for a Redis that read-only commands read, and which it is (:func:`describe`).
 
     Unlike :func:`connect`, never makes an embedded Redis where none was: without a URL, a

@@ -24,7 +24,7 @@ from focused.store import keys, scripts
 from focused.store.client import binary_client
 from focused.store.lock import held_lock
 from focused.store.periodic import PeriodicJob
-from focused.store.retries import retrying
+from focused.store.retries import RedisCall, retrying
 from focused.store.shards import crawl_shards
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class CrawlStore:
         """A host's key ``name`` (its queue ``q:``, its hash ``h:``), in the host's shard."""
         return f"{self.shards.host_prefix(origin)}{name}{origin}"
 
-    def retrying(self, call: Callable[[], T]) -> T:
+    def retrying(self, call: RedisCall[T]) -> T:
         """Run a Redis call with retries; a connection that stays lost (or writes that stay
         refused) is reported, then raised."""
         retries = 0 if self.lost else self.retries  # reported once; after that, fail fast

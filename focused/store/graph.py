@@ -106,7 +106,7 @@ class GraphStore:
 
         def write() -> None:
             pipe = store._client.pipeline()
-            pipe.hset(key, mapping=dict(record))
+            pipe.hset(key, mapping={name: value for name, value in record.items()})
             pipe.hincrby(key, "runs", 1)
             pipe.delete(hubs_key)
             if hubs:

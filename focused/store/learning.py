@@ -26,6 +26,8 @@ from focused.store import keys
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from redis.typing import EncodableT, FieldT
+
     from focused.store.crawl import CrawlStore
     from focused.store.periodic import PeriodicJob
 
@@ -122,7 +124,7 @@ class LearningStore:
     ) -> int:
         """Publish a refit's examples as the next generation; returns its number."""
         blob = zlib.compress(json.dumps([list(texts), list(labels)]).encode("utf-8"))
-        record = {
+        record: dict[FieldT, EncodableT] = {
             "pages": pages,
             "time": round(time.time(), 3),
             "top": json.dumps(list(top_words)),

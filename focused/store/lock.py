@@ -9,13 +9,14 @@ from contextlib import contextmanager
 from typing import Any
 
 import redis
+from redis.cluster import RedisCluster
 
 from focused.store import scripts
 
 
 @contextmanager
 def held_lock(
-    client: redis.Redis,
+    client: redis.Redis | RedisCluster,
     key: str,
     seconds: float,
     run: Callable[[Callable[[], Any]], Any] = lambda call: call(),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from focused.store import keys
+from focused.store import keys, replies
 
 if TYPE_CHECKING:
     from focused.store.crawl import CrawlStore
@@ -59,7 +59,9 @@ class ProcessRecords:
     def heard_of(self) -> list[ProcessRecord]:
         """Every process the crawl has heard from lately, with what its record says."""
         store = self.store
-        ids = store.retrying(lambda: store._client.zrange(store.key(keys.PROCS), 0, -1))
+        ids = replies.texts(
+            store.retrying(lambda: store._client.zrange(store.key(keys.PROCS), 0, -1))
+        )
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
             pipe = store._client.pipeline(transaction=False)

@@ -20,6 +20,7 @@ from focused.store.shards import add_up, fetched_per_shard
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
     from focused.errors import FocusedError
 
@@ -77,7 +78,7 @@ def newest_first(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
 class Reader:
     """The crawls of one Redis as their readers read them (module doc)."""
 
-    def __init__(self, client: redis.Redis):
+    def __init__(self, client: redis.Redis | RedisCluster):
         self.client = client
 
     def crawl_names(self) -> list[str]:

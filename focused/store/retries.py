@@ -8,7 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import redis
 
@@ -16,6 +16,17 @@ from focused.errors import FocusedError
 from focused.store.outages import OUTAGES
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class RedisCall(Protocol[T_co]):
+    """A Redis call to run (and retry): called without arguments, it returns the reply.
+
+    ``Callable[[], T]`` says the same, but mypy cannot infer a lambda with default arguments
+    (``lambda k=key: ...``, a loop's value bound) against it (python/mypy#15459); it can
+    against this."""
+
+    def __call__(self) -> T_co: ...
 
 
 # Redis's refusals of a write: the code of its error reply (a script's error names it too) ->
@@ -35,7 +46,7 @@ REFUSALS = {
 _REFUSAL = re.compile(r"(?:^|-)(OOM|READONLY|MISCONF|NOREPLICAS) ")
 
 
-def refusal(error: Exception) -> str | None:
+def refusal(error: BaseException | None) -> str | None:
     """What Redis means by refusing a write with ``error``, and what to do (:data:`REFUSALS`);
     None for any other error."""
     if isinstance(error, redis.OutOfMemoryError):  # redis-py takes the code off its message
@@ -51,7 +62,7 @@ class RedisRefused(FocusedError):
 
 
 def retrying(
-    call: Callable[[], T],
+    call: RedisCall[T],
     *,
     retries: int,
     on_retry: Callable[[int, Exception], None] | None = None,
@@ -73,6 +84,9 @@ def retrying(
     succeeds, someone raises ``maxmemory``), and the pages fetched meanwhile are then
     acknowledged instead of fetched again.
     """
+    cause: redis.RedisError  # the attempt's failure
+    error: Exception  # what on_retry hears of it
+    final: FocusedError  # what is raised if it was the last
     for attempt in range(1, retries + 2):
         try:
             return call()
@@ -86,8 +100,8 @@ def retrying(
             why = refusal(exc)
             if why is None:
                 raise
-            cause, error = exc, RedisRefused(f"Redis refuses writes: {why}")
-            final = error
+            cause = exc
+            error = final = RedisRefused(f"Redis refuses writes: {why}")
         if (
             attempt > retries
             or (given_up is not None and given_up.is_set())

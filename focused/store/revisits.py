@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from focused.store import keys, scripts
+from focused.store import keys, replies, scripts
 from focused.store.frontier.records import page_urls
 from focused.store.shards import fetched_per_shard
 
@@ -27,7 +27,9 @@ def next_relevant(store: CrawlStore, shard: int, count: int) -> list[str]:
 
 def pop_best_hubs(store: CrawlStore, count: int) -> list[str]:
     """The URLs of the ``count`` best hubs of the distiller's last run, taken out of its list."""
-    popped = store.retrying(lambda: store._client.zpopmax(store.key(keys.HUBS), count))
+    popped = replies.scored(
+        store.retrying(lambda: store._client.zpopmax(store.key(keys.HUBS), count))
+    )
     orders = [member for member, _ in popped]
     return store.retrying(lambda: page_urls(store._client, store.crawl, orders))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from focused.store import keys
+from focused.store import keys, replies
 
 if TYPE_CHECKING:
     from focused.store.crawl import CrawlStore
@@ -23,7 +23,7 @@ class KeptRobots:
     def get(self, origin: str) -> bytes | None:
         """What was kept for ``origin``, if anything."""
         key = self.store.key(keys.ROBOTS, origin)
-        return self.store.retrying(lambda: self.store._binary.get(key))
+        return replies.blob(self.store.retrying(lambda: self.store._binary.get(key)))
 
     def keep(self, origin: str, kept: bytes, seconds: int) -> None:
         """Keep ``kept`` for ``origin`` for ``seconds``."""

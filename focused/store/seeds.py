@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from focused.store import keys
+from focused.store import keys, replies
 
 if TYPE_CHECKING:
     from focused.store.crawl import CrawlStore
@@ -43,7 +43,8 @@ class PushedSeeds:
 
     def head(self, count: int) -> list[str]:
         """The first ``count`` seeds of the list (they stay in it)."""
-        return self.store.retrying(lambda: self.store._client.lrange(self.key, 0, count - 1))
+        seeds = self.store.retrying(lambda: self.store._client.lrange(self.key, 0, count - 1))
+        return replies.texts(seeds)
 
     def drop_head(self, count: int) -> None:
         """Remove the first ``count`` seeds, once moved."""

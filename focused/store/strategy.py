@@ -24,10 +24,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from focused.store import keys
+from focused.store import keys, replies
 from focused.store.shards import is_cluster
 
 if TYPE_CHECKING:
+    from redis.typing import EncodableT, FieldT
+
     from focused.store.crawl import CrawlStore
     from focused.store.periodic import PeriodicJob
 
@@ -88,7 +90,7 @@ class HMMStore:
     def alpha(self, fp: int) -> bytes | None:
         """The α stored for the page of fingerprint ``fp``, or None."""
         key, field = self._alpha_at(fp)
-        return self.store.retrying(lambda: self.store._binary.hget(key, field))
+        return replies.blob(self.store.retrying(lambda: self.store._binary.hget(key, field)))
 
     def store_alphas(self, alphas: Iterable[tuple[int, bytes]]) -> None:
         """Store the α of many pages, (fingerprint, α) each, in one round trip."""
@@ -104,7 +106,9 @@ class HMMStore:
 
     def model(self) -> tuple[dict[str, bytes], int] | None:
         """The stored model's fields (name -> bytes) and version; None before the first."""
-        fields = self.store.retrying(lambda: self.store._binary.hgetall(self.model_key))
+        fields = replies.blob_hash(
+            self.store.retrying(lambda: self.store._binary.hgetall(self.model_key))
+        )
         if b"meta" not in fields:
             return None
         return {name.decode(): value for name, value in fields.items()}, int(fields[b"version"])
@@ -125,10 +129,12 @@ class HMMStore:
     def store_model(self, fields: Mapping[str, bytes], fitted: int) -> int:
         """Store a fitted model's fields, fitted at ``fitted`` logged pages, under the next
         version; returns that version."""
+        record: dict[FieldT, EncodableT] = {name: value for name, value in fields.items()}
+        record["fitted"] = fitted
 
         def store() -> list[Any]:
             pipe = self.store._binary.pipeline(transaction=True)
-            pipe.hset(self.model_key, mapping={**fields, "fitted": fitted})
+            pipe.hset(self.model_key, mapping=record)
             pipe.hincrby(self.model_key, "version", 1)
             return pipe.execute()
 
@@ -200,7 +206,8 @@ class GeneticStore:
 
     def record_generation(self, record: Mapping[str, int | float]) -> None:
         """Record a generation's figures (``last``, ``generations`` and what it found)."""
-        self.store.retrying(lambda: self.store._client.hset(self.key, mapping=dict(record)))
+        fields: dict[FieldT, EncodableT] = {name: value for name, value in record.items()}
+        self.store.retrying(lambda: self.store._client.hset(self.key, mapping=fields))
 
     def generation_job(
         self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any
@@ -313,7 +320,7 @@ class InfoSpidersStore:
     def energies(self) -> dict[str, float]:
         """Every live agent's energy, by agent id."""
         key = self.store.key(keys.AGENT_ENERGY)
-        stored = self.store.retrying(lambda: self.store._client.hgetall(key))
+        stored = replies.text_hash(self.store.retrying(lambda: self.store._client.hgetall(key)))
         return {agent: float(energy) for agent, energy in stored.items()}
 
     def weights(self, agents: Sequence[str]) -> list[list[float] | None]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from focused.store import keys
+from focused.store import keys, replies
 from focused.store.frontier.records import fingerprint
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ class WarcIndex:
     def written(self, url: str) -> str | None:
         """What the index holds of the response record written for ``url``, if any."""
         field = str(fingerprint(url))
-        return self.store.retrying(lambda: self.store._client.hget(self.key, field))
+        return replies.text(self.store.retrying(lambda: self.store._client.hget(self.key, field)))
 
     def remember(self, url: str, record: str) -> None:
         """Record the response record just written for ``url``."""

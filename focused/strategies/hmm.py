@@ -32,7 +32,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from focused.spiders.focused import FocusedSpider
     from focused.store.crawl import CrawlStore
     from focused.store.frontier.queue import RedisFrontier
 
@@ -204,7 +205,7 @@ class HMMStrategy(SoftFocus):
     @classmethod
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
         s = crawler.settings
-        topic = crawler.spider.plan.topic
+        topic = cast("FocusedSpider", crawler.spider).plan.topic
         examples = None
         if topic.strategy_options.get("paths"):
             examples = classified_examples(crawler, topic.strategy_options["paths"])
@@ -239,7 +240,7 @@ class HMMStrategy(SoftFocus):
             self.sync(record, fp, None)
             return super().links(page)
         model = self.model
-        before = self.parent_alpha(parent) if parent else None
+        before = self.parent_alpha(parent, model) if parent else None
         if before is None:
             self._inc("path_starts")
         alpha = model.forward(before, int(model.observation(counts, [relevant])[0]))
@@ -257,7 +258,7 @@ class HMMStrategy(SoftFocus):
         links = page["links"]
         scores = np.full(len(links), hmm)
         if self.centroid and links:
-            similarity = float(model.centroid_similarity(counts)[0])
+            similarity: float | np.ndarray = float(model.centroid_similarity(counts)[0])
             if self.link_score != "content":  # links without anchor words: the page alone
                 anchors = term_counts([anchor for _, anchor, _ in links])
                 similarity = np.where(
@@ -273,10 +274,11 @@ class HMMStrategy(SoftFocus):
             ]
         )
 
-    def parent_alpha(self, parent: int) -> np.ndarray | None:
-        """The α stored for the page of fingerprint ``parent``, or None."""
+    def parent_alpha(self, parent: int, model: PathHMM) -> np.ndarray | None:
+        """The α stored for the page of fingerprint ``parent`` (of ``model``'s states), or
+        None."""
         raw = self.state.alpha(parent)
-        if raw is None or len(raw) != ALPHA.itemsize * self.model.n_states:
+        if raw is None or len(raw) != ALPHA.itemsize * model.n_states:
             return None
         return np.frombuffer(raw, dtype=ALPHA).astype(np.float64)
 
@@ -372,7 +374,7 @@ class HMMStrategy(SoftFocus):
 def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
     """The topic's example browse paths as training pages, relevant as the crawl's classifier
     says (the topic's model and threshold), each page under the one before it."""
-    plan = crawler.spider.plan
+    plan = cast("FocusedSpider", crawler.spider).plan
     documents = read_path_pages(read_paths(paths_file))
     max_chars = crawler.settings.getint("FOCUSED_MAX_TEXT_CHARS") or None
     texts = [text[:max_chars] for path in documents for text in path]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 from focused.errors import FocusedError
 from focused.links.domains import RegisteredDomains
 from focused.links.urls import BadURL
-from focused.store import keys, scripts
+from focused.store import keys, replies, scripts
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import (
     Budgets,
@@ -201,7 +201,7 @@ class FrontierCore:
         )
         return cls(store, **options)
 
-    def _join(self) -> list[str]:
+    def _join(self) -> list[str | None]:
         """The crawl's epoch on each shard (``keys.EPOCH``), set now where there is none (the
         crawl's first process, or the first after its state vanished)."""
         store, token = self.store, secrets.token_hex(8)
@@ -209,7 +209,7 @@ class FrontierCore:
         for shard in range(len(store.shards)):
             key = store.key(keys.EPOCH, shard=shard)
             store.retrying(lambda k=key: store._client.set(k, token, nx=True))
-            epochs.append(store.retrying(lambda k=key: store._client.get(k)))
+            epochs.append(replies.text(store.retrying(lambda k=key: store._client.get(k))))
         return epochs
 
     def for_thread(self) -> Self:

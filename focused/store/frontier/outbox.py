@@ -7,7 +7,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from focused.store import keys
+from focused.store import keys, replies
 
 if TYPE_CHECKING:
     pass
@@ -41,7 +41,7 @@ class Outbox(Pushing):
         delivered = 0
         for shard in range(len(store.shards)):
             outbox = store.key(keys.OUTBOX, shard=shard)
-            entries = store.retrying(lambda k=outbox: client.hgetall(k))
+            entries = replies.text_hash(store.retrying(lambda k=outbox: client.hgetall(k)))
             if not entries:
                 continue
             seconds, micros = store.retrying(client.time)

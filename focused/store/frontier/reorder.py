@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from focused.store import keys
+from focused.store import keys, replies
 from focused.store.frontier.records import (
     HASH_MASK,
     fingerprint,
@@ -61,7 +61,9 @@ class Reordering(FrontierCore):
         """(member, packed order, URL) of every URL queued for one host, best first."""
         store = self.store
         key = store.host_key(keys.HOST_QUEUE, origin)
-        queue = store.retrying(lambda: store._client.zrange(key, 0, -1, withscores=True))
+        queue = replies.scored(
+            store.retrying(lambda: store._client.zrange(key, 0, -1, withscores=True))
+        )
         return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
 
     def host_queues(self, origins: Sequence[str]) -> list[list[tuple[str, int, str]]]:
