@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -24,11 +24,11 @@ from focused.distill.job import Distillation, distill_job
 from focused.errors import FocusedError
 from focused.store.crawler import frontier_for
 from focused.store.graph import GraphStore
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.spiders.focused import FocusedSpider
 
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
@@ -57,7 +57,7 @@ class Distiller:
         pages, interval = s.getint("FOCUSED_DISTILL_PAGES"), s.getfloat("FOCUSED_DISTILL_INTERVAL")
         if not (pages or interval) or not s.getbool("FOCUSED_CRAWL_GRAPH"):
             raise NotConfigured
-        plan = cast("FocusedSpider", crawler.spider).plan
+        plan = crawl_plan(crawler)
         if not plan.scores_links:  # the unfocused baseline stays so
             raise NotConfigured
         distiller = cls(crawler, pages, interval)

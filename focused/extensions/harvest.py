@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -29,11 +29,11 @@ from focused.errors import FocusedError
 from focused.monitor.snapshot import alarms
 from focused.store.admin import record_settings
 from focused.store.crawler import frontier_for
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class HarvestMonitor:
 
     @cached_property
     def focus(self) -> str:
-        return cast("FocusedSpider", self.crawler.spider).plan.strategy
+        return crawl_plan(self.crawler).strategy
 
     def harvest(self, window: int) -> float | None:
         """The share of relevant pages among this process's last ``window`` classified pages."""
@@ -114,7 +114,7 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier: Frontier = frontier_for(self.crawler)
-        topic = cast("FocusedSpider", self.crawler.spider).topic
+        topic = crawl_plan(self.crawler).topic
         record_settings(
             frontier.store,
             {
@@ -122,7 +122,7 @@ class HarvestMonitor:
                 "topic": str(topic.path.resolve()),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
-                "threshold": cast("FocusedSpider", self.crawler.spider).plan.threshold,
+                "threshold": crawl_plan(self.crawler).threshold,
                 "alarm_min_pages": self.limits["min_pages"],
                 "diffusion_ratio": self.limits["diffusion_ratio"],
                 "stagnation_harvest": self.limits["stagnation_harvest"],

@@ -22,7 +22,7 @@ import logging
 import time
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -34,6 +34,7 @@ from focused.signals import topic_refitted
 from focused.store.crawler import frontier_for
 from focused.store.learning import Generation, LearningStore, SampledPage
 from focused.topic.methods import own_texts
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from focused.pipelines.classify import ClassifierPipeline
-    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.queue import RedisFrontier
 
 logger = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class TopicLearner:
         return learner
 
     def spider_opened(self) -> None:
-        plan = cast("FocusedSpider", self.crawler.spider).plan
+        plan = crawl_plan(self.crawler)
         if not plan.learns:
             return
         self.threshold = plan.threshold

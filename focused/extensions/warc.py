@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from io import BytesIO
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlsplit
 
 import scrapy
@@ -72,6 +72,7 @@ from focused.settings.check import choice
 from focused.store.crawler import crawl_name, store_for
 from focused.store.embedded import home_dir
 from focused.store.warcindex import WarcIndex
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -80,7 +81,6 @@ if TYPE_CHECKING:
     from warcio.recordloader import ArcWarcRecord
 
     from focused.items import PageItem
-    from focused.spiders.focused import FocusedSpider
     from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
@@ -348,7 +348,7 @@ class WarcWriter:
         except OSError as exc:
             why = f"cannot create {folder} ({exc.strerror})"
             raise FocusedError(f"FOCUSED_WARC_DIR: {why}") from exc
-        topic = cast("FocusedSpider", crawler.spider).topic
+        topic = crawl_plan(crawler).topic
         info = {
             "software": f"focused/{focused.__version__} (Scrapy {scrapy.__version__}, warcio)",
             "format": "WARC File Format 1.1",

@@ -15,6 +15,7 @@ from focused.relevance.content import main_text
 from focused.relevance.gloss import AnchorGlosser
 from focused.settings.check import choice, switch
 from focused.signals import topic_refitted
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from focused.relevance.base import RelevanceModel, UrlRelevanceModel
     from focused.relevance.learned import LearnedTopic
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
-    from focused.spiders.focused import FocusedSpider
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class ClassifierPipeline:
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> ClassifierPipeline:
         s = crawler.settings
-        plan = cast("FocusedSpider", crawler.spider).plan
+        plan = crawl_plan(crawler)
         # vector_model warns if the package is missing
         vectors = (
             plan.vector_model(s.get("FOCUSED_VECTORS"))
@@ -419,6 +419,6 @@ def anchor_scorer(crawler: Crawler) -> ClassifierPipeline:
     scores a page's links (:meth:`ClassifierPipeline.anchor_relevance`), away from it: it
     takes up no refit by itself."""
     scorer = ClassifierPipeline.from_crawler(crawler)
-    if cast("FocusedSpider", crawler.spider).plan.learns:
+    if crawl_plan(crawler).learns:
         crawler.signals.disconnect(scorer.refitted, signal=topic_refitted)
     return scorer

@@ -16,7 +16,8 @@ from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Ack, Acked, PartlyAcknowledged
-from focused.strategies.registry import build_strategy
+from focused.strategies.registry import strategy_class
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -72,7 +73,7 @@ class FrontierPipeline:
         s = crawler.settings
         return cls(
             frontier,
-            build_strategy(crawler, frontier),
+            strategy_class(crawl_plan(crawler).strategy).from_crawler(crawler, frontier),
             crawler.stats,
             s.getfloat("FOCUSED_HUB_MIN_SCORE"),
             batch=s.getint("FOCUSED_ACK_BATCH"),

@@ -42,7 +42,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
@@ -55,13 +55,13 @@ from focused.items import META
 from focused.store.admin import claim_topic, record_claim
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Link
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
 
-    from focused.spiders.focused import FocusedSpider
     from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ class FrontierScheduler(BaseScheduler):
                 topic.decisions(),
                 s.getbool("FOCUSED_RESUME_ANYWAY"),
             )
-            batch_setting = cast("FocusedSpider", crawler.spider).plan.batch_setting
+            batch_setting = crawl_plan(crawler).batch_setting
 
         return cls(
             frontier,

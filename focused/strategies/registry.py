@@ -5,16 +5,12 @@ only its own strategy's code (:func:`strategy_class`)."""
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
-
-    from focused.spiders.focused import FocusedSpider
-    from focused.store.frontier.queue import RedisFrontier
     from focused.strategies.base import Strategy
 
-__all__ = ["LINK_SCORES", "STRATEGIES", "build_strategy", "strategy_class"]
+__all__ = ["LINK_SCORES", "STRATEGIES", "strategy_class"]
 
 #: Strategy name -> ``"module:class"`` under ``focused.strategies``.
 STRATEGIES = {
@@ -37,9 +33,3 @@ def strategy_class(name: str) -> type[Strategy]:
     """The class of the strategy ``name`` (a key of STRATEGIES), imported now."""
     module, _, cls = STRATEGIES[name].partition(":")
     return getattr(import_module(f"focused.strategies.{module}"), cls)
-
-
-def build_strategy(crawler: Crawler, frontier: RedisFrontier) -> Strategy:
-    """The crawl's strategy, as its plan names it (``crawler.spider.plan``)."""
-    plan = cast("FocusedSpider", crawler.spider).plan
-    return strategy_class(plan.strategy).from_crawler(crawler, frontier)

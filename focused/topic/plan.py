@@ -28,12 +28,13 @@ from focused.topic.methods import (
 )
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from focused.relevance.base import RelevanceModel
     from focused.topic.files import Topic
 
-__all__ = ["PAGE_ROLES", "CrawlPlan"]
+__all__ = ["PAGE_ROLES", "CrawlPlan", "crawl_plan"]
 
 # The word vectors' roles in which they judge pages (the page's own R).
 PAGE_ROLES = ("pages", "both")
@@ -190,3 +191,12 @@ def _vectors_installed() -> bool:
     from focused.relevance.vectors import vectors_installed
 
     return vectors_installed()
+
+
+def crawl_plan(crawler: Crawler) -> CrawlPlan:
+    """The plan of the crawler's spider (its ``plan``, made once when the crawl starts), as
+    every component reads it: found by what it is, so no component imports the spider."""
+    plan = getattr(crawler.spider, "plan", None)
+    if not isinstance(plan, CrawlPlan):
+        raise TypeError(f"the crawl's spider {crawler.spider!r} has no crawl plan")
+    return plan

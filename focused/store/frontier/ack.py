@@ -5,7 +5,7 @@ links, ``complete.lua``), giving leases back (``release.lua``), holding a host b
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from focused.errors import FocusedError
 from focused.links.urls import origin as url_origin
@@ -16,16 +16,13 @@ from focused.store.frontier.base import (
     Link,
     PartlyAcknowledged,
 )
+from focused.store.frontier.core import PAGE_FIELDS, json_arg
+from focused.store.frontier.outbox import Outbox, parented
 from focused.store.frontier.records import (
     PAGE_RECORD,
     fingerprint,
     split_url,
 )
-
-if TYPE_CHECKING:
-    pass
-from focused.store.frontier.core import PAGE_FIELDS, json_arg
-from focused.store.frontier.outbox import Outbox, parented
 
 
 def _check(ack: Ack) -> tuple[str, str, str, str]:

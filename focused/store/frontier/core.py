@@ -15,6 +15,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from focused.errors import FocusedError
@@ -33,8 +34,6 @@ from focused.store.shards import add_up
 
 if TYPE_CHECKING:
     import redis
-
-    from focused.store.frontier.pop import Resting
 
 
 # The keys of a shard every frontier script is given, after its prefix, by their names in
@@ -85,6 +84,17 @@ SCRIPT_VALUES: dict[str, scripts.Value] = {
 
 def json_arg(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Resting:
+    """A shard that had fewer hosts ready than a pop asked for: until when the pop leaves it
+    alone (unless ``changes`` moves), and its counts then."""
+
+    until: float
+    changes: int
+    queued: int
+    in_flight: int
 
 
 class FrontierCore:

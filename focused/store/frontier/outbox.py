@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING
 
 from focused.store import keys, replies
-
-if TYPE_CHECKING:
-    pass
 from focused.store.frontier.push import Pushing
 
 REDELIVER_S = 30.0  # how often a pop on a cluster looks for outbox entries of gone processes

@@ -4,36 +4,22 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from focused.store import keys
 from focused.store.frontier.base import (
     Leased,
     Pop,
 )
+from focused.store.frontier.core import Resting
+from focused.store.frontier.outbox import Outbox
 from focused.store.frontier.records import (
     split_member,
     unpack_score,
     url_record,
 )
 
-if TYPE_CHECKING:
-    pass
-from focused.store.frontier.outbox import Outbox
-
 SHARD_REST_S = 0.5  # longest a pop leaves alone a shard that had too few hosts ready
-
-
-@dataclass(frozen=True, slots=True)
-class Resting:
-    """A shard that had fewer hosts ready than a pop asked for: until when the pop leaves it
-    alone (unless ``changes`` moves), and its counts then."""
-
-    until: float
-    changes: int
-    queued: int
-    in_flight: int
 
 
 class Popping(Outbox):

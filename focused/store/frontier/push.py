@@ -4,13 +4,14 @@ shard (``push.lua``; the acknowledgement pushes a page's links in its own call).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from focused.links.urls import BadURL, clean_url
 from focused.links.urls import origin as url_origin
 from focused.store.frontier.base import (
     Link,
 )
+from focused.store.frontier.core import FrontierCore
 from focused.store.frontier.records import (
     ANCHOR_CHARS,
     EDGE_RECORD,
@@ -18,10 +19,6 @@ from focused.store.frontier.records import (
     pack,
 )
 from focused.store.shards import host_hash
-
-if TYPE_CHECKING:
-    pass
-from focused.store.frontier.core import FrontierCore
 
 
 class Pushing(FrontierCore):

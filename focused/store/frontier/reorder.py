@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from focused.store import keys, replies
+from focused.store.frontier.core import FrontierCore
 from focused.store.frontier.records import (
     HASH_MASK,
     fingerprint,
@@ -17,10 +18,6 @@ from focused.store.frontier.records import (
     split_url,
     unpack_score,
 )
-
-if TYPE_CHECKING:
-    pass
-from focused.store.frontier.core import FrontierCore
 
 
 class Reordering(FrontierCore):
