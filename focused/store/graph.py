@@ -1,7 +1,7 @@
 """The crawl graph in Redis, as the frontier's acknowledgement writes it and the distiller reads
 it, and what is kept of it for the next run.
 
-The acknowledgement of a classified page (``complete_graph.lua`` and its neighbours) stores,
+The acknowledgement of a classified page (``complete.lua``, its graph and list blocks) stores,
 per shard, its URL record (``url:<n // 512>``: fetch order -> URL, R, category) and its links
 to other servers (``graph:<n // 512>``: its fingerprint, PAGE_RECORD, then one EDGE_RECORD a
 link: the target's host hash and fingerprint), and counts Badia et al. 2006's good hubs and sites

@@ -15,7 +15,7 @@ key (after prefix)     type    what it holds
                                ``r0`` for a known page queued again: maintenance mode; ``3+2``
                                for depth 3 reached through 2 redirects)
                                (then TAB and the anchor text, when the link model is on),
-                               score = packed (num_tries, 1-R, hash); see ``frontier.py``
+                               score = packed (num_tries, 1-R, hash); see ``frontier/queue.py``
 ``ready``              zset    hosts that may be hit now; score = best queued URL's packed score
                                plus the host's crawled count
 ``wait``               zset    hosts with queued URLs waiting out their politeness delay;
@@ -53,7 +53,7 @@ key (after prefix)     type    what it holds
 ``url:<n // 512>``     hash    fetch order n -> URL of every fetched page (parents in the feed),
                                for classified pages ``"<url> TAB <R> TAB <category>"``
 ``graph:<n // 512>``   hash    fetch order n -> the page's links to other servers (binary; see
-                               ``frontier.py``): the crawl graph the distiller reads
+                               ``graph.py``): the crawl graph the distiller reads
 ``distill``            hash    the distiller's last run: pages, edges, seconds, reboosted, its
                                top hubs and authorities (JSON ``[[url, score], ...]``)
 ``distill:lock``       string  held by the one process distilling (expires: a crash frees it)
