@@ -61,7 +61,7 @@ from focused.store import scripts
 from focused.store.admin import reset_crawl
 from focused.store.client import connect
 from focused.store.cluster import running_cluster
-from focused.store.frontier.core import SCRIPT_VALUES
+from focused.store.frontier.core import script_values
 from focused.store.reads import Reader
 from focused.store.shards import crawl_shards
 
@@ -74,7 +74,7 @@ def script_names() -> dict[str, str]:
     """SHA1 of every Lua script the project registers -> its name (:mod:`focused.store.scripts`;
     the frontier's values given to each, which the others do not use)."""
     return {
-        hashlib.sha1(scripts.source(name, **SCRIPT_VALUES).encode()).hexdigest(): name
+        hashlib.sha1(scripts.source(name, **script_values(name)).encode()).hexdigest(): name
         for name in scripts.SCRIPTS
     }
 

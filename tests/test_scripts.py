@@ -10,7 +10,7 @@ from importlib.resources import files
 import pytest
 
 from focused.store import scripts
-from focused.store.frontier.core import FRONTIER_KEYS, SCRIPT_VALUES
+from focused.store.frontier.core import SCRIPT_VALUES, script_keys, script_values
 
 # A Lua comment or string literal (whichever starts first wins, as in Lua; no long brackets).
 CODE_ONLY = re.compile(r"""--[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*\"""")
@@ -21,7 +21,7 @@ HELPERS = sorted({part for parts in scripts.SCRIPTS.values() for part in parts[:
 
 
 def built() -> dict[str, str]:
-    return {name: scripts.source(name, **SCRIPT_VALUES) for name in scripts.SCRIPTS}
+    return {name: scripts.source(name, **script_values(name)) for name in scripts.SCRIPTS}
 
 
 def lua_files() -> dict[str, str]:
@@ -61,16 +61,17 @@ def test_helper_files_hold_functions_and_constants_only() -> None:
 
 
 def test_header_holds_the_values() -> None:
-    complete = scripts.source("complete", **SCRIPT_VALUES)
+    complete = scripts.source("complete", **script_values("complete"))
     assert f"local TRY_UNIT = {SCRIPT_VALUES['TRY_UNIT']}\n" in complete
     assert "local CURVE_BUCKET = 100\n" in complete
-    assert f"local FRONTIER_KEYS = {{'{FRONTIER_KEYS[0]}', " in complete  # a tuple: a table
+    given = script_keys("complete")
+    assert f"local GIVEN_KEYS = {{'{given[0]}', '{given[1]}', " in complete  # a tuple: a table
     assert "local AGENT_ENERGY" not in complete  # only the values the script uses
     assert scripts.source("unlock").startswith("--")  # no values: no header
 
 
 def test_a_script_is_its_own_file_after_its_helpers() -> None:
-    complete = scripts.source("complete", **SCRIPT_VALUES)
+    complete = scripts.source("complete", **script_values("complete"))
     own = lua_files()["complete.lua"]
     assert complete.endswith(own)
     assert complete.index(lua_files()["frontier.lua"]) < complete.index(own)
@@ -78,7 +79,17 @@ def test_a_script_is_its_own_file_after_its_helpers() -> None:
 
 def test_a_value_that_is_not_a_plain_string_is_refused() -> None:
     with pytest.raises(ValueError, match="not a plain Lua string"):
-        scripts.source("push", **SCRIPT_VALUES, HOST="h'")
+        scripts.source("push", **script_values("push"), HOST="h'")
+
+
+def test_a_frontier_script_is_given_the_keys_its_code_names() -> None:
+    """Each key given costs Redis time on every call: the push is not given the acknowledgement's
+    keys, nor a key only a comment names."""
+    assert {"stats", "ready", "wait"} <= set(script_keys("push"))
+    assert not {"known", "checksums", "outbox", "curve"} & set(script_keys("push"))
+    assert {"known", "checksums", "outbox", "curve"} <= set(script_keys("complete"))
+    assert "frontier.key.ready" in scripts.text("back_off")  # in frontier.lua's comments
+    assert "key.ready" not in CODE_ONLY.sub(" ", lua_files()["back_off.lua"])
 
 
 def test_every_file_compiles_alone(redis_client) -> None:

@@ -77,11 +77,16 @@ def _literal(value: Value) -> str:
     return f"'{value}'"
 
 
+def text(name: str) -> str:
+    """Script ``name`` as its files hold it: its files joined, without the header of values."""
+    return "".join(_read(part) for part in SCRIPTS[name])
+
+
 @cache
 def source(name: str, **values: Value) -> str:
     """The Lua source of script ``name``: its files joined, after a ``local`` line for each value
     it uses (of :data:`VALUES` and ``values``). Read and built once per process."""
-    body = "".join(_read(part) for part in SCRIPTS[name])
+    body = text(name)
     given = VALUES | values
     used = sorted(set(_NAME.findall(body)) & given.keys())
     return "".join(f"local {n} = {_literal(given[n])}\n" for n in used) + body

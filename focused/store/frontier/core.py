@@ -3,7 +3,7 @@
 built on.
 
 A frontier script (``focused/store/lua/frontier.lua``) runs on one shard and is given the
-shard's prefix and its frontier keys (:data:`FRONTIER_KEYS`) as KEYS, and this frontier's
+shard's prefix and the frontier keys it uses (:func:`script_keys`) as KEYS, and this frontier's
 settings by name (its shard, the shards, the crawl's epoch, the host concurrency and delay, the
 budgets) as ARGV[1]; its own arguments follow.
 """
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, Self
 
 from focused.errors import FocusedError
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     import redis
 
 
-# The keys of a shard every frontier script is given, after its prefix, by their names in
+# The keys of a shard a frontier script may be given, after its prefix, by their names in
 # :mod:`focused.store.keys` (lower case, as ``frontier.lua`` names them: ``frontier.key.ready``).
 FRONTIER_KEYS = (
     "ready",
@@ -74,12 +76,27 @@ PAGE_FIELDS = (
     "duplicate",
     "links",
 )
-# The values the frontier's scripts use besides the key names (``scripts.source``).
-SCRIPT_VALUES: dict[str, scripts.Value] = {
-    **PACKING,
-    "FRONTIER_KEYS": FRONTIER_KEYS,
-    "PAGE_FIELDS": PAGE_FIELDS,
-}
+# The values every frontier script uses besides the key names (``scripts.source``).
+SCRIPT_VALUES: dict[str, scripts.Value] = {**PACKING, "PAGE_FIELDS": PAGE_FIELDS}
+# A frontier key named in a script's code: ``frontier.key.stats``, ``key.stats``.
+_KEY_NAMED = re.compile(r"\bkey\.([a-z_]+)")
+_COMMENT = re.compile(r"--[^\n]*")
+
+
+@cache
+def script_keys(name: str) -> tuple[str, ...]:
+    """The frontier keys script ``name`` is given after its prefix: those its files' code names,
+    in :data:`FRONTIER_KEYS` order. Only those: each key given costs Redis time every call."""
+    named = set(_KEY_NAMED.findall(_COMMENT.sub("", scripts.text(name))))
+    if unknown := named - set(FRONTIER_KEYS):
+        raise ValueError(f"script {name} names keys that are not frontier keys: {unknown}")
+    return tuple(key for key in FRONTIER_KEYS if key in named)
+
+
+def script_values(name: str) -> dict[str, scripts.Value]:
+    """The values script ``name`` is built with: :data:`SCRIPT_VALUES`, and ``GIVEN_KEYS``, the
+    names of the keys it is given (:func:`script_keys`)."""
+    return {**SCRIPT_VALUES, "GIVEN_KEYS": script_keys(name)}
 
 
 def json_arg(value: Any) -> str:
@@ -95,6 +112,15 @@ class Resting:
     changes: int
     queued: int
     in_flight: int
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierScript:
+    """A frontier script registered with the crawl's client, and its KEYS on each shard: the
+    shard's prefix, then the keys the script uses (:func:`script_keys`)."""
+
+    run: Any
+    keys: list[list[str]]
 
 
 class FrontierCore:
@@ -158,13 +184,8 @@ class FrontierCore:
         self._delivered: dict[int, list[str]] = {}
         self._redeliver_at = 0.0  # when the pop next looks for outbox entries of gone processes
         self._resting: dict[int, Resting] = {}  # shards the pop leaves alone for now
-        # Per shard, the scripts' KEYS (its prefix, then its keys in FRONTIER_KEYS order) and
-        # their ARGV[1], this frontier's settings by name (``frontier.lua``).
+        # Per shard, the scripts' ARGV[1], this frontier's settings by name (``frontier.lua``).
         shards = self.store.shards
-        self._keys = [
-            [prefix, *(prefix + getattr(keys, name.upper()) for name in FRONTIER_KEYS)]
-            for prefix in shards.prefixes
-        ]
         self._settings = [
             json_arg(
                 {
@@ -179,8 +200,15 @@ class FrontierCore:
             for shard in range(len(shards))
         ]
 
-        def script(name: str) -> Any:
-            return self.store.script(name, **SCRIPT_VALUES)
+        def script(name: str) -> FrontierScript:
+            given = script_keys(name)
+            return FrontierScript(
+                self.store.script(name, **script_values(name)),
+                [
+                    [prefix, *(prefix + getattr(keys, key.upper()) for key in given)]
+                    for prefix in shards.prefixes
+                ],
+            )
 
         self._push = script("push")
         self._pop = script("pop")
@@ -230,13 +258,13 @@ class FrontierCore:
         worker.store = self.store.for_thread()
         return worker
 
-    def _call(self, script: Any, args: list[Any], shard: int = 0) -> Any:
+    def _call(self, script: FrontierScript, args: list[Any], shard: int = 0) -> Any:
         """Run one of the scripts on one shard (its keys' prefix in KEYS routes it there)."""
         if script is not self._pop and script is not self._drop_worst:
             self.changes += 1
         settings = self._settings[shard]
-        names = self._keys[shard]
-        return self.store.retrying(lambda: script(keys=names, args=[settings, *args]))
+        names = script.keys[shard]
+        return self.store.retrying(lambda: script.run(keys=names, args=[settings, *args]))
 
     def _by_shard(self, leases: Iterable[str]) -> dict[int, list[str]]:
         """Leases (or anything starting with an origin and a space) grouped by shard."""

@@ -5,10 +5,11 @@
 --   if not frontier then return vanished end
 --
 -- and reads its own arguments from ARGV[2] on. Every script runs on one shard
--- (focused.store.shards). KEYS[1] is the shard's key prefix and KEYS[2] on are the shard's
--- frontier keys, in FRONTIER_KEYS order (focused.store.frontier.core): frontier.key.ready is
--- the shard's 'ready'. The keys of a host, a domain, a seen bucket or a record bucket are
--- made here from the prefix: they share its hash tag, so they are in the shard's cluster slot.
+-- (focused.store.shards). KEYS[1] is the shard's key prefix and KEYS[2] on are those of the
+-- shard's frontier keys the script's code names, in GIVEN_KEYS order (script_keys in
+-- focused.store.frontier.core): frontier.key.ready is the shard's 'ready'. The keys of a host,
+-- a domain, a seen bucket or a record bucket are made here from the prefix: they share its
+-- hash tag, so they are in the shard's cluster slot.
 -- ARGV[1] is the frontier's settings for the call (JSON, focused.store.frontier.core):
 -- shard (its index), shards (their number, 1 on one server), epoch (the crawl's epoch the
 -- caller knows, '-' for none: not a crawl process), concurrency and delay (per host), budgets
@@ -37,7 +38,7 @@ local function open_frontier(keys, argv)
   local frontier = cjson.decode(argv[1])
   frontier.prefix = keys[1]
   frontier.key = {}
-  for i, name in ipairs(FRONTIER_KEYS) do frontier.key[name] = keys[i + 1] end
+  for i, name in ipairs(GIVEN_KEYS) do frontier.key[name] = keys[i + 1] end
   if frontier.epoch ~= '-' and redis.call('GET', frontier.key.epoch) ~= frontier.epoch then
     return nil, redis.error_reply('VANISHED the crawl epoch ' .. frontier.epoch .. ' is gone')
   end
