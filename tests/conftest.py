@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import psutil
 import pytest
 import redis
 import requests
@@ -45,7 +46,9 @@ from focused.lab.crawlproc import crawl_command
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.server import ServedWeb
+from focused.store import embedded
 from focused.store.client import connect
+from focused.store.embedded import stop_if_last
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.server import server_command
 
@@ -131,6 +134,58 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         return (yield)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_redis_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Fails the session's last test (at its tear-down) if a redis-server that the tests
+    started still runs when they are over, and kills it: a crawl killed with its embedded
+    Redis up (it daemonizes: no process group reaches it), a server a test did not stop.
+
+    Redis works in its data folder, so those of this session's servers are the ones whose
+    working folder is under the session's temporary folder (each xdist worker's own). The
+    embedded servers this process used itself are saved and stopped first, as its exit would
+    (:func:`stop_if_last`); one that another live process still uses is left over too."""
+    yield
+    base = tmp_path_factory.getbasetemp().resolve()
+    for folder in list(embedded._used):
+        stop_if_last(folder)
+    left = redis_servers_under(base)
+    kill_all(left)
+    if left:
+        pytest.fail(
+            "redis-server left running after the tests (killed now): "
+            + "; ".join(f"pid {p.pid} in {p.info['cwd']}" for p in left),
+            pytrace=False,
+        )
+
+
+def redis_servers_under(folder: Path) -> list[psutil.Process]:
+    """The redis-server processes whose working folder is ``folder`` or below it."""
+    return [
+        process
+        for process in psutil.process_iter(["name", "cwd"])
+        if process.info["name"] == "redis-server"
+        and process.info["cwd"]
+        and Path(process.info["cwd"]).is_relative_to(folder.resolve())
+    ]
+
+
+def end_redis_under(folder: Path) -> None:
+    """Save and stop every redis-server working under ``folder``: an embedded one as its last
+    user would (:func:`stop_if_last`: only if no live process uses it), then SIGKILL."""
+    for process in redis_servers_under(folder):
+        if (Path(process.info["cwd"]) / embedded.REGISTRY_FILE).exists():
+            stop_if_last(Path(process.info["cwd"]))
+    kill_all(redis_servers_under(folder))
+
+
+def kill_all(processes: list[psutil.Process]) -> None:
+    """SIGKILL ``processes`` and wait (10 s at most) for them to end."""
+    for process in processes:
+        with suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(processes, timeout=10)
+
+
 @pytest.fixture(scope="session")
 def redis_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """FOCUSED_HOME of the embedded Redis that tests (and their crawls) share."""
@@ -140,7 +195,8 @@ def redis_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def redis_client(redis_home: Path) -> Iterator[redis.Redis]:
     """A client held for the whole session: crawls see it connected and leave the embedded
-    server up; the test process, its last user, saves and stops it at exit."""
+    server up; the test process, its last user, saves and stops it at the end
+    (:func:`no_redis_left`)."""
     client = connect(home=redis_home)
     yield client
 

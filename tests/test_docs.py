@@ -26,11 +26,13 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import psutil
 import pytest
 
 from focused.cli.main import build_parser
 from focused.settings.check import known_settings
 from focused.settings.docs import setting_sections, undescribed
+from tests.conftest import end_redis_under, kill_all
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -273,6 +275,15 @@ def free_port() -> str:
         return str(s.getsockname()[1])
 
 
+def with_children(pid: int) -> list[psutil.Process]:
+    """The process ``pid`` and its descendants, as far as they still run."""
+    try:
+        process = psutil.Process(pid)
+        return [process, *process.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
 def wait_for(port: str) -> str:
     """Bash that waits (at most a minute) until something listens on 127.0.0.1:``port``."""
     probe = f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null"
@@ -311,9 +322,15 @@ def test_the_pages_examples_run_as_shown(page: Path, tmp_path: Path):
         subprocess.run(["bash", "-c", "\n".join(script)], env=env, timeout=840, check=False)
     finally:
         background = tmp_path / "background"
-        for pid in background.read_text().split() if background.exists() else []:
+        pids = background.read_text().split() if background.exists() else []
+        processes = [p for pid in pids for p in with_children(int(pid))]
+        for pid in pids:
             subprocess.run(["pkill", "-TERM", "-P", pid], check=False)
             subprocess.run(["kill", "-TERM", pid], check=False, capture_output=True)
+        kill_all(psutil.wait_procs(processes, timeout=30)[1])
+        # Servers stopped at once (a dashboard and an exporter) each see the other connected
+        # to the embedded Redis as they exit, and leave it up: stop it as its last user.
+        end_redis_under(tmp_path)
     for i, (command, expected, line) in enumerate(examples):
         if command.rstrip().endswith("&"):
             continue
