@@ -45,7 +45,13 @@ PORTS = ("6379", "6800", "8080", "8081", "8090", "8091", "9410")
 HISTORY = r"\bissues? #?\d+|\bseeds? 00\d|\bcommit [0-9a-f]{7,}\b"
 """Issue numbers, the papers' numbers in the project's notes, commit hashes."""
 SETTING_NAME = re.compile(r"\bFOCUSED_[A-Z0-9_]*[A-Z0-9]\b")
-ENVIRONMENT = {"FOCUSED_REDIS_URL", "FOCUSED_HOME", "FOCUSED_WORDNET", "FOCUSED_CACHE"}
+ENVIRONMENT = {
+    "FOCUSED_REDIS_URL",
+    "FOCUSED_HOME",
+    "FOCUSED_WORDNET",
+    "FOCUSED_CACHE",
+    "FOCUSED_TEST_WORKERS",  # scripts/test.sh's
+}
 """Environment variables of the same spelling, named in the text as such."""
 
 
