@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from focused.errors import FocusedError
+from focused.monitor.metrics import CrawlCollector
 from focused.store import keys
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.graph import GraphStore
+from focused.store.reads import Reader
 
 
 @pytest.fixture
@@ -49,6 +51,17 @@ def test_the_distiller_counts_and_its_record(frontier):
     graph.record_distillation({"fetched": 1}, {})  # a run without hubs drops the last ones
     assert store._client.hget(store.key(keys.DISTILL), "runs") == "2"
     assert not store._client.exists(store.key(keys.HUBS))
+    # The exporter shows a record without its seconds (the exporter's page answered 500).
+    families = {f.name: f for f in CrawlCollector(Reader(store._client)).collect()}
+    mine = [
+        x for x in families["focused_distiller_runs"].samples if x.labels["crawl"] == store.crawl
+    ]
+    assert [x.value for x in mine] == [2]
+    assert not [
+        x
+        for x in families["focused_distiller_last_run_duration_seconds"].samples
+        if x.labels["crawl"] == store.crawl
+    ]
 
 
 def test_the_distill_job_takes_the_distill_lock(frontier):

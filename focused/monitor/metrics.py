@@ -167,10 +167,11 @@ class CrawlCollector(Collector):
             raised = {a["name"] for a in s["alarms"]}
             for name in ALARMS:
                 alarm.add_metric([crawl, name], int(name in raised))
-            if s["distill"]:
+            if s["distill"]:  # a record without a figure (written by hand, or cut) shows none
                 distilled.add_metric([crawl], s["distill"]["time"])
                 distill_runs.add_metric([crawl], s["distill"].get("runs", 0))
-                distill_seconds.add_metric([crawl], s["distill"]["seconds"])
+                if "seconds" in s["distill"]:
+                    distill_seconds.add_metric([crawl], s["distill"]["seconds"])
             for stat, value in s["scrapy"].items():
                 if isinstance(value, int | float):
                     scrapy.add_metric([crawl, stat], value)
