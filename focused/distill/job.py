@@ -91,16 +91,13 @@ def neglected_neighbours(
         wanted[int(server)].add(int(graph.targets[target - graph.pages]))
     if not wanted:
         return []
-    found = []
-    for origin in frontier.queued_hosts():
-        targets = wanted.get(host_hash(origin))
-        if targets:
-            found += [
-                (origin, member, packed)
-                for member, packed, url in frontier.host_queue(origin)
-                if fingerprint(url) in targets
-            ]
-    return found
+    origins = [origin for origin in frontier.queued_hosts() if host_hash(origin) in wanted]
+    return [
+        (origin, member, packed)
+        for origin, queue in zip(origins, frontier.host_queues(origins), strict=True)
+        for member, packed, url in queue
+        if fingerprint(url) in wanted[host_hash(origin)]
+    ]
 
 
 def distill(

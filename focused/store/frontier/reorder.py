@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from focused.store import keys, replies
+from focused.store import keys
 from focused.store.frontier.core import FrontierCore
 from focused.store.frontier.records import (
     HASH_MASK,
@@ -56,15 +56,11 @@ class Reordering(FrontierCore):
 
     def host_queue(self, origin: str) -> list[tuple[str, int, str]]:
         """(member, packed order, URL) of every URL queued for one host, best first."""
-        store = self.store
-        key = store.host_key(keys.HOST_QUEUE, origin)
-        queue = replies.scored(
-            store.retrying(lambda: store._client.zrange(key, 0, -1, withscores=True))
-        )
-        return [(member, int(packed), origin + split_member(member)[2]) for member, packed in queue]
+        return self.host_queues([origin])[0]
 
     def host_queues(self, origins: Sequence[str]) -> list[list[tuple[str, int, str]]]:
-        """:meth:`host_queue` of each of these hosts, in one pipelined round trip."""
+        """:meth:`host_queue` of each of these hosts, in one pipelined round trip (one a
+        shard on a cluster)."""
         store = self.store
 
         def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
@@ -100,8 +96,9 @@ class Reordering(FrontierCore):
         without anchor text (seeds) keep theirs. A SCAN over the host queues: for jobs that run
         now and then, not per page."""
         queued = []
-        for origin in self.queued_hosts():
-            for member, packed, _ in self.host_queue(origin):
+        origins = self.queued_hosts()
+        for origin, queue in zip(origins, self.host_queues(origins), strict=True):
+            for member, packed, _ in queue:
                 if anchor := member.partition("\t")[2]:
                     queued.append((origin, member, packed, anchor))
         if not queued:
