@@ -50,7 +50,7 @@ from focused.store import embedded
 from focused.store.client import connect
 from focused.store.embedded import stop_if_last
 from focused.store.frontier.queue import RedisFrontier
-from focused.store.server import server_command
+from focused.store.server import LOG_FILE, server_command
 
 TIERS = ("unit", "redis", "crawl", "cluster")
 """The tiers, lightest first."""
@@ -204,17 +204,27 @@ def redis_client(redis_home: Path) -> Iterator[redis.Redis]:
 @contextmanager
 def redis_serve(home: Path) -> Iterator[str]:
     """``focused redis serve`` on a free port with its data in ``home``: its FOCUSED_REDIS_URL.
-    Stopped with SIGTERM (it saves) on leaving."""
-    command = ["redis", "serve", "--home", str(home), "--port", str(free_port())]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "focused.cli.main", *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    A port taken between its choice and the start is chosen again. Stopped with SIGTERM (it
+    saves) on leaving."""
+    for _ in range(5):
+        command = ["redis", "serve", "--home", str(home), "--port", str(free_port())]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "focused.cli.main", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout is not None and process.stderr is not None
         line = next((line for line in process.stdout if line.startswith("FOCUSED_REDIS_URL=")), "")
-        assert line, process.stderr.read()
+        if line:
+            break
+        said = process.stderr.read()
+        stop(process, 30)
+        if "in use" not in said and "Failed listening" not in said:
+            raise AssertionError(said)
+    else:
+        raise AssertionError(f"focused redis serve found no free port: {said}")
+    try:
         yield line.strip().partition("=")[2]
     finally:
         stop(process, 30)
@@ -356,22 +366,45 @@ class RedisServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.options = [*options, *(("--requirepass", password) if password else ())]
         self.password = password
-        self.url = f"redis://127.0.0.1:{self.port}/0"  # without the password
         self.process: subprocess.Popen | None = None
+        self.started = False
+
+    @property
+    def url(self) -> str:
+        """Its URL, without the password."""
+        return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        command = [*server_command(self.folder, self.port, "127.0.0.1"), *self.options]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        """Start it and wait until it answers. The first start takes another free port if its
+        own was taken after it was chosen; a restart keeps the port, as a real server does."""
+        for _ in range(5):
+            command = [*server_command(self.folder, self.port, "127.0.0.1"), *self.options]
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+            if self._answers():
+                self.started = True
+                return
+            if self.started:
+                break
+            self.port = free_port()
+        raise AssertionError(f"redis-server did not start: {(self.folder / LOG_FILE).read_text()}")
+
+    def _answers(self) -> bool:
+        """Wait until the started server answers (True) or ends (False)."""
+        assert self.process is not None
+        process = self.process
         probe = redis.Redis(port=self.port, password=self.password, retry=None)
 
-        def answers() -> bool:
+        def answers_or_ended() -> bool:
             try:
                 return bool(probe.ping())
             except redis.RedisError:
-                return False
+                return process.poll() is not None
 
-        wait_for(answers, timeout=20, interval=0.05)
-        probe.close()
+        try:
+            wait_for(answers_or_ended, timeout=20, interval=0.05)
+        finally:
+            probe.close()
+        return process.poll() is None
 
     def kill(self) -> None:
         assert self.process is not None

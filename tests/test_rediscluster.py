@@ -8,6 +8,7 @@ and this redis-server: which multi-key commands, scripts and pipelines work acro
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -19,6 +20,7 @@ from redis.cluster import RedisCluster
 from scrapy.settings import Settings
 
 from focused.errors import FocusedError
+from focused.store import cluster as cluster_module
 from focused.store.client import REDIS_PARAMS, connect, describe_url, from_settings
 from focused.store.cluster import BUS_OFFSET, SLOTS, free_ports, running_cluster
 from focused.store.server import _check_port
@@ -203,6 +205,24 @@ def test_a_node_that_cannot_start_is_an_error_with_its_log(tmp_path):
     failed = pytest.raises(FocusedError, match=r"stopped \(exit code 1\): .*cluster config")
     with failed, running_cluster(home):
         pass
+
+
+def test_a_port_taken_after_it_was_chosen_is_chosen_again(tmp_path, monkeypatch):
+    """Ports chosen free can be taken before the node listens (by another test's server, or
+    an outgoing connection): the cluster starts on others, and leaves no folder of the first."""
+    taken = socket.create_server((HOST, 0))
+    chosen = [[taken.getsockname()[1], *free_ports(2)]]
+    monkeypatch.setattr(
+        cluster_module,
+        "free_ports",
+        lambda count, bind: chosen.pop() if chosen else free_ports(count),
+    )
+    with taken, running_cluster(tmp_path / "home") as cluster:
+        assert taken.getsockname()[1] not in cluster.ports
+        assert connect(cluster.url).ping()
+        folders = sorted(path.name for path in (tmp_path / "home").iterdir())
+    assert folders == sorted(f"node-{port}" for port in cluster.ports)
+    assert not chosen  # the taken port was tried first
 
 
 def consecutive_free_ports(count: int) -> int:

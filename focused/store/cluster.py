@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,6 +38,7 @@ from focused.store.persistence import keep_log
 from focused.store.server import LOCK_FILE, _check_folder, _check_port, _log_tail, server_command
 
 MASTERS = 3  # redis-cli --cluster create's minimum
+PORT_ATTEMPTS = 5  # starts on fresh free ports when one was taken meanwhile
 FIRST_PORT = 7000
 NODES_FILE = "nodes.conf"
 SLOTS = 16384
@@ -121,10 +123,16 @@ def _client(bind: str, port: int) -> redis.Redis:
     return redis.Redis(host=host, port=port, socket_connect_timeout=10, retry=Retry(NoBackoff(), 0))
 
 
+class PortTaken(FocusedError):
+    """A node could not listen on its port: something took it after it was found free."""
+
+
 def _node_failed(folder: Path, port: int, process: subprocess.Popen) -> FocusedError:
-    return FocusedError(
+    said = _log_tail(folder)
+    failure = PortTaken if said.startswith("Failed listening on port") else FocusedError
+    return failure(
         f"the Redis Cluster node on port {port} stopped (exit code {process.returncode}): "
-        f"{_log_tail(folder)} (log {folder / 'server.log'})"
+        f"{said} (log {folder / 'server.log'})"
     )
 
 
@@ -229,7 +237,8 @@ def running_cluster(
     leaving, every master saves and stops.
 
     A cluster made before in ``home`` is restarted on its own ports (``masters`` and ``ports``,
-    if given, must match it): making one again would start over from empty nodes. A node that
+    if given, must match it): making one again would start over from empty nodes. Free ports
+    found taken when a node starts are chosen again (up to ``PORT_ATTEMPTS`` times). A node that
     does not start is a FocusedError with the last line of its log.
     """
     if bind in ("0.0.0.0", "::"):
@@ -255,20 +264,45 @@ def running_cluster(
         masters = MASTERS if masters is None else masters
         if masters < MASTERS:
             raise FocusedError(f"--masters {masters}: a Redis Cluster needs at least {MASTERS}")
-        ports = free_ports(masters, bind) if ports is None else list(ports)
-        if len(ports) != masters or len(set(ports)) != masters:
+        if ports is not None and (len(ports) != masters or len(set(ports)) != masters):
             raise FocusedError(f"{masters} masters need {masters} different ports, not {ports}")
-    for port in ports:
-        _check_port(bind, port)
-        if port + BUS_OFFSET > 65535:
-            raise FocusedError(
-                f"port {port}: its cluster bus port, {port + BUS_OFFSET}, is not a TCP port; "
-                f"choose ports up to {65535 - BUS_OFFSET}"
-            )
-        _check_port(bind, port + BUS_OFFSET)
+    if ports is not None:
+        for port in ports:
+            _check_port(bind, port)
+            if port + BUS_OFFSET > 65535:
+                raise FocusedError(
+                    f"port {port}: its cluster bus port, {port + BUS_OFFSET}, is not a TCP port; "
+                    f"choose ports up to {65535 - BUS_OFFSET}"
+                )
+            _check_port(bind, port + BUS_OFFSET)
+        with _run(home, list(ports), bind, timeout, created=not before) as cluster:
+            yield cluster
+        return
+    # Ours to choose: a port taken between the choice and the node's start is chosen again.
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        chosen = free_ports(masters or MASTERS, bind)
+        started = ExitStack()
+        try:
+            cluster = started.enter_context(_run(home, chosen, bind, timeout, created=True))
+        except PortTaken:
+            for port in chosen:
+                shutil.rmtree(node_folder(home, port), ignore_errors=True)
+            if attempt == PORT_ATTEMPTS:
+                raise
+            continue
+        with started:
+            yield cluster
+        return
 
+
+@contextmanager
+def _run(
+    home: Path, ports: list[int], bind: str, timeout: float, created: bool
+) -> Iterator[Cluster]:
+    """Start the nodes on ``ports`` (making the cluster if ``created``), wait until it serves
+    every slot, and stop every node on leaving."""
     folders = [node_folder(home, port) for port in ports]
-    cluster = Cluster(cluster_url(bind, ports), list(ports), folders, [], created=not before)
+    cluster = Cluster(cluster_url(bind, ports), list(ports), folders, [], created=created)
     with ExitStack() as stack:
         for folder in folders:
             _check_folder(folder)
