@@ -22,7 +22,7 @@ from scrapy.settings import Settings
 from focused.addon import FocusedAddon
 from focused.errors import FocusedError
 from focused.lab.webs.scripted import HOSTS_FILE, SCRIPT_PATH, generate_scripted_web
-from focused.lab.webs.server import ServedWeb
+from focused.lab.webs.server import ServedWeb, read_log
 from focused.render.guard import SubRequestGuard
 from focused.render.pages import built_by_scripts, little_text
 from focused.render.setup import HANDLER, launch_options
@@ -289,13 +289,16 @@ def test_a_page_cannot_make_the_browser_fetch_a_private_address(
             CLOSESPIDER_ITEMCOUNT=20, FOCUSED_RENDER="always", FOCUSED_ALLOWED_NETWORKS="127.0.0.1"
         )
     listener.server.close()
+    asked = [entry["url"] for entry in read_log(tmp_path / "served.jsonl")]
     # Every page went to the browser (a page that failed there is an item too).
     assert stats["focused/render/pages"] == stats["focused/render/reason/always"] >= 15
     shells = sum(
         1 for item in crawl.feed() if urlsplit(item["url"]).hostname in scripted_hosts(web)
     )
     assert stats["focused/render/subrequests/refused"] >= shells // 2 > 0
+    # Not fetched directly, nor through the proxy (Playwright sends loopback through it).
     assert listener.connections == 0
+    assert not [url for url in asked if url.endswith("/track")]
 
 
 @pytest.mark.crawl
