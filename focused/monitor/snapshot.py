@@ -396,6 +396,17 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
+def _render_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status row of a crawl that fetched pages in the browser (none for others)."""
+    if not snapshot["rendered"] and not snapshot["render_hosts"]:
+        return []
+    by = " / ".join(str(snapshot["rendered_by"][reason]) for reason in RENDER_REASONS)
+    hosts = f"{snapshot['render_hosts']} hosts rendered from then on"
+    return [
+        ("rendered pages (always / little text / host)", f"{snapshot['rendered']} ({by}), {hosts}")
+    ]
+
+
 def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     """The lines of ``focused status`` as (label, value), in order; the reference page of the
     status output (docs/reference/status.md) explains each label, and a test holds it to these."""
@@ -448,12 +459,7 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
         ("re-boosted URLs", snapshot["reboosted"]),
         *_learned_rows(snapshot),
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
-        (
-            "rendered pages (always / little text / host)",
-            f"{snapshot['rendered']} ("
-            + " / ".join(str(snapshot["rendered_by"][r]) for r in RENDER_REASONS)
-            + f"), {snapshot['render_hosts']} hosts rendered from then on",
-        ),
+        *_render_rows(snapshot),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]
 
