@@ -30,6 +30,10 @@ BUDGETS = ("host", "domain", "hosts")
 # Scrapy stats of the defences on out-links: the scope rules' (then the rule) and the cap's.
 OUT_OF_SCOPE = "focused/links/out_of_scope/"
 LINKS_CAPPED = "focused/links/capped"
+RENDERED = "focused/render/pages"
+RENDERED_BY = "focused/render/reason/"
+RENDER_REASONS = ("always", "little_text", "host")
+RENDER_HOSTS = "focused/render/hosts_flagged"
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
 PROCESS_NUMBERS = (
     "pid",
@@ -303,6 +307,12 @@ def snapshot_figures(status: dict[str, Any], details: DetailRecords) -> dict[str
             if name.startswith(OUT_OF_SCOPE)
         },
         "links_capped": int(float(scrapy.get(LINKS_CAPPED, 0))),
+        # pages fetched in the browser (FOCUSED_RENDER), by reason, and hosts flagged for it
+        "rendered": int(float(scrapy.get(RENDERED, 0))),
+        "rendered_by": {
+            reason: int(float(scrapy.get(RENDERED_BY + reason, 0))) for reason in RENDER_REASONS
+        },
+        "render_hosts": int(float(scrapy.get(RENDER_HOSTS, 0))),
     }
 
 
@@ -386,6 +396,17 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
+def _render_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status row of a crawl that fetched pages in the browser (none for others)."""
+    if not snapshot["rendered"] and not snapshot["render_hosts"]:
+        return []
+    by = " / ".join(str(snapshot["rendered_by"][reason]) for reason in RENDER_REASONS)
+    hosts = f"{snapshot['render_hosts']} hosts rendered from then on"
+    return [
+        ("rendered pages (always / little text / host)", f"{snapshot['rendered']} ({by}), {hosts}")
+    ]
+
+
 def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     """The lines of ``focused status`` as (label, value), in order; the reference page of the
     status output (docs/reference/status.md) explains each label, and a test holds it to these."""
@@ -438,6 +459,7 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
         ("re-boosted URLs", snapshot["reboosted"]),
         *_learned_rows(snapshot),
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
+        *_render_rows(snapshot),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]
 
