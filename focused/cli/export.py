@@ -141,9 +141,7 @@ def write_parquet(reader: Reader, args: argparse.Namespace) -> int:
     if args.warc_dir and not folder.is_dir():
         raise FocusedError(f"--warc-dir {folder}: no such folder")
     warc = WarcPages(crawl_files(folder, args.name))
-    print(
-        f"reading {len(warc.files)} WARC files of crawl {args.name!r} in {folder}", file=sys.stderr
-    )
+    print(f"WARC files of crawl {args.name!r} in {folder}: {len(warc.files)}", file=sys.stderr)
     pages = CrawlPages(reader, args.name, fetched, warc.pages(), relevant_only=args.relevant_only)
     path = Path(args.output)
     with ParquetPages(path) as out:

@@ -63,7 +63,7 @@ class WarcPages:
 
     @staticmethod
     def _file_pages(path: Path, stream: Any) -> Iterator[dict[str, Any]]:
-        records = ArchiveIterator(stream)
+        records = ArchiveIterator(stream, no_record_parse=True)  # WARC headers only
         last_id, last_offset = None, 0  # the last response or revisit record read
         for record in records:
             headers = record.rec_headers
@@ -71,7 +71,7 @@ class WarcPages:
                 last_id = headers.get_header("WARC-Record-ID")
                 last_offset = records.get_record_offset()
             elif record.rec_type == "metadata" and record.content_type == METADATA_TYPE:
-                body = record.content_stream().read()
+                body = record.raw_stream.read()
                 if len(body) < record.length:
                     raise EOFError  # a record cut short: the end of what the file holds
                 page = json.loads(body)
