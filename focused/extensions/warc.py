@@ -12,7 +12,7 @@ Every fetched page (one the frontier gave a fetch order), kept or not, also gets
 record (``application/json``, ``WARC-Target-URI`` its URL, ``WARC-Concurrent-To`` its response
 or revisit record when one is kept, as Heritrix writes its crawl metadata): the page's feed
 fields (:data:`METADATA_FIELDS`, main text included), which ``focused export --format parquet``
-reads. It costs about 0.1 ms and a few hundred gzip'd bytes a page beyond its main text
+reads. It costs about 0.06 ms of CPU and 450 gzip'd bytes a page, more with a main text
 (``benchmarks/export.py``), little next to a response record, and it makes the files describe
 the whole crawl, the pages FOCUSED_WARC does not keep included.
 
@@ -34,8 +34,9 @@ robots.txt (``all``) are stored as downloaded, before any middleware.
 Files (:class:`WarcFiles`) rotate per process in FOCUSED_WARC_DIR (None:
 ``FOCUSED_HOME/warc/<crawl>/``). Records are written and gzip'd on the reactor thread as each
 item is scraped (``benchmarks/warc.py`` measures the cost). Stats: ``focused/warc/records``
-(every record written: warcinfo, request, response, revisit), ``focused/warc/revisits``,
-``focused/warc/files`` (files started), ``focused/warc/bytes`` (gzip'd bytes written).
+(every record written: warcinfo, request, response, revisit, metadata),
+``focused/warc/revisits``, ``focused/warc/files`` (files started), ``focused/warc/bytes``
+(gzip'd bytes written).
 
 A record the disk refuses (full, read-only, an I/O error: any OSError) is a disk fault
 (:mod:`focused.extensions.diskfaults`): the file is cut back to its last whole page and closed
