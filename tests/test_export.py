@@ -14,6 +14,7 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 from warcio.archiveiterator import ArchiveIterator
 
+from focused.errors import FocusedError
 from focused.export.pages import CrawlPages, Orders, redis_row
 from focused.export.parquet import SCHEMA, ParquetPages
 from focused.export.warcpages import WarcPages, crawl_files
@@ -78,6 +79,22 @@ def test_a_write_that_fails_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError), ParquetPages(path) as out:
         out.write([{"url": "http://a.test/", "order": 1}])
         raise ValueError
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(FocusedError) as error:
+        ParquetPages(tmp_path / "no" / "pages.parquet")
+    assert str(error.value) == f"-o {tmp_path}/no/pages.parquet: No such file or directory"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_a_full_disk_is_one_line_and_leaves_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "pages.parquet"
+    path.with_name("pages.parquet.part").symlink_to("/dev/full")
+    with pytest.raises(FocusedError) as error, ParquetPages(path, row_group=2) as out:
+        out.write({"url": f"http://a.test/{n}", "main_text": "x" * 100_000} for n in range(9))
+    assert str(error.value) == f"-o {path}: No space left on device"
     assert list(tmp_path.iterdir()) == []
 
 

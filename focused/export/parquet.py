@@ -8,6 +8,7 @@ stays that of a row group however many pages a crawl has. The file is written un
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -64,9 +65,10 @@ class ParquetPages:
         self.text = 0
         self.rows = 0
         try:
-            self.writer = pq.ParquetWriter(self.part, SCHEMA, compression="zstd")
+            self.out = self.part.open("wb")
         except OSError as exc:
-            raise FocusedError(f"-o {path}: {exc.strerror or exc}") from None
+            raise FocusedError(f"-o {path}: {exc.strerror}") from None
+        self.writer = pq.ParquetWriter(self.out, SCHEMA, compression="zstd")
 
     def __enter__(self) -> ParquetPages:
         return self
@@ -75,7 +77,9 @@ class ParquetPages:
         if kind is None:
             self.close()
         else:
-            self.writer.close()
+            with contextlib.suppress(OSError):
+                self.writer.close()
+                self.out.close()
             self.part.unlink(missing_ok=True)
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
@@ -93,12 +97,19 @@ class ParquetPages:
             return
         self.columns["time"] = [microseconds(t) for t in self.columns["time"]]
         arrays = [pa.array(self.columns[f.name], f.type) for f in SCHEMA]
-        self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=SCHEMA))
+        try:
+            self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=SCHEMA))
+        except OSError as exc:  # the disk is full, say
+            raise FocusedError(f"-o {self.path}: {exc.strerror or exc}") from None
         self.rows += count
         self.columns = {name: [] for name in SCHEMA.names}
         self.text = 0
 
     def close(self) -> None:
         self.flush()
-        self.writer.close()
-        os.replace(self.part, self.path)
+        try:
+            self.writer.close()
+            self.out.close()
+            os.replace(self.part, self.path)
+        except OSError as exc:
+            raise FocusedError(f"-o {self.path}: {exc.strerror or exc}") from None
