@@ -10,6 +10,14 @@ page of another run of the same crawl name, or of a crawl reset since, does not 
 left out), then Redis's records of the pages not seen in the first pass, in fetch order. What
 is kept between the passes is one bit per fetch order (:class:`Orders`): 125 KB for a million
 pages. So rows are not in fetch order: ``order`` gives it.
+
+Why metadata records in the WARC files rather than another store: Redis keeps a page in a
+few dozen bytes, and its text there would multiply a crawl's memory; the WARC files are
+already each page's durable, written-through record, and a ``metadata`` record concurrent to
+a response is where WARC (and Heritrix) keeps what a crawler learnt of a page, so the files
+stay one self-describing archive. Extracting the columns again from the responses instead
+would miss the pages whose responses are not kept (most of them, by default) and could not
+give the values the crawl computed (its R, its category, its near-copies).
 """
 
 from __future__ import annotations
