@@ -22,6 +22,7 @@ FEED_FIELDS = [
     "bad",
     "main_text",
     "markdown",
+    "rendered",
 ]
 
 
@@ -44,6 +45,9 @@ class PageItem(scrapy.Item):
     # and the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
     main_text = scrapy.Field()
     markdown = scrapy.Field()
+    # None for a plain fetch, else why the browser fetched the page (FOCUSED_RENDER): always,
+    # little_text or host.
+    rendered = scrapy.Field()
     # For the pipelines, not exported:
     text = scrapy.Field()  # the whole page's visible text (relevance.text.page_text)
     html = scrapy.Field()  # the decoded page, for its main text

@@ -104,6 +104,31 @@ def test_the_status_page_explains_every_line_and_no_other(redis_client, crawl_na
     assert explained == printed
 
 
+def test_the_exporter_serves_rendered_pages_by_reason_and_hosts_flagged(redis_client, crawl_name):
+    from focused.monitor.metrics import CrawlCollector
+
+    prefix = keys.prefix(crawl_name)
+    stats = {"focused/render/pages": 5, "focused/render/reason/little_text": 3}
+    stats |= {"focused/render/reason/host": 2, "focused/render/hosts_flagged": 1}
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 6, "classified": 6})
+    redis_client.hset(prefix + keys.SCRAPY_STATS, mapping=stats)
+    try:
+        samples = {
+            (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in CrawlCollector(Reader(redis_client)).collect()
+            for sample in family.samples
+        }
+    finally:
+        reset_crawl(redis_client, crawl_name)
+    crawl = ("crawl", crawl_name)
+    rendered = {
+        reason: samples["focused_pages_rendered_total", (crawl, ("reason", reason))]
+        for reason in ("always", "little_text", "host")
+    }
+    assert rendered == {"always": 0, "little_text": 3, "host": 2}
+    assert samples["focused_hosts_rendered_total", (crawl,)] == 1
+
+
 def test_the_report_says_what_its_figures_count(redis_client, crawl_name):
     """A topic without categories has no census (not one of a category "-"), the num_tries
     histogram is in words, and a process's count is of responses (robots.txt included), which

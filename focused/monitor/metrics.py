@@ -52,6 +52,12 @@ CRAWL_METRICS = (
         "dropped_host_queue",
     ),
     ("focused_links_capped", "counter", "Out-links left out past a page's cap", "links_capped"),
+    (
+        "focused_hosts_rendered",
+        "counter",
+        "Hosts whose pages the browser fetches from then on (FOCUSED_RENDER auto)",
+        "render_hosts",
+    ),
     ("focused_frontier_queued", "gauge", "URLs queued in the frontier", "queued"),
     ("focused_frontier_in_flight", "gauge", "URLs leased, not acknowledged", "in_flight"),
     ("focused_processes_alive", "gauge", "Crawler processes heard from in three beats", "alive"),
@@ -122,6 +128,11 @@ class CrawlCollector(Collector):
             "Out-links left out by each scope rule",
             labels=["crawl", "rule"],
         )
+        rendered = CounterMetricFamily(
+            "focused_pages_rendered",
+            "Pages fetched in the browser, by reason (always, little_text, host)",
+            labels=["crawl", "reason"],
+        )
         census = CounterMetricFamily(
             "focused_category_pages",
             "Classified pages by best category",
@@ -162,6 +173,8 @@ class CrawlCollector(Collector):
                 held.add_metric([crawl, budget], count)
             for rule, count in s["out_of_scope"].items():
                 scope.add_metric([crawl, rule], count)
+            for reason, count in s["rendered_by"].items():
+                rendered.add_metric([crawl, reason], count)
             for category, pages in s["census"].items():
                 census.add_metric([crawl, category], pages)
             raised = {a["name"] for a in s["alarms"]}
@@ -175,7 +188,7 @@ class CrawlCollector(Collector):
             for stat, value in s["scrapy"].items():
                 if isinstance(value, int | float):
                     scrapy.add_metric([crawl, stat], value)
-        yield from (running, harvest, relevance, hosts, held, scope, census, alarm)
+        yield from (running, harvest, relevance, hosts, held, scope, rendered, census, alarm)
         yield from (distilled, distill_runs, distill_seconds, scrapy)
 
     def _process_families(self, snapshots: list[dict[str, Any]]) -> Iterator[Metric]:

@@ -13,6 +13,9 @@ which aborts:
   the same check as a plain fetch's, with the same allowed networks (also counted as refused);
 - images, fonts and media, which add nothing to a page's text or links and most of its bytes
   (counted in ``focused/render/subrequests/blocked``).
+
+The browser follows redirects without asking its route handlers again;
+:mod:`focused.render.redirects` takes them hop by hop so that each hop is asked here too.
 """
 
 from __future__ import annotations
@@ -71,7 +74,11 @@ class SubRequestGuard:
         if request.resource_type in BLOCKED_TYPES:
             self.stats.inc_value(BLOCKED)
             return True
-        reason = await self.refusal(request.url)
+        return await self.refuses(request.url)
+
+    async def refuses(self, url: str) -> bool:
+        """Whether the browser may not fetch ``url`` (counted and logged when so)."""
+        reason = await self.refusal(url)
         if reason is None:
             return False
         self.stats.inc_value(REFUSED)
@@ -80,12 +87,12 @@ class SubRequestGuard:
             logger.warning(
                 "Refused the browser's request for %(url)s: %(reason)s (allow its network with "
                 "%(hint)s); further refusals are counted in %(stat)s and logged at DEBUG",
-                {"url": request.url, "reason": reason, "hint": ALLOW_HINT, "stat": REFUSED},
+                {"url": url, "reason": reason, "hint": ALLOW_HINT, "stat": REFUSED},
             )
         else:
             logger.debug(
                 "Refused the browser's request for %(url)s: %(reason)s",
-                {"url": request.url, "reason": reason},
+                {"url": url, "reason": reason},
             )
         return True
 

@@ -6,7 +6,8 @@ are open in it at once (other rendered requests wait for a page); every
 ``FOCUSED_RENDER_CONTEXT_PAGES`` pages the next ones open in a fresh browser context, and the
 last context is closed once its pages are, so the caches and storage a long crawl leaves in
 the browser stay bounded. Every request of the browser is asked
-:class:`focused.render.guard.SubRequestGuard` first. Requests without ``meta["playwright"]`` go
+:class:`focused.render.guard.SubRequestGuard` first, and each hop of its redirects too
+(:mod:`focused.render.redirects`). Requests without ``meta["playwright"]`` go
 to Scrapy's own HTTP handler, as scrapy-playwright's do.
 """
 
@@ -21,8 +22,13 @@ from playwright.async_api import Error as PlaywrightError
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from focused.render.guard import SubRequestGuard
+from focused.render.redirects import HopByHopRoute
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from playwright.async_api import Request as BrowserRequest
+    from playwright.async_api import Route
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -40,6 +46,12 @@ class RenderHandler(ScrapyPlaywrightDownloadHandler):
         self.abort_request = SubRequestGuard.from_crawler(crawler)
         self.pages = asyncio.Semaphore(crawler.settings.getint("FOCUSED_RENDER_PAGES"))
         self.context_pages = crawler.settings.getint("FOCUSED_RENDER_CONTEXT_PAGES")
+        self.max_hops = crawler.settings.getint("REDIRECT_MAX_TIMES")
+        self.timeout_ms = crawler.settings.getfloat("DOWNLOAD_TIMEOUT") * 1000
+        # Behind a proxy the browser's own network stack goes through it, redirects included,
+        # and the proxy refuses what the operator refuses: Playwright's fetch would tunnel
+        # plain http through CONNECT, which proxies mostly refuse.
+        self.hop_by_hop = "proxy" not in crawler.settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
         self.rendered = 0
         self.closed = False
 
@@ -58,6 +70,24 @@ class RenderHandler(ScrapyPlaywrightDownloadHandler):
                 return await super()._download_request(request, spider)
             finally:
                 await self._close_spent()
+
+    def _make_request_handler(
+        self, *args: Any, **kwargs: Any
+    ) -> Callable[[Route, BrowserRequest], Awaitable[None]]:
+        """scrapy-playwright's route handler, whose requests go hop by hop past the guard
+        unless the browser goes through a proxy."""
+        handler = super()._make_request_handler(*args, **kwargs)
+        if not self.hop_by_hop:
+            return handler
+        guard = self.abort_request
+
+        async def hop_by_hop(route: Route, request: BrowserRequest) -> None:
+            hops = HopByHopRoute(
+                route, request, guard, max_hops=self.max_hops, timeout_ms=self.timeout_ms
+            )
+            await handler(hops, request)
+
+        return hop_by_hop
 
     async def _close_spent(self) -> None:
         """Close the contexts that new pages no longer open in, once they have none open."""

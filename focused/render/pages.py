@@ -5,10 +5,11 @@
 renders (:class:`focused.store.render.RenderedHosts`). Under auto it also looks at each page
 fetched plainly: one whose HTML holds less than FOCUSED_RENDER_MIN_TEXT characters of visible
 text and has a ``<script>`` (an application's empty root) is fetched again in the browser,
-through the downloader middlewares (robots.txt, the address guard) but not the scheduler, so
-the page keeps its lease and is acknowledged once, with the rendered response; if the browser
-fails, the plain response is kept. A page that gained its text in the browser counts for its
-host in the store, and FOCUSED_RENDER_HOST_PAGES of them flag the host for every process.
+through the downloader middlewares (robots.txt, the address guard) but not the scheduler nor
+the engine, so the page keeps its lease, is acknowledged once, with the rendered response, and
+counts once among the responses received; if the browser fails, the plain response is kept.
+A page that gained its text in the browser counts for its host in the store, and
+FOCUSED_RENDER_HOST_PAGES of them flag the host for every process.
 
 Stats: ``focused/render/pages``, by reason ``focused/render/reason/<always|little_text|host>``,
 ``focused/render/failed`` (a re-fetch that failed: the plain page kept),
@@ -22,7 +23,8 @@ import time
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from focused.items import META
@@ -35,7 +37,6 @@ from focused.store.render import RenderedHosts
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +141,12 @@ class RenderMiddleware:
         self._render(again, LITTLE_TEXT)
         assert self.crawler.engine is not None
         try:
-            rendered = await self.crawler.engine.download_async(again)
+            # Through the downloader (its middlewares), not the engine: the engine would signal
+            # the rendered response as received once here and once for the request it answers,
+            # counting the page twice in response_received_count and CLOSESPIDER_PAGECOUNT.
+            rendered = await maybe_deferred_to_future(self.crawler.engine.downloader.fetch(again))
+            if not isinstance(rendered, Response):
+                raise TypeError(f"the browser's fetch gave {type(rendered).__name__}")
         except Exception as exc:  # any failure of the browser: the plain page is kept
             self.stats.inc_value(FAILED)
             logger.info(

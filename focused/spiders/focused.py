@@ -30,6 +30,7 @@ from focused.links.extract import link_batches, parsed
 from focused.links.scope import Scope
 from focused.middlewares.failures import OTHER, failure_reason
 from focused.relevance.text import page_text
+from focused.render.pages import RENDER_META
 from focused.store.crawler import crawl_name
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.topic.plan import CrawlPlan
@@ -197,6 +198,7 @@ class FocusedSpider(scrapy.Spider):
             title=None,
             bad=None,
             main_text=None,
+            rendered=meta.get(RENDER_META),
             text="",
             links=[],
             lease=record.get("lease"),

@@ -96,20 +96,32 @@ def _scripted(
         yield {"url": origin + SCRIPT_PATH, "status": 200, "headers": JS_TYPE, "body": script}
 
 
-def generate_scripted_web(folder: str | Path, *, beacon: str | None = None, **options: Any) -> Path:
+def generate_scripted_web(
+    folder: str | Path,
+    *,
+    beacon: str | None = None,
+    redirects: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Path:
     """Write the synthetic web (``options`` as :func:`focused.lab.webs.generate.generate_web`
     takes them) into ``folder`` with its scripted hosts built by scripts; each scripted page
-    also calls ``beacon``, if given, as a tracker would. Returns the folder."""
+    also calls ``beacon``, if given, as a tracker would, and each URL of ``redirects`` answers
+    302 to the URL it maps to. Returns the folder."""
     folder = generate_web(folder, **options)
     topics = json.loads((folder / TOPICS_FILE).read_text(encoding="utf-8"))
     demo = next(t for t in topics["topics"] if t["category"] == DEMO_CATEGORY)
     seed_hosts = {urlsplit(url).hostname or "" for url in demo["seeds"]}
     labels = _labels(folder / LABELS_FILE)
     records = list(_scripted(_records(folder / PAGES_FILE), seed_hosts, beacon))
+    records += [_redirect(url, location) for url, location in (redirects or {}).items()]
     write_bundle(folder, records, labels=labels, topics=topics)
     hosts = sorted({urlsplit(r["url"]).hostname for r in records if r["url"].endswith(SCRIPT_PATH)})
     (folder / HOSTS_FILE).write_text(json.dumps({"scripted": hosts}, indent=1) + "\n")
     return folder
+
+
+def _redirect(url: str, location: str) -> dict[str, Any]:
+    return {"url": url, "status": 302, "headers": {**HTML_TYPE, "Location": location}, "body": ""}
 
 
 def _labels(path: Path) -> Mapping[str, list[str]]:
