@@ -22,6 +22,7 @@ FEED_FIELDS = [
     "bad",
     "main_text",
     "markdown",
+    "near_duplicate_of",
 ]
 
 
@@ -63,3 +64,5 @@ class PageItem(scrapy.Item):
     # Why a ``bad = "duplicate"`` page is one (text, last_modified, known): the WARC writer
     # keeps a URL that came back unchanged as a revisit record.
     duplicate = scrapy.Field()
+    # The URL of the page this one nearly copies (focused.pipelines.nearcopies), else None.
+    near_duplicate_of = scrapy.Field()

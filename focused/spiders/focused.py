@@ -197,6 +197,7 @@ class FocusedSpider(scrapy.Spider):
             title=None,
             bad=None,
             main_text=None,
+            near_duplicate_of=None,
             text="",
             links=[],
             lease=record.get("lease"),
