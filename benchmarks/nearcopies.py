@@ -14,6 +14,9 @@
 3. **Costs a page**: CPU ms of the signature (shingles, MinHash, bands), of the index call on
    the client and on the Redis server (INFO cpu), and the bytes Redis uses per indexed page
    (MEMORY USAGE of the index's keys, every field counted).
+   And the bytes a page as the index grows, up to --memory-pages pages of random signatures
+   (Redis keeps a small hash as a listpack, so a bucket's field costs less once the buckets
+   fill up).
 4. **A crawl**: ``focused evaluate`` of Countries on Wikispeedia (--crawl-pages pages, the
    ``taxonomy`` crawler), with the check at its default (the relevant pages) and off
    (``FOCUSED_NEAR_COPIES=none``), --runs pairs interleaved: CPU ms per fetched page of the
@@ -30,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import redis
 from classifier import WIKISPEEDIA
 from common import DEFAULT_WORK, clean_dir, redis_cpu_seconds, redis_server
@@ -147,6 +151,23 @@ def print_costs(label: str, result: dict[str, object]) -> None:
     )
 
 
+def memory_curve(client: redis.Redis, most: int) -> None:
+    """Bytes a page of the index at sizes up to ``most`` pages of random signatures."""
+    index = NearCopyIndex(CrawlStore(client, "bench-nearcopies-memory"))
+    cut, needed = nc.candidate_banding(DEFAULT_THRESHOLD), nc.agreeing_needed(DEFAULT_THRESHOLD)
+    rng = np.random.default_rng(0)
+    print(f"\n== the index's bytes a page, random signatures, threshold {DEFAULT_THRESHOLD} ==")
+    sizes = [n for n in (2_000, 20_000, 200_000, 1_000_000, 2_000_000) if n < most] + [most]
+    done = 0
+    for size in sizes:
+        for n in range(done, size):
+            values = rng.integers(0, 2**32, nc.NUM_PERM, dtype=np.uint64)
+            url = f"http://www.host{n % 1000}.example/articles/{n}/a-page-title"
+            index.check(url, nc.packed(values), nc.band_keys(values, cut), needed)
+        done = size
+        print(f"{size:>9,} pages: {index.memory() / index.indexed():.0f} bytes a page")
+
+
 def crawl_cpu(work: Path, pages: int, runs: int) -> None:
     """CPU ms per page of a Wikispeedia crawl with the check at its default and off."""
     figures: dict[str, list[float]] = {"default": [], "off": []}
@@ -194,12 +215,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2, help="pairs of crawls")
     parser.add_argument("--crawl-pages", type=int, default=300)
     parser.add_argument("--no-crawls", action="store_true", help="leave the crawls out")
+    parser.add_argument(
+        "--memory-pages", type=int, default=200_000, help="the largest index measured"
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK / "nearcopies")
     args = parser.parse_args()
     with redis_server(args.work / "redis") as url:
         client = redis.Redis.from_url(url, decode_responses=True)
         planted_web(args.work, client, args.pages, args.originals)
         wikispeedia(client)
+        memory_curve(client, args.memory_pages)
     if not args.no_crawls:
         crawl_cpu(args.work, args.crawl_pages, args.runs)
 

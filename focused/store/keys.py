@@ -125,9 +125,10 @@ fitted model's
 ``learned:examples``   string  the last refit's examples (zlib-compressed JSON: texts, labels),
                                which every process fits its own copy from
 ``learn:lock``         string  held by the one process refitting the topic (expires)
-``near:buckets``       hash    near-copies (``store/nearcopies.py``): band key (the band's number
-                               and an 8-byte hash of its MinHash values) -> id of the first page
-                               indexed with it
+``near:b:<n>``         hash    near-copies' LSH buckets (``store/nearcopies.py``): band key (the
+                               band's number and 6 bytes of the hash of its MinHash values; the
+                               hash's first 2 bytes are n) -> id of the first page indexed with it;
+                               small hashes, so that Redis keeps each as a listpack
 ``near:pages``         hash    page id (1, 2, ...) -> its packed MinHash signature, then its URL
 =====================  ======  ============================================================
 """
@@ -194,7 +195,7 @@ LEARN_PAGES = "learn:pages"
 LEARNED = "learned"
 LEARNED_EXAMPLES = "learned:examples"
 LEARN_LOCK = "learn:lock"
-NEAR_BUCKETS = "near:buckets"
+NEAR_BUCKETS = "near:b:"
 NEAR_PAGES = "near:pages"
 
 URL_BUCKET = 512

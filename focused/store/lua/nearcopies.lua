@@ -1,12 +1,12 @@
 -- The near-copies index (focused.store.nearcopies): check one page against it and add it, in
--- one step for every process of the crawl. KEYS: near:buckets (band key -> page id),
--- near:pages (page id -> packed signature then URL). ARGV: the page's URL, its packed
--- signature, how many of its values must agree with a candidate's, the cap on indexed pages
--- (0: none), then its band keys.
+-- one step for every process of the crawl. KEYS: near:pages (page id -> packed signature then
+-- URL), then the bucket hash of each of the page's bands (near:b:<n>: band key -> page id).
+-- ARGV: the page's URL, its packed signature, how many of its values must agree with a
+-- candidate's, the cap on indexed pages (0: none), then its band keys in their buckets.
 -- Returns {URL of the page it copies or '', what became of it, pages indexed}: 'copy' (not
 -- added), 'known' (its URL is indexed already: a page fetched again is not a copy of itself),
 -- 'added', or 'full' (the index holds the cap: checked, not added).
-local buckets, pages = KEYS[1], KEYS[2]
+local pages = KEYS[1]
 local url, signature = ARGV[1], ARGV[2]
 local needed, cap = tonumber(ARGV[3]), tonumber(ARGV[4])
 local FIRST_BAND = 5
@@ -25,7 +25,7 @@ end
 
 local seen, copy_of, known = {}, nil, false
 for i = FIRST_BAND, #ARGV do
-  local id = redis.call('HGET', buckets, ARGV[i])
+  local id = redis.call('HGET', KEYS[i - FIRST_BAND + 2], ARGV[i])
   if id and not seen[id] then
     seen[id] = true
     local page = redis.call('HGET', pages, id)
@@ -45,5 +45,5 @@ if copy_of then return {copy_of, 'copy', size} end
 if cap > 0 and size >= cap then return {'', 'full', size} end
 size = size + 1
 redis.call('HSET', pages, size, signature .. url)
-for i = FIRST_BAND, #ARGV do redis.call('HSETNX', buckets, ARGV[i], size) end
+for i = FIRST_BAND, #ARGV do redis.call('HSETNX', KEYS[i - FIRST_BAND + 2], ARGV[i], size) end
 return {'', 'added', size}
