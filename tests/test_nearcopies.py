@@ -181,3 +181,13 @@ def test_a_crawl_without_the_check_takes_the_copies_for_new_pages(crawl: Crawl, 
     assert not any(item["near_duplicate_of"] for item in feed.values())
     assert "focused/nearcopies/checked" not in stats
     wait_for(lambda: any(url_key(copy["only_link"]) in fetched(served) for copy in copies))
+
+
+@pytest.mark.cluster
+def test_on_a_cluster_the_index_is_one_crawls_keys(cluster, crawl_name):
+    one = NearCopyIndex(CrawlStore(cluster, crawl_name, create=True))
+    other = NearCopyIndex(CrawlStore(cluster, crawl_name))
+    text = article(1)
+    assert check(one, "http://a.test/1", text).state == index_states.ADDED
+    assert check(other, "http://b.test/copy", edited(text, 0.05)).copy_of == "http://a.test/1"
+    assert one.memory() > 0
