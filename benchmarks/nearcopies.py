@@ -12,7 +12,8 @@
 2. **Wikispeedia** (4,600 real articles, no copies planted): the pages flagged at the default
    threshold, with their pairs' exact Jaccard, and the same costs on longer texts.
 3. **Costs a page**: CPU ms of the signature (shingles, MinHash, bands), of the index call on
-   the client and on the Redis server (INFO cpu), and the bytes Redis uses per indexed page
+   the client and on the Redis server (INFO cpu), of the MinHash with datasketch's default hash
+   (SHA-1) against the CRC-32 shipped, and the bytes Redis uses per indexed page
    (MEMORY USAGE of the index's keys, every field counted).
    And the bytes a page as the index grows, up to --memory-pages pages of random signatures
    (Redis keeps a small hash as a listpack, so a bucket's field costs less once the buckets
@@ -32,11 +33,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from zlib import crc32
 
 import numpy as np
 import redis
 from classifier import WIKISPEEDIA
 from common import DEFAULT_WORK, clean_dir, redis_cpu_seconds, redis_server
+from datasketch import MinHash
+from datasketch.hashfunc import sha1_hash32
 
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.nearcopies import NEAR_COPIES_FILE, generate_near_copy_web
@@ -142,6 +146,21 @@ def wikispeedia(client: redis.Redis) -> None:
     for url, original in list(found.items())[:20]:
         print(f"  {url} ~ {original}: Jaccard {similar[url]:.2f}")
     print_costs("Wikispeedia", result)
+    hashing(list(texts.values()))
+
+
+def hashing(texts: list[str]) -> None:
+    """CPU ms a text of the MinHash signature with datasketch's default hash (SHA-1) and with
+    the CRC-32 shipped, the shingles made once."""
+    shingled = [list(nc.shingles(text)) for text in texts]
+    print("MinHash of the shingles, CPU ms a text:", end="")
+    for name, hashfunc in (("SHA-1 (datasketch's default)", sha1_hash32), ("CRC-32", crc32)):
+        template = MinHash(num_perm=nc.NUM_PERM, seed=nc.SEED, hashfunc=hashfunc)
+        start = time.process_time()
+        for shingles in shingled:
+            template.copy().update_batch(shingles)
+        print(f" {name} {1000 * (time.process_time() - start) / len(texts):.2f}", end=";")
+    print()
 
 
 def print_costs(label: str, result: dict[str, object]) -> None:
