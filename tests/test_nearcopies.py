@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from focused.cli.export import fetched_pages
-from focused.lab.webs.bundle import url_key
+from focused.lab.webs.bundle import PAGES_FILE, Bundle, url_key
 from focused.lab.webs.generate import BACKGROUND, TAXONOMY
 from focused.lab.webs.nearcopies import NEAR_COPIES_FILE, generate_near_copy_web
 from focused.lab.webs.server import read_log
 from focused.monitor.snapshot import crawl_status
 from focused.relevance import nearcopies as nc
+from focused.relevance.content import main_text
 from focused.store import nearcopies as index_states
 from focused.store.crawl import CrawlStore
 from focused.store.nearcopies import NearCopyIndex
@@ -87,6 +88,25 @@ def test_the_bands_catch_pages_above_the_threshold_and_few_below():
         below = threshold - 0.4
         assert 1 - (1 - below**cut.rows) ** cut.bands < 0.01
     assert nc.agreeing_needed(0.7) == 90
+
+
+@pytest.mark.unit
+def test_the_planted_copies_are_near_copies_of_their_originals(tmp_path):
+    folder = generate_near_copy_web(tmp_path / "a", originals=4, n_pages=150, n_hosts=10, seed=3)
+    again = generate_near_copy_web(tmp_path / "b", originals=4, n_pages=150, n_hosts=10, seed=3)
+    for name in (PAGES_FILE, NEAR_COPIES_FILE):
+        assert (folder / name).read_bytes() == (again / name).read_bytes()
+    bundle = Bundle.load(folder)
+    copies = planted(folder)
+    assert [copy["kind"] for copy in copies] == ["mirror", "print", "edit"] * 4
+    for copy in copies:
+        original, text = (
+            main_text(bundle.pages[url_key(url)].body).text
+            for url in (copy["url"], copy["copy_of"])
+        )
+        expected = 0.82 if copy["kind"] == "edit" else 1.0
+        assert nc.jaccard(original, text) == pytest.approx(expected, abs=0.03), copy
+        assert bundle.page(copy["only_link"]) is not None
 
 
 def check(index: NearCopyIndex, url: str, text: str, threshold: float = 0.7, cap: int = 0):
