@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 PIPELINES = {
     "focused.pipelines.classify.ClassifierPipeline": 100,
     "focused.pipelines.frontier.FrontierPipeline": 200,
+    "focused.pipelines.nearcopies.NearCopyPipeline": 150,
 }
 
 

@@ -23,6 +23,7 @@ FEED_FIELDS = [
     "main_text",
     "markdown",
     "rendered",
+    "near_duplicate_of",
 ]
 
 
@@ -67,3 +68,5 @@ class PageItem(scrapy.Item):
     # Why a ``bad = "duplicate"`` page is one (text, last_modified, known): the WARC writer
     # keeps a URL that came back unchanged as a revisit record.
     duplicate = scrapy.Field()
+    # The URL of the page this one nearly copies (focused.pipelines.nearcopies), else None.
+    near_duplicate_of = scrapy.Field()

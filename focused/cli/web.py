@@ -26,7 +26,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
-    --hostile, --traps, --farm-domain, --slow-hosts, --js."""
+    --hostile, --traps, --farm-domain, --slow-hosts, --js, --near-copies."""
     from focused.lab.webs.generate import HOSTILE_FILE
     from focused.lab.webs.hostile import FARM
 
@@ -69,12 +69,22 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         help="build the pages of half the hosts (and the demo seeds') in JavaScript, from a JSON"
         " file per page, for crawls that render pages (FOCUSED_RENDER)",
     )
+    parser.add_argument(
+        "--near-copies",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add three near-copies (a mirror, a printable version, a 5%% edit) of N pages on the"
+        " demo topic, listed in near_copies.json",
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate the web ``args`` describe (with the hostile cases on ``--hostile``, the farm
     and traps on ``--traps``, slow hosts on ``--slow-hosts``, hosts built by scripts on
-    ``--js``), print where it is and return the exit code."""
+    ``--js``, near-copies on ``--near-copies``), print where it is and return the exit code."""
+    if args.near_copies:
+        return _run_generate_near_copies(args)
     if args.hostile or args.traps or args.slow_hosts:
         return _run_generate_hostile(args)
     if args.js:
@@ -142,6 +152,27 @@ def _run_generate_hostile(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.pages} pages on {args.hosts} hosts and {n_cases} hostile cases to {folder}"
         f" (cases: {folder / HOSTILE_FILE}; demo topic: {folder / 'topic.toml'})"
+    )
+    return 0
+
+
+def _run_generate_near_copies(args: argparse.Namespace) -> int:
+    """``focused web generate --near-copies N``: write the web with planted near-copies, print
+    where it is."""
+    from focused.lab.webs.nearcopies import NEAR_COPIES_FILE, generate_near_copy_web
+
+    folder = generate_near_copy_web(
+        args.folder,
+        originals=args.near_copies,
+        n_pages=args.pages,
+        n_hosts=args.hosts,
+        seed=args.seed,
+        n_examples=args.examples,
+        overwrite=args.force,
+    )
+    print(
+        f"wrote {args.pages} pages on {args.hosts} hosts and near-copies of {args.near_copies}"
+        f" to {folder} (copies: {folder / NEAR_COPIES_FILE}; demo topic: {folder / 'topic.toml'})"
     )
     return 0
 

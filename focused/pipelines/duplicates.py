@@ -12,7 +12,9 @@ A fetched page is a duplicate when
   revisit that changed is counted again and its new links queued, or
 - its URL is *known* from an earlier run of the crawl (``focused reset NAME --keep-known``)
   and came back unchanged: the same text or the same ``Last-Modified`` (Badia et al. 2006: a search
-  run regularly must skip what it already knows).
+  run regularly must skip what it already knows), or
+- its main text nearly copies another page's (:mod:`focused.pipelines.nearcopies`, which sets
+  its ``near_duplicate_of``): reason ``near``, unless it is an exact duplicate too.
 
 The same URL fetched again with no ``Last-Modified``, or a different one, is not a duplicate,
 even with the same text: so a URL whose first fetch was never acknowledged (a killed crawler)
@@ -26,8 +28,8 @@ with its batch, and a duplicate is acknowledged as such, counted as ``duplicate`
 marks the item (:func:`mark_duplicate`): ``bad = "duplicate"`` with the reason in its
 ``duplicate`` field (the WARC writer keeps a URL that came back unchanged as a revisit record),
 and no relevance. Stats: ``focused/pages/duplicate``, and by reason ``focused/duplicate/text``,
-``focused/duplicate/last_modified`` and ``focused/duplicate/known``; for revisits
-``focused/revisit/unchanged`` and ``focused/revisit/changed``.
+``focused/duplicate/last_modified``, ``focused/duplicate/known`` and ``focused/duplicate/near``;
+for revisits ``focused/revisit/unchanged`` and ``focused/revisit/changed``.
 
 Redis (see :mod:`focused.store.keys`): ``checksums`` maps each text checksum to the fingerprint of
 the first URL fetched with it, ``modified`` each URL fingerprint to its latest

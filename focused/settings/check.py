@@ -197,6 +197,8 @@ RANGES: dict[str, Range] = {
     "FOCUSED_MAX_PATH_REPEATS": AT_LEAST_0,
     "FOCUSED_MAX_PATH_SEGMENTS": AT_LEAST_0,
     "FOCUSED_WARC_MAX_SIZE": AT_LEAST_1,
+    "FOCUSED_NEAR_COPY_THRESHOLD": Range(0, 1, low_open=True),
+    "FOCUSED_NEAR_COPY_MAX_PAGES": AT_LEAST_0,
     # monitoring
     "FOCUSED_ALARM_MIN_PAGES": AT_LEAST_0,
     "FOCUSED_STAGNATION_HARVEST": SHARE,
@@ -229,6 +231,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "FOCUSED_WARC": ("relevant", "all", "none"),  # the pages kept in WARC files
     "FOCUSED_REVISIT_ORDER": ("relevance", "hub"),
     "FOCUSED_RENDER": ("never", "auto", "always"),  # which pages the browser fetches
+    "FOCUSED_NEAR_COPIES": ("relevant", "all", "none"),  # the pages checked for near-copies
 }
 
 

@@ -199,6 +199,7 @@ class FocusedSpider(scrapy.Spider):
             bad=None,
             main_text=None,
             rendered=meta.get(RENDER_META),
+            near_duplicate_of=None,
             text="",
             links=[],
             lease=record.get("lease"),

@@ -128,6 +128,11 @@ fitted model's
 ``render:seen``        hash    host -> its pages that had little text until the browser rendered
                                them (FOCUSED_RENDER auto; ``store/render.py``)
 ``render:hosts``       set     hosts whose pages go straight to the browser, for every process
+``near:b:<n>``         hash    near-copies' LSH buckets (``store/nearcopies.py``): band key (the
+                               band's number and 6 bytes of the hash of its MinHash values; the
+                               hash's first 2 bytes are n) -> id of the first page indexed with it;
+                               small hashes, so that Redis keeps each as a listpack
+``near:pages``         hash    page id (1, 2, ...) -> its packed MinHash signature, then its URL
 =====================  ======  ============================================================
 """
 
@@ -195,6 +200,8 @@ LEARNED_EXAMPLES = "learned:examples"
 LEARN_LOCK = "learn:lock"
 RENDER_SEEN = "render:seen"
 RENDER_HOSTS = "render:hosts"
+NEAR_BUCKETS = "near:b:"
+NEAR_PAGES = "near:pages"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000

@@ -38,6 +38,7 @@ _ALONE = (
     "revisit_next",
     "unlock",
     "time",
+    "nearcopies",
 )
 
 # Script name -> its files (without ``.lua``), joined in this order: its own file last.

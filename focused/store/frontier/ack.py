@@ -11,6 +11,7 @@ from focused.errors import FocusedError
 from focused.links.urls import origin as url_origin
 from focused.store import keys
 from focused.store.frontier.base import (
+    NEAR_COPY,
     Ack,
     Acked,
     Link,
@@ -80,9 +81,10 @@ class Acknowledging(Outbox):
         for i, ack in enumerate(acks):
             homes.setdefault(shards.of_host(ack.lease.split(" ", 1)[0]), []).append(i)
         checked = [i for i, ack in enumerate(acks) if ack.checksum and ack.kind == "page"]
-        verdicts = [""] * len(acks)
+        # A near-copy is a duplicate, unless the check finds it is an exact one.
+        verdicts = [NEAR_COPY if ack.near_copy and ack.kind == "page" else "" for ack in acks]
         if checked and 0 not in homes:  # no call to the first shard to check them in
-            verdicts = self._duplicates_of(acks, checked)
+            self._duplicates_of(acks, checked, verdicts)
             checked = []
         results: dict[int, Acked] = {}
         # Links for other shards' hosts, with their parents' fetch orders: they ride with the
@@ -112,7 +114,7 @@ class Acknowledging(Outbox):
             replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
             extra_new += int(reply[3 * len(indices)])
             for i, why in zip(others, reply[3 * len(indices) + 1 :], strict=True):
-                verdicts[i] = why
+                verdicts[i] = why or verdicts[i]
             orders = [0 if why else int(order) for order, _, why in replies]
             for shard, pairs in parented(away, orders).items():
                 riding.setdefault(shard, []).extend(pairs)
@@ -170,18 +172,16 @@ class Acknowledging(Outbox):
             args += (page[name] for name in PAGE_FIELDS)
         return args, away, sent
 
-    def _duplicates_of(self, acks: Sequence[Ack], checked: list[int]) -> list[str]:
-        """Why each page is a duplicate ('' for none or not checked), in one call to the first
-        shard (a batch with no page of its own there)."""
+    def _duplicates_of(self, acks: Sequence[Ack], checked: list[int], verdicts: list[str]) -> None:
+        """Set why each checked page is a duplicate in ``verdicts`` (kept where the check finds
+        none), in one call to the first shard (a batch with no page of its own there)."""
         store = self.store
         args = [value for i in checked for value in _check(acks[i])]
         names = [store.key(keys.CHECKSUMS), store.key(keys.MODIFIED), store.key(keys.KNOWN)]
         self.changes += 1
         reply = store.retrying(lambda: self._duplicates(keys=names, args=args))
-        verdicts = [""] * len(acks)
         for i, why in zip(checked, reply, strict=True):
-            verdicts[i] = why
-        return verdicts
+            verdicts[i] = why or verdicts[i]
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
         """Return leased URLs to the frontier; returns how many were queued again.

@@ -70,6 +70,9 @@ class Link:
     redirects: int = 0  # redirects followed to reach this URL (Scrapy's ``redirect_times``)
 
 
+NEAR_COPY = "near"  # why a near-copy is a duplicate
+
+
 @dataclass(frozen=True, slots=True)
 class Ack:
     """A leased URL to acknowledge (:meth:`RedisFrontier.complete_many`): what became of it,
@@ -77,7 +80,9 @@ class Ack:
 
     ``checksum`` is the page's text checksum
     (:func:`~focused.relevance.preprocess.text_checksum`), ``""`` for no duplicates check;
-    ``last_modified`` its ``Last-Modified`` as unix seconds (``""`` for none).
+    ``last_modified`` its ``Last-Modified`` as unix seconds (``""`` for none). A
+    ``near_copy`` (:mod:`focused.pipelines.nearcopies`) is acknowledged as a duplicate, NEAR_COPY,
+    unless the duplicates check finds it is an exact one.
     """
 
     lease: str
@@ -91,13 +96,14 @@ class Ack:
     checksum: str = ""
     last_modified: str = ""
     revisit: bool = False
+    near_copy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Acked:
     """What one acknowledgement did: the page's fetch order (0 for failed), the new URLs it
-    queued, and why it is a duplicate (``known``, ``text``, ``last_modified``, ``unchanged``
-    for a revisit found as it was; ``""`` for none)."""
+    queued, and why it is a duplicate (``known``, ``text``, ``last_modified``, NEAR_COPY,
+    ``unchanged`` for a revisit found as it was; ``""`` for none)."""
 
     order: int
     new: int

@@ -23,8 +23,9 @@ local now = now_s()
 
 -- A page's values by name (PAGE_FIELDS): lease, url, kind (page|bad|redirect|failed),
 -- relevance (R), relevant ('1' or '0'), category, graph (its crawl-graph record, '' for
--- none), hub_score ('' for none), duplicate (why it is one if another shard checked it, ''
--- for not), links (push_packed).
+-- none), hub_score ('' for none), duplicate (why it is one if another shard checked it, or
+-- 'near' for a near-copy the check here finds no exact duplicate; '' for not), links
+-- (push_packed).
 local function read_page(at)
   local page = {}
   for i, name in ipairs(PAGE_FIELDS) do page[name] = ARGV[at + i - 1] end
@@ -171,7 +172,8 @@ local place_of_page = 0
 for at = FIRST_PAGE, #ARGV, #PAGE_FIELDS do
   place_of_page = place_of_page + 1
   local page = read_page(at)
-  local why = checked[place_of_page] or page.duplicate
+  local why = checked[place_of_page]
+  if not why or why == '' then why = page.duplicate end  -- a near-copy's, if not an exact one
   local order, new = acknowledge(page, why)
   batch.pushed[#batch.pushed + 1] = why == '' and order or 0
   out[#out + 1] = order
