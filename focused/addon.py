@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 PIPELINES = {
     "focused.pipelines.classify.ClassifierPipeline": 100,
+    "focused.pipelines.language.LanguagePipeline": 120,
     "focused.pipelines.frontier.FrontierPipeline": 200,
 }
 

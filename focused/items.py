@@ -22,6 +22,7 @@ FEED_FIELDS = [
     "bad",
     "main_text",
     "markdown",
+    "language",
 ]
 
 
@@ -44,6 +45,9 @@ class PageItem(scrapy.Item):
     # and the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
     main_text = scrapy.Field()
     markdown = scrapy.Field()
+    # The page's language (focused.relevance.language: an ISO 639 code, "und" undetermined)
+    # where FOCUSED_LANGUAGE_ID identifies it, else None.
+    language = scrapy.Field()
     # For the pipelines, not exported:
     text = scrapy.Field()  # the whole page's visible text (relevance.text.page_text)
     html = scrapy.Field()  # the decoded page, for its main text

@@ -6,7 +6,10 @@ from-warc``).
 ``all`` every response (non-HTML, error pages such as 404s, and also the redirects followed and
 robots.txt, which never reach the spider), ``none`` nothing. A fetch that failed without a
 response writes nothing. Each page is a ``response`` record and the ``request`` record it
-answered (``WARC-Concurrent-To``).
+answered (``WARC-Concurrent-To``). A page whose language was identified
+(:mod:`focused.pipelines.language`) has it in its response record's
+``WARC-Identified-Content-Language`` header, as Common Crawl's response records have (the
+code the feed has: ISO 639, two letters where ISO 639-1 has one).
 
 A page that came back unchanged (a maintenance-mode revisit, ``bad = "unchanged"``, or a page
 known from an earlier run, :mod:`focused.pipelines.duplicates`) is a ``revisit`` record, profile
@@ -94,6 +97,7 @@ SAME_URL = ("known", "last_modified")
 # Not the stored body's (Scrapy joined the chunks; Content-Length is set anew), or a secret.
 _RESPONSE_DROPPED = {b"transfer-encoding", b"content-length"}
 _REQUEST_DROPPED = {b"proxy-authorization"}
+LANGUAGE_HEADER = "WARC-Identified-Content-Language"
 
 
 @dataclass(frozen=True)
@@ -165,15 +169,19 @@ def response_http_headers(response: Response) -> StatusAndHeaders:
     return StatusAndHeaders(f"{response.status} {reason}".rstrip(), headers, protocol=protocol)
 
 
-def response_record(response: Response, date: str) -> ArcWarcRecord:
-    """The ``response`` record of a response received at ``date`` (a WARC date)."""
+def response_record(response: Response, date: str, language: str | None = None) -> ArcWarcRecord:
+    """The ``response`` record of a response received at ``date`` (a WARC date), with the
+    page's ``language`` if it was identified."""
+    headers = {"WARC-Date": date}
+    if language:
+        headers[LANGUAGE_HEADER] = language
     return BUILDER.create_warc_record(
         response.url,
         "response",
         payload=BytesIO(response.body),
         length=len(response.body),
         http_headers=response_http_headers(response),
-        warc_headers_dict={"WARC-Date": date},
+        warc_headers_dict=headers,
     )
 
 
@@ -391,7 +399,7 @@ class WarcWriter:
         # A page the pipelines found unchanged while its bytes changed: kept if the first was.
         if not (self.keep_all or item["relevant"] or original is not None):
             return
-        record = response_record(response, date)
+        record = response_record(response, date, item.get("language"))
         if self.write_pair(request_record(response.request), record):
             self.remember(response.url, record)
 

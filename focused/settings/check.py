@@ -221,6 +221,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "FOCUSED_MAIN_TEXT": ("relevant", "all", "none"),  # the pages given a main text
     "FOCUSED_WARC": ("relevant", "all", "none"),  # the pages kept in WARC files
     "FOCUSED_REVISIT_ORDER": ("relevance", "hub"),
+    "FOCUSED_LANGUAGE_ID": ("auto", "always", "never"),  # the pages whose language is identified
 }
 
 

@@ -197,6 +197,7 @@ class FocusedSpider(scrapy.Spider):
             title=None,
             bad=None,
             main_text=None,
+            language=None,
             text="",
             links=[],
             lease=record.get("lease"),
