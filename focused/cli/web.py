@@ -63,16 +63,27 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="add N hosts whose page declares 100,000 bytes and sends a byte a second",
     )
+    parser.add_argument(
+        "--languages",
+        metavar="CODES",
+        help="write pages in these languages, by share: en,de,fr (equal shares) or"
+        " en=0.6,de=0.2,fr=0.2 (each page's language in languages.json; without --hostile)",
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate the web ``args`` describe (with the hostile cases on ``--hostile``, the farm
     and traps on ``--traps``, slow hosts on ``--slow-hosts``), print where it is and return the
     exit code."""
+    if (args.hostile or args.traps or args.slow_hosts) and args.languages:
+        from focused.errors import FocusedError
+
+        raise FocusedError("--languages: not with --hostile, --traps or --slow-hosts")
     if args.hostile or args.traps or args.slow_hosts:
         return _run_generate_hostile(args)
-    from focused.lab.webs.generate import generate_web
+    from focused.lab.webs.generate import generate_web, read_languages
 
+    languages = read_languages(args.languages) if args.languages else None
     folder = generate_web(
         args.folder,
         n_pages=args.pages,
@@ -80,9 +91,11 @@ def run_generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         n_examples=args.examples,
         overwrite=args.force,
+        languages=languages,
     )
+    in_languages = f" in {', '.join(languages)}" if languages else ""
     print(
-        f"wrote {args.pages} pages on {args.hosts} hosts to {folder}"
+        f"wrote {args.pages} pages{in_languages} on {args.hosts} hosts to {folder}"
         f" (demo topic: {folder / 'topic.toml'})"
     )
     return 0

@@ -8,9 +8,8 @@ where it was extracted, else from its visible text, and set in the item's ``lang
 language the topic file's ``languages`` does not list is *off-language*: its R, the R it had
 by the topic as the user gave it and its links' estimates are set to 0, and it is neither
 relevant nor on a good path, so Redis's records, ``focused export``, the harvest and the
-frontier all see an irrelevant page, and its links go to the bottom of the frontier as a
-soft-focus crawl puts an irrelevant page's there (a link found on another page too keeps the
-better score). An undetermined page is never off-language.
+frontier all see an irrelevant page, and the URLs first found on it wait at the bottom of
+the frontier with an irrelevant page's links. An undetermined page is never off-language.
 
 Stats: ``focused/language/<code>`` per identified page, ``focused/language/off_topic`` per
 page kept out. Runs only where the crawl plan identifies languages (FOCUSED_LANGUAGE_ID).
