@@ -16,6 +16,8 @@ from focused.extensions.warc import LANGUAGE_HEADER
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import DEMO_CATEGORY, LANGUAGES_FILE, generate_web
 from focused.lab.webs.server import ServedWeb
+from focused.monitor.snapshot import crawl_snapshot, format_status
+from focused.store.reads import Reader
 from tests.conftest import Crawl
 
 pytestmark = pytest.mark.crawl
@@ -87,6 +89,10 @@ def test_off_language_pages_are_identified_counted_and_never_relevant(
         assert stats[f"focused/language/{code}"] >= by_language[code] > 0
     assert stats["focused/language/off_topic"] >= len(off)
     assert stats.get("focused/pages/relevant", 0) == sum(item["relevant"] for item in fetched)
+    # focused status shows them.
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
+    assert snapshot["languages"]["de"] >= by_language["de"] and snapshot["off_language"] >= len(off)
+    assert f"({snapshot['off_language']})" in format_status(snapshot)
     # Every page's response record in the WARC files says its language.
     headers = {}
     for path in warc.glob("*.warc.gz"):

@@ -30,6 +30,8 @@ BUDGETS = ("host", "domain", "hosts")
 # Scrapy stats of the defences on out-links: the scope rules' (then the rule) and the cap's.
 OUT_OF_SCOPE = "focused/links/out_of_scope/"
 LINKS_CAPPED = "focused/links/capped"
+LANGUAGE = "focused/language/"  # pages by language; LANGUAGE + "off_topic": those kept out
+OFF_LANGUAGE = LANGUAGE + "off_topic"
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
 PROCESS_NUMBERS = (
     "pid",
@@ -303,6 +305,18 @@ def snapshot_figures(status: dict[str, Any], details: DetailRecords) -> dict[str
             if name.startswith(OUT_OF_SCOPE)
         },
         "links_capped": int(float(scrapy.get(LINKS_CAPPED, 0))),
+        # pages by language, most first, and those kept out of a topic's languages
+        "languages": dict(
+            sorted(
+                (
+                    (name.removeprefix(LANGUAGE), int(float(value)))
+                    for name, value in scrapy.items()
+                    if name.startswith(LANGUAGE) and name != OFF_LANGUAGE
+                ),
+                key=lambda x: -x[1],
+            )
+        ),
+        "off_language": int(float(scrapy.get(OFF_LANGUAGE, 0))),
     }
 
 
@@ -386,6 +400,12 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
+def _languages(snapshot: dict[str, Any]) -> str:
+    """``en 120, de 40 (38)``: pages by language, then those kept out; ``-`` for none."""
+    languages = ", ".join(f"{code} {n}" for code, n in snapshot["languages"].items()) or "-"
+    return languages + (f" ({snapshot['off_language']})" if snapshot["off_language"] else "")
+
+
 def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     """The lines of ``focused status`` as (label, value), in order; the reference page of the
     status output (docs/reference/status.md) explains each label, and a test holds it to these."""
@@ -438,6 +458,7 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
         ("re-boosted URLs", snapshot["reboosted"]),
         *_learned_rows(snapshot),
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
+        ("pages by language (kept out)", _languages(snapshot)),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]
 
