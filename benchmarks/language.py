@@ -2,6 +2,7 @@
 accuracy, on short and long texts.
 
     .venv/bin/python benchmarks/language.py [--pages 400] [--runs 3]
+    .venv/bin/python benchmarks/language.py --crawl 1000 [--web-pages 3000] [--runs 2]
 
 Texts:
 
@@ -16,6 +17,21 @@ MAX_CHARS characters, and against the baseline of the crawler's own cost of a pa
 text (``page_text`` on the same Wikispeedia pages, measured in the same run). Accuracy: the
 share of texts whose language is the one they are written in, ``und`` (too short) counted
 apart.
+
+``--crawl N``: crawls of N pages of a synthetic web of --web-pages pages on 100 hosts, half in
+English, a quarter each in German and French (``--languages en=2,de=1,fr=1``), served on
+127.0.0.1, on a fresh Redis, with its demo topic (Sports/Cycling), in three variants run
+interleaved --runs times (the median run by crawler CPU is shown):
+
+- ``default``: the topic as generated, FOCUSED_LANGUAGE_ID at its default (``auto``: no
+  language identified, as every crawl whose topic has no ``languages``);
+- ``always``: the same with FOCUSED_LANGUAGE_ID=always (every page's language identified);
+- ``english``: the topic with ``languages = ["en"]``.
+
+Each gives the crawler's CPU ms a page (first response to close, ``cpuclock.CpuClock``) and
+its ratio to ``default``'s in the same run, the pages fetched by their language (as written),
+the relevant pages, and the fetched pages on the topic by their labels: English ones, and
+German or French ones (what a crawl that keeps English only should spend little on).
 """
 
 from __future__ import annotations
@@ -30,9 +46,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import redis
 
 from focused.lab.webs.bundle import Bundle
-from focused.lab.webs.generate import generate_web
+from focused.lab.webs.generate import DEMO_CATEGORY, generate_web
 from focused.relevance.language import MAX_CHARS, UNDETERMINED, LanguageIdentifier
 from focused.relevance.text import page_text
 
@@ -86,11 +105,114 @@ def accuracy(identifier: LanguageIdentifier, texts: Sequence[tuple[str, str]]) -
     return f"{right}/{len(texts)} right, {undetermined} und" + (f" (wrong: {said})" if said else "")
 
 
+CRAWL_VARIANTS = ("default", "always", "english")
+CRAWL_SHARES = {"en": 2.0, "de": 1.0, "fr": 1.0}
+
+
+def crawl_web(work: Path, pages: int) -> Path:
+    """The multilingual web of the crawls (generated once into ``work``) with an English-only
+    copy of its topic file, ``english.toml``."""
+    folder = work / f"web-{pages}"
+    if not (folder / "english.toml").exists():
+        print(f"generating a web of {pages:,} pages in en, de, fr in {folder} ...", flush=True)
+        generate_web(
+            folder, n_pages=pages, n_hosts=100, seed=0, languages=CRAWL_SHARES, overwrite=True
+        )
+        topic = (folder / "topic.toml").read_text()
+        english = topic.replace('strategy = "soft"\n', 'strategy = "soft"\nlanguages = ["en"]\n')
+        (folder / "english.toml").write_text(english)
+    return folder
+
+
+def run_crawl(
+    variant: str, args: argparse.Namespace, web: Path, proxy: str, redis_url: str, work: Path
+) -> dict[str, Any]:
+    """One crawl of one variant: its CPU ms a page and what its feed holds."""
+    from common import cpu_settings, crawl_env, focused_command, read_cpu, start, wait_all
+
+    from focused.store.admin import reset_crawl
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    reset_crawl(client, "bench-language")
+    settings: dict[str, Any] = {
+        "FOCUSED_CRAWL": "bench-language",
+        "FOCUSED_HOST_DELAY": 0,
+        "FOCUSED_HOST_CONCURRENCY": 1000,
+        "FOCUSED_MODELS_DIR": str(work / "models"),
+        "ROBOTSTXT_OBEY": False,
+        "LOG_LEVEL": "WARNING",
+        "CLOSESPIDER_ITEMCOUNT": args.crawl,
+        **({"FOCUSED_LANGUAGE_ID": "always"} if variant == "always" else {}),
+    }
+    clock, feed, log = (work / f"{variant}{suffix}" for suffix in (".cpu.json", ".jsonl", ".log"))
+    for path in (clock, feed):
+        path.unlink(missing_ok=True)
+    topic = web / ("english.toml" if variant == "english" else "topic.toml")
+    command = focused_command(topic, {**settings, **cpu_settings(clock)}) + [
+        "-o",
+        f"{feed}:jsonlines",
+    ]
+    wait_all([start(command, crawl_env(proxy, redis_url, work), log)], [log])
+    cpu, responses = read_cpu([clock])
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    return {"cpu_ms": 1000 * cpu / max(responses, 1), "items": [i for i in items if not i["bad"]]}
+
+
+def crawls(args: argparse.Namespace) -> None:
+    """The ``--crawl`` benchmark (module doc)."""
+    from common import DEFAULT_WORK, redis_server
+
+    from focused.lab.webs.server import ServedWeb
+    from focused.topic.files import load_topic
+    from focused.topic.methods import topic_model
+
+    work = (DEFAULT_WORK / "language").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    web = crawl_web(work, args.web_pages)
+    truth = json.loads((web / "languages.json").read_text())
+    bundle = Bundle.load(web)
+    on_topic = {u for u in truth if any(c.startswith(DEMO_CATEGORY) for c in bundle.categories(u))}
+    topic_model(load_topic(web / "topic.toml"), str(work / "models"))  # trained before timing
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in CRAWL_VARIANTS}
+    with redis_server(work / "redis") as redis_url, ServedWeb(web) as served:
+        for i in range(args.runs):
+            for variant in CRAWL_VARIANTS:
+                run = run_crawl(variant, args, web, served.proxy, redis_url, work)
+                runs[variant].append(run)
+                print(f"run {i + 1} {variant:8} {run['cpu_ms']:.2f} CPU ms a page", flush=True)
+    base = statistics.median(r["cpu_ms"] for r in runs["default"])
+    languages = dict(Counter(truth.values()))
+    print(f"\n{args.crawl} pages a crawl of {len(truth):,} ({languages}), median of {args.runs}")
+    print(
+        "| variant | crawler CPU ms/page | vs default | fetched en / de / fr | relevant"
+        " | on the topic: en / de+fr |"
+    )
+    print("|---|---|---|---|---|---|")
+    for variant, variant_runs in runs.items():
+        run = sorted(variant_runs, key=lambda r: r["cpu_ms"])[(len(variant_runs) - 1) // 2]
+        items = run["items"]
+        written = Counter(truth.get(i["url"], "?") for i in items)
+        topical = Counter(
+            truth[i["url"]] == "en" for i in items if i["url"] in on_topic and i["parent"]
+        )
+        relevant = sum(bool(i["relevant"]) for i in items)
+        print(
+            f"| {variant} | {run['cpu_ms']:.2f} | {run['cpu_ms'] / base:.2f}x |"
+            f" {written['en']} / {written['de']} / {written['fr']} | {relevant} |"
+            f" {topical[True]} / {topical[False]} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--crawl", type=int, default=0, help="crawls of this many pages")
+    parser.add_argument("--web-pages", type=int, default=3000, help="the crawls' web")
     args = parser.parse_args()
+    if args.crawl:
+        crawls(args)
+        return
     identifier = LanguageIdentifier()
     identifier.identify("warm the model up: load it once, as a crawl does")
     with gzip.open(WIKISPEEDIA, "rt") as f:
