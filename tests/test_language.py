@@ -3,12 +3,16 @@ crawl plan's choice and what the language pipeline does to a page."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
 
 from focused.errors import FocusedError, TopicError
+from focused.lab.webs.bundle import Bundle
+from focused.lab.webs.generate import LANGUAGES_FILE, generate_web, read_languages
 from focused.pipelines.language import LanguagePipeline
 from focused.relevance.language import (
     MIN_CHARS,
@@ -17,6 +21,7 @@ from focused.relevance.language import (
     kept_out,
     known_languages,
 )
+from focused.relevance.text import page_text
 from focused.topic.files import load_topic
 from focused.topic.plan import CrawlPlan
 
@@ -211,3 +216,39 @@ def test_any_language_keeps_every_page() -> None:
     pipeline = LanguagePipeline(LanguageIdentifier(), [])
     german = pipeline.process_item(page(" ".join(SENTENCES["de"])))
     assert german["language"] == "de" and german["relevant"] and german["relevance"] == 0.9
+
+
+def test_a_generated_web_has_pages_in_each_language(tmp_path: Path) -> None:
+    shares = {"en": 2.0, "de": 1.0, "fr": 1.0}
+    web = generate_web(tmp_path / "web", n_pages=200, n_hosts=10, seed=2, languages=shares)
+    truth = json.loads((web / LANGUAGES_FILE).read_text())
+    counts = Counter(truth.values())
+    assert set(counts) == set(shares) and counts["en"] > counts["de"] > 20
+    bundle, identifier = Bundle.load(web), LanguageIdentifier()
+    agree = 0
+    for url, code in truth.items():
+        body = bundle.page(url).body.decode("utf-8", "replace")
+        assert f'<html lang="{code}">' in body
+        agree += identifier.identify(page_text(body).text)[0] == code
+    assert agree >= 0.9 * len(truth)
+    plain = generate_web(tmp_path / "plain", n_pages=200, n_hosts=10, seed=2)
+    assert not (plain / LANGUAGES_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("en,xx", "no words for 'xx'"),
+        ("en=a", "not a share: 'en=a'"),
+        ("en=0", "a share must be above 0"),
+        (",", "expected codes such as en,de,fr"),
+    ],
+)
+def test_bad_languages_of_a_generated_web_are_named(text: str, problem: str) -> None:
+    with pytest.raises(FocusedError, match=f"--languages: {problem}"):
+        read_languages(text)
+
+
+def test_languages_of_a_generated_web_are_read_by_share() -> None:
+    assert read_languages("en,de") == {"en": 1.0, "de": 1.0}
+    assert read_languages("EN=0.6, fr=0.4") == {"en": 0.6, "fr": 0.4}
