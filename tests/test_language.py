@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
 from focused.errors import FocusedError, TopicError
+from focused.extensions.learner import TopicLearner
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import LANGUAGES_FILE, generate_web, read_languages
 from focused.pipelines.language import LanguagePipeline
@@ -252,3 +254,16 @@ def test_bad_languages_of_a_generated_web_are_named(text: str, problem: str) -> 
 def test_languages_of_a_generated_web_are_read_by_share() -> None:
     assert read_languages("en,de") == {"en": 1.0, "de": 1.0}
     assert read_languages("EN=0.6, fr=0.4") == {"en": 0.6, "fr": 0.4}
+
+
+def test_a_topic_that_learns_does_not_learn_from_pages_it_keeps_out() -> None:
+    learner = TopicLearner(
+        get_crawler(settings_dict={"FOCUSED_LEARN_PAGES": 50, "FOCUSED_LEARN_CHARS": 200})
+    )
+    learner.languages = ("en",)
+    german = {**page(" ".join(SENTENCES["de"])), "language": "de", "depth": 1}
+    english = {**page(" ".join(SENTENCES["en"])), "language": "en", "depth": 1}
+    short = {**page("Hallo"), "language": UNDETERMINED, "depth": 1}
+    for item in (german, english, short):
+        learner.item_scraped(item)
+    assert [p.text.split()[:2] for p in learner.pending] == [["The", "river"], ["Hallo"]]

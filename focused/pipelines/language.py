@@ -52,7 +52,7 @@ class LanguagePipeline:
     def from_crawler(cls, crawler: Crawler) -> LanguagePipeline:
         plan = crawl_plan(crawler)
         if not plan.identifies_language:
-            raise NotConfigured("FOCUSED_LANGUAGE_ID: no language identified")
+            raise NotConfigured  # without a message: Scrapy would warn on every crawl
         return cls(LanguageIdentifier(), plan.languages, crawler.stats)
 
     def process_item(self, item: Any) -> Any:
