@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from focused.errors import exit_on_user_error
 from focused.items import FEED_FIELDS
 from focused.settings import defaults
-from focused.settings.check import check_settings
+from focused.settings.check import check_settings, choice
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -103,3 +103,9 @@ class FocusedAddon:
         # One item per response and synchronous pipelines: Scrapy's default of 100 parallel
         # item workers per response only costs task creation (about 1 ms of CPU a page).
         settings.set("CONCURRENT_ITEMS", 1, priority="addon")
+        # Pages that need JavaScript: a browser through scrapy-playwright, only when asked for
+        # (FOCUSED_RENDER never leaves the handlers alone and never imports playwright).
+        if choice(settings, "FOCUSED_RENDER") != "never":
+            from focused.render.setup import use_browser
+
+            use_browser(settings)

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import redis
 from scrapy.utils.test import get_crawler
@@ -311,6 +312,30 @@ def test_killed_crawls_lose_no_acknowledged_page(crawl, redis_client, redis_home
     for item in exported:  # the feed's names and values, where Redis has them
         if item["order"] in fed:
             assert item.items() <= fed[item["order"]].items(), (item, fed[item["order"]])
+    check_parquet_export(crawl, redis_home, warc, tmp_path, done, fed)
+
+
+def check_parquet_export(crawl, redis_home, warc: Path, tmp_path: Path, done: int, fed) -> None:
+    """The data set of the killed crawls has a row per acknowledged page, the WARC files'
+    ``.open`` files read up to their last whole record; a row's WARC offset is its page's
+    record."""
+    out = tmp_path / "pages.parquet"
+    options = ["--format", "parquet", "-o", str(out), "--warc-dir", str(warc)]
+    result = focused("export", crawl.name, "--home", str(redis_home), *options)
+    assert result.returncode == 0, result.stderr
+    rows = pq.read_table(out).to_pylist()
+    assert sorted(row["order"] for row in rows) == list(range(1, done + 1))
+    described = [row for row in rows if row["title"] is not None]
+    assert len(described) >= done - 3 * defaults.FOCUSED_ACK_BATCH
+    for row in described:
+        if row["order"] in fed:
+            assert row["url"] == fed[row["order"]]["url"]
+            assert row["relevance"] == fed[row["order"]]["relevance"]
+        assert row["warc_file"] is not None  # FOCUSED_WARC=all
+        with (warc / row["warc_file"]).open("rb") as stream:
+            stream.seek(row["warc_offset"])
+            record = next(iter(ArchiveIterator(stream)))
+        assert record.rec_headers.get_header("WARC-Target-URI") == row["url"]
 
 
 @pytest.mark.crawl

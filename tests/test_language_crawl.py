@@ -93,16 +93,19 @@ def test_off_language_pages_are_identified_counted_and_never_relevant(
     snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
     assert snapshot["languages"]["de"] >= by_language["de"] and snapshot["off_language"] >= len(off)
     assert f"({snapshot['off_language']})" in format_status(snapshot)
-    # Every page's response record in the WARC files says its language.
-    headers = {}
+    # Every page's response record in the WARC files says its language,
+    # and so does its metadata record (what focused export reads).
+    headers, metadata = {}, {}
     for path in warc.glob("*.warc.gz"):
         with path.open("rb") as f:
             for record in ArchiveIterator(f):
+                uri = record.rec_headers.get_header("WARC-Target-URI")
                 if record.rec_type == "response":
-                    uri = record.rec_headers.get_header("WARC-Target-URI")
                     headers[uri] = record.rec_headers.get_header(LANGUAGE_HEADER)
+                elif record.rec_type == "metadata":
+                    metadata[uri] = json.loads(record.content_stream().read())["language"]
     for item in fetched:
-        assert headers[item["url"]] == item["language"]
+        assert headers[item["url"]] == metadata[item["url"]] == item["language"]
 
 
 def on_topic_off_language(web: Path, truth: dict[str, str], feed: list[dict]) -> set[str]:

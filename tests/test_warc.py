@@ -4,6 +4,7 @@ and a round trip through ``focused web from-warc``, a served bundle and a second
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import re
 import signal
@@ -17,6 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from focused.cli.main import main
 from focused.extensions.warc import (
+    METADATA_FIELDS,
     WarcFiles,
     WarcWriter,
     payload_digest,
@@ -85,7 +87,13 @@ def check_files(folder: Path, stats: dict, crawl: str) -> list[dict]:
         assert info["robots"] == "obey" and info["http-header-user-agent"].startswith("focused/")
         assert info["topic"].endswith("topic.toml")
         assert head["headers"]["WARC-Filename"] == head["file"]
-    assert {r["type"] for r in records} <= {"warcinfo", "request", "response", "revisit"}
+    assert {r["type"] for r in records} <= {
+        "warcinfo",
+        "request",
+        "response",
+        "revisit",
+        "metadata",
+    }
     assert {r["version"] for r in records} == {"WARC/1.1"}
     assert stats["focused/warc/files"] == len(files)
     assert stats["focused/warc/records"] == len(records)
@@ -188,6 +196,27 @@ def test_relevant_pages_are_kept_and_unchanged_revisits_refer_to_them(
         assert headers["WARC-Payload-Digest"] == original["WARC-Payload-Digest"]
         assert revisit["payload"] == b"" and revisit["status"] == "200"
     assert "Closed WARC file " in crawl.log()
+    check_metadata(records, feed)
+
+
+def check_metadata(records: list[dict], feed: list[dict]) -> None:
+    """Every fetched page of the feed has a metadata record of its feed fields, after its
+    response or revisit record and concurrent to it when that is kept."""
+    fetched = {item["order"]: item for item in feed if item["order"] is not None}
+    metadata = of_type(records, "metadata")
+    assert sorted(json.loads(r["payload"])["order"] for r in metadata) == sorted(fetched)
+    ids = {r["headers"]["WARC-Record-ID"] for r in of_type(records, "response")}
+    ids |= {r["headers"]["WARC-Record-ID"] for r in of_type(records, "revisit")}
+    for record in metadata:
+        fields = json.loads(record["payload"])
+        item = fetched[fields["order"]]
+        assert record["headers"]["Content-Type"] == "application/json"
+        assert record["headers"]["WARC-Target-URI"] == item["url"]
+        assert fields == {name: item.get(name) for name in METADATA_FIELDS}
+        concurrent = record["headers"].get("WARC-Concurrent-To")
+        assert concurrent is None or concurrent in ids
+    kept = [r for r in metadata if "WARC-Concurrent-To" in r["headers"]]
+    assert len(kept) == len(ids)
 
 
 def served_urls(log: Path) -> set[str]:

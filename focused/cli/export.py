@@ -1,4 +1,6 @@
-"""``focused export NAME``: the pages a crawl has fetched, from Redis, as JSON lines.
+"""``focused export NAME``: the pages a crawl has fetched, from Redis, as JSON lines (the
+default), or with ``--format parquet`` as a data set of the pages with their texts, from the
+crawl's WARC files and Redis (:mod:`focused.export`).
 
 Every URL acknowledged in the frontier has a record in the crawl's ``url:`` hashes (fetch order
 n -> the URL, and for a classified page ``URL TAB R TAB category``; :mod:`focused.store.keys`),
@@ -11,6 +13,12 @@ Each line has the feed's field names for what Redis keeps: ``url`` and ``order``
 classified page ``relevance``, ``category`` and ``relevant`` (R against the threshold the
 crawl recorded in ``meta``). Pages not classified (bad, duplicates, redirects) have the first
 two only; the rest of a page (its text, title, parent) is in the feed and the WARC files.
+
+The Parquet file has a row per fetched page with every column of
+:data:`focused.export.parquet.SCHEMA`: the WARC files' metadata records have each page's feed
+fields (:mod:`focused.export.pages` joins them with Redis's records, the only source for the
+pages fetched while no WARC file was written). Both stream: a Parquet export of a million pages
+holds one row group and a bit per page (``benchmarks/export.py``).
 """
 
 from __future__ import annotations
@@ -31,10 +39,33 @@ if TYPE_CHECKING:
     from focused.store.reads import Reader
 
 
+FORMATS = ("jsonl", "parquet")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="crawl name")
     parser.add_argument(
-        "-o", "--output", metavar="FILE", help="where to write the JSON lines (default: stdout)"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where to write the pages (default: stdout; a file for parquet)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="jsonl",
+        help="jsonl: what Redis keeps of each page, a JSON object a line (the default); "
+        "parquet: a data set of the pages with their titles and main texts, from the "
+        "crawl's WARC files and Redis",
+    )
+    parser.add_argument(
+        "--relevant-only", action="store_true", help="only the pages classified relevant"
+    )
+    parser.add_argument(
+        "--warc-dir",
+        metavar="DIR",
+        help="parquet: the folder of the crawl's WARC files, if FOCUSED_WARC_DIR put them "
+        "elsewhere (default: FOCUSED_HOME/warc/NAME)",
     )
     add_redis_arguments(parser)
 
@@ -73,9 +104,18 @@ def run(args: argparse.Namespace) -> int:
     from focused.store.client import connect_existing
     from focused.store.reads import Reader
 
+    if args.format == "parquet" and not args.output:
+        raise FocusedError("--format parquet: name the file to write with -o")
+    if args.warc_dir and args.format != "parquet":
+        raise FocusedError("--warc-dir: only with --format parquet")
     client, where = connect_existing(args.redis_url, args.home)
     print(f"reading {where}", file=sys.stderr)
-    pages = fetched_pages(Reader(client), args.name)
+    reader = Reader(client)
+    if args.format == "parquet":
+        return write_parquet(reader, args)
+    pages = fetched_pages(reader, args.name)
+    if args.relevant_only:
+        pages = (item for item in pages if item.get("relevant"))
     path = Path(args.output) if args.output else None
     try:
         target = path.open("w", encoding="utf-8") if path else nullcontext(sys.stdout)
@@ -84,4 +124,33 @@ def run(args: argparse.Namespace) -> int:
     with target as out:
         count = write_lines(pages, out)
     print(f"wrote {count} pages of crawl {args.name!r} to {path or 'stdout'}", file=sys.stderr)
+    return 0
+
+
+def write_parquet(reader: Reader, args: argparse.Namespace) -> int:
+    """``--format parquet``: the crawl's pages from its WARC files and Redis (module doc)."""
+    from focused.export.pages import CrawlPages
+    from focused.export.parquet import ParquetPages
+    from focused.export.warcpages import WarcPages, crawl_files
+    from focused.store.embedded import home_dir
+
+    fetched = reader.fetched(args.name)
+    if fetched is None:
+        raise reader.no_such_crawl(args.name)
+    folder = Path(args.warc_dir) if args.warc_dir else home_dir(args.home) / "warc" / args.name
+    if args.warc_dir and not folder.is_dir():
+        raise FocusedError(f"--warc-dir {folder}: no such folder")
+    warc = WarcPages(crawl_files(folder, args.name))
+    print(f"WARC files of crawl {args.name!r} in {folder}: {len(warc.files)}", file=sys.stderr)
+    pages = CrawlPages(reader, args.name, fetched, warc.pages(), relevant_only=args.relevant_only)
+    path = Path(args.output)
+    with ParquetPages(path) as out:
+        out.write(pages.rows())
+    for cut in warc.cut:
+        print(f"{cut.name} ends in part of a record: read up to it", file=sys.stderr)
+    print(
+        f"wrote {out.rows} pages of crawl {args.name!r} to {path} ({pages.from_warc} described "
+        f"by the WARC files, {pages.from_redis} from Redis only)",
+        file=sys.stderr,
+    )
     return 0

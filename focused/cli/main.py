@@ -428,7 +428,8 @@ COMMANDS = (
     ),
     Command(
         "export",
-        "the pages a crawl has fetched, from Redis, as JSON lines (any time; reads only)",
+        "the pages a crawl has fetched, as JSON lines from Redis or a Parquet data set (any "
+        "time; reads only)",
         _lazy("focused.cli.export:run"),
         _lazy("focused.cli.export:add_arguments"),
     ),

@@ -26,7 +26,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``generate`` arguments: FOLDER, --pages, --hosts, --seed, --examples, --force,
-    --hostile, --traps, --farm-domain, --slow-hosts."""
+    --hostile, --traps, --farm-domain, --slow-hosts, --js."""
     from focused.lab.webs.generate import HOSTILE_FILE
     from focused.lab.webs.hostile import FARM
 
@@ -64,23 +64,32 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         help="add N hosts whose page declares 100,000 bytes and sends a byte a second",
     )
     parser.add_argument(
+        "--js",
+        action="store_true",
+        help="build the pages of half the hosts (and the demo seeds') in JavaScript, from a JSON"
+        " file per page, for crawls that render pages (FOCUSED_RENDER)",
+    )
+    parser.add_argument(
         "--languages",
         metavar="CODES",
         help="write pages in these languages, by share: en,de,fr (equal shares) or"
-        " en=0.6,de=0.2,fr=0.2 (each page's language in languages.json; without --hostile)",
+        " en=0.6,de=0.2,fr=0.2 (each page's language in languages.json; not with --hostile,"
+        " --traps, --slow-hosts or --js)",
     )
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate the web ``args`` describe (with the hostile cases on ``--hostile``, the farm
-    and traps on ``--traps``, slow hosts on ``--slow-hosts``), print where it is and return the
-    exit code."""
-    if (args.hostile or args.traps or args.slow_hosts) and args.languages:
+    and traps on ``--traps``, slow hosts on ``--slow-hosts``, hosts built by scripts on
+    ``--js``), print where it is and return the exit code."""
+    if (args.hostile or args.traps or args.slow_hosts or args.js) and args.languages:
         from focused.errors import FocusedError
 
-        raise FocusedError("--languages: not with --hostile, --traps or --slow-hosts")
+        raise FocusedError("--languages: not with --hostile, --traps, --slow-hosts or --js")
     if args.hostile or args.traps or args.slow_hosts:
         return _run_generate_hostile(args)
+    if args.js:
+        return _run_generate_scripted(args)
     from focused.lab.webs.generate import generate_web, read_languages
 
     languages = read_languages(args.languages) if args.languages else None
@@ -97,6 +106,28 @@ def run_generate(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.pages} pages{in_languages} on {args.hosts} hosts to {folder}"
         f" (demo topic: {folder / 'topic.toml'})"
+    )
+    return 0
+
+
+def _run_generate_scripted(args: argparse.Namespace) -> int:
+    """``focused web generate --js``: write the web built by scripts, print where it is."""
+    import json
+
+    from focused.lab.webs.scripted import HOSTS_FILE, generate_scripted_web
+
+    folder = generate_scripted_web(
+        args.folder,
+        n_pages=args.pages,
+        n_hosts=args.hosts,
+        seed=args.seed,
+        n_examples=args.examples,
+        overwrite=args.force,
+    )
+    n_scripted = len(json.loads((folder / HOSTS_FILE).read_text())["scripted"])
+    print(
+        f"wrote {args.pages} pages on {args.hosts} hosts, {n_scripted} of them built by scripts,"
+        f" to {folder} (hosts: {folder / HOSTS_FILE}; demo topic: {folder / 'topic.toml'})"
     )
     return 0
 

@@ -187,6 +187,18 @@ class AddressResolver(CachingThreadedResolver):
         raise ForbiddenLookup(reason)
 
 
+def allowed_networks(crawler: Crawler) -> list[Network]:
+    """The networks a crawl may fetch from although they are not public:
+    FOCUSED_ALLOWED_NETWORKS and the topic's ``allowed_networks``."""
+    allowed = parse_networks(
+        crawler.settings.getlist("FOCUSED_ALLOWED_NETWORKS"), "setting FOCUSED_ALLOWED_NETWORKS"
+    )
+    topic = getattr(crawler.spider, "topic", None)
+    if topic is not None:
+        allowed += parse_networks(topic.allowed_networks, f"{topic.path}: allowed_networks")
+    return allowed
+
+
 class AddressMiddleware:
     """Refuses a request whose host spells a refused address (see the module docstring), or
     whose host name the resolver refused, and turns the lookup the resolver refused into the
@@ -207,13 +219,7 @@ class AddressMiddleware:
     @classmethod
     @exit_on_user_error
     def from_crawler(cls, crawler: Crawler) -> AddressMiddleware:
-        allowed = parse_networks(
-            crawler.settings.getlist("FOCUSED_ALLOWED_NETWORKS"), "setting FOCUSED_ALLOWED_NETWORKS"
-        )
-        topic = getattr(crawler.spider, "topic", None)
-        if topic is not None:
-            allowed += parse_networks(topic.allowed_networks, f"{topic.path}: allowed_networks")
-        return cls(crawler.stats, allowed)
+        return cls(crawler.stats, allowed_networks(crawler))
 
     def _attach(self) -> None:
         """Give the process's resolver this crawl's networks. Done at the first request: the

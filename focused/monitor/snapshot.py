@@ -30,6 +30,10 @@ BUDGETS = ("host", "domain", "hosts")
 # Scrapy stats of the defences on out-links: the scope rules' (then the rule) and the cap's.
 OUT_OF_SCOPE = "focused/links/out_of_scope/"
 LINKS_CAPPED = "focused/links/capped"
+RENDERED = "focused/render/pages"
+RENDERED_BY = "focused/render/reason/"
+RENDER_REASONS = ("always", "little_text", "host")
+RENDER_HOSTS = "focused/render/hosts_flagged"
 LANGUAGE = "focused/language/"  # pages by language; LANGUAGE + "off_topic": those kept out
 OFF_LANGUAGE = LANGUAGE + "off_topic"
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
@@ -305,6 +309,12 @@ def snapshot_figures(status: dict[str, Any], details: DetailRecords) -> dict[str
             if name.startswith(OUT_OF_SCOPE)
         },
         "links_capped": int(float(scrapy.get(LINKS_CAPPED, 0))),
+        # pages fetched in the browser (FOCUSED_RENDER), by reason, and hosts flagged for it
+        "rendered": int(float(scrapy.get(RENDERED, 0))),
+        "rendered_by": {
+            reason: int(float(scrapy.get(RENDERED_BY + reason, 0))) for reason in RENDER_REASONS
+        },
+        "render_hosts": int(float(scrapy.get(RENDER_HOSTS, 0))),
         # pages by language, most first, and those kept out of a topic's languages
         "languages": dict(
             sorted(
@@ -400,10 +410,25 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def _languages(snapshot: dict[str, Any]) -> str:
-    """``en 120, de 40 (38)``: pages by language, then those kept out; ``-`` for none."""
-    languages = ", ".join(f"{code} {n}" for code, n in snapshot["languages"].items()) or "-"
-    return languages + (f" ({snapshot['off_language']})" if snapshot["off_language"] else "")
+def _render_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status row of a crawl that fetched pages in the browser (none for others)."""
+    if not snapshot["rendered"] and not snapshot["render_hosts"]:
+        return []
+    by = " / ".join(str(snapshot["rendered_by"][reason]) for reason in RENDER_REASONS)
+    hosts = f"{snapshot['render_hosts']} hosts rendered from then on"
+    return [
+        ("rendered pages (always / little text / host)", f"{snapshot['rendered']} ({by}), {hosts}")
+    ]
+
+
+def _language_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status row of a crawl that identified languages (none for others): ``en 120, de 40
+    (38)``, pages by language, then those kept out."""
+    if not snapshot["languages"]:
+        return []
+    languages = ", ".join(f"{code} {n}" for code, n in snapshot["languages"].items())
+    kept_out = f" ({snapshot['off_language']})" if snapshot["off_language"] else ""
+    return [("pages by language (kept out)", languages + kept_out)]
 
 
 def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -458,7 +483,8 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
         ("re-boosted URLs", snapshot["reboosted"]),
         *_learned_rows(snapshot),
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
-        ("pages by language (kept out)", _languages(snapshot)),
+        *_render_rows(snapshot),
+        *_language_rows(snapshot),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]
 

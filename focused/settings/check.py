@@ -12,6 +12,8 @@ warning naming the closest setting. Components read a choice back with :func:`ch
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -120,6 +122,11 @@ RANGES: dict[str, Range] = {
     "FOCUSED_MIN_DOWNLOAD_RATE": AT_LEAST_0,
     "FOCUSED_MIN_RATE_AFTER_S": AT_LEAST_0,
     "FOCUSED_SLOW_HOST_BACKOFF_S": AT_LEAST_0,
+    # pages that need JavaScript
+    "FOCUSED_RENDER_PAGES": AT_LEAST_1,
+    "FOCUSED_RENDER_MIN_TEXT": AT_LEAST_0,
+    "FOCUSED_RENDER_HOST_PAGES": AT_LEAST_0,
+    "FOCUSED_RENDER_CONTEXT_PAGES": AT_LEAST_1,
     # the frontier
     "FOCUSED_LEASE_S": ABOVE_0,
     "FOCUSED_MAX_TRIES": Range(1, MAX_TRIES_PACKABLE),
@@ -221,6 +228,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "FOCUSED_MAIN_TEXT": ("relevant", "all", "none"),  # the pages given a main text
     "FOCUSED_WARC": ("relevant", "all", "none"),  # the pages kept in WARC files
     "FOCUSED_REVISIT_ORDER": ("relevance", "hub"),
+    "FOCUSED_RENDER": ("never", "auto", "always"),  # which pages the browser fetches
     "FOCUSED_LANGUAGE_ID": ("auto", "always", "never"),  # the pages whose language is identified
 }
 
@@ -306,8 +314,28 @@ def check_settings(settings: BaseSettings) -> list[str]:
             )
     for name in CHOICES:
         choice(settings, name)
+    check_render(settings)
     warnings = []
     for name in sorted(key for key in settings if key.startswith(PREFIX)):
         if name not in known:
             warnings.append(f"unknown setting {name} is ignored{did_you_mean(name, known)}")
     return warnings
+
+
+def check_render(settings: BaseSettings) -> None:
+    """FOCUSED_RENDER auto or always needs scrapy-playwright and a Chromium to run: without
+    either, one line saying what to install, before any page is fetched."""
+    mode = choice(settings, "FOCUSED_RENDER")
+    if mode == "never":
+        return
+    if importlib.util.find_spec("scrapy_playwright") is None:
+        raise FocusedError(
+            f"FOCUSED_RENDER={mode} needs scrapy-playwright: pip install 'focused[render]'"
+        )
+    browser = str(settings.get("FOCUSED_RENDER_BROWSER") or "")
+    if not (os.path.isfile(browser) and os.access(browser, os.X_OK)):
+        raise FocusedError(
+            f"FOCUSED_RENDER={mode} needs Chromium, and FOCUSED_RENDER_BROWSER={browser!r} is"
+            " no program: install Debian's chromium package (apt-get install chromium) or set"
+            " FOCUSED_RENDER_BROWSER to the browser's path"
+        )

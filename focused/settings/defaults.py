@@ -70,6 +70,28 @@ FOCUSED_SLOW_HOST_BACKOFF_S = 60.0
 # reached (Results, Reliability).
 FOCUSED_ALLOWED_NETWORKS: list[str] = []
 
+# == Pages that need JavaScript ==
+# Pages whose text and links are built by scripts, fetched in a headless Chromium through
+# scrapy-playwright (pip install focused[render]; Debian's chromium package). FOCUSED_RENDER:
+# "never" fetches every page plainly (no browser is started); "always" fetches every page in the
+# browser; "auto" fetches a page plainly, and again in the browser when its HTML holds less than
+# FOCUSED_RENDER_MIN_TEXT characters of visible text and has scripts; a host where
+# FOCUSED_RENDER_HOST_PAGES such pages gained their text in the browser is flagged for every
+# process of the crawl, and its pages go straight to the browser from then on. A rendered page
+# keeps its lease, robots.txt, politeness and budgets; the browser's own requests to
+# non-public addresses (FOCUSED_ALLOWED_NETWORKS aside) or other schemes than http(s) are
+# refused, its images, fonts and media not fetched. FOCUSED_RENDER_BROWSER is the Chromium to
+# run; FOCUSED_RENDER_PAGES the pages open in it at once per process (each holds some tens of MB);
+# the browser starts a fresh context (cookies, caches) every FOCUSED_RENDER_CONTEXT_PAGES pages,
+# so its memory stays bounded. A rendered page costs tens of times a plain one's CPU (Results,
+# Performance).
+FOCUSED_RENDER = "never"
+FOCUSED_RENDER_BROWSER = "/usr/bin/chromium"
+FOCUSED_RENDER_PAGES = 4
+FOCUSED_RENDER_MIN_TEXT = 200
+FOCUSED_RENDER_HOST_PAGES = 3
+FOCUSED_RENDER_CONTEXT_PAGES = 100
+
 # == The frontier ==
 # Leases: a URL popped from the frontier must be acknowledged (fetched and processed) within
 # FOCUSED_LEASE_S seconds, or it returns to the frontier with one more try; a URL whose lease

@@ -125,6 +125,9 @@ fitted model's
 ``learned:examples``   string  the last refit's examples (zlib-compressed JSON: texts, labels),
                                which every process fits its own copy from
 ``learn:lock``         string  held by the one process refitting the topic (expires)
+``render:seen``        hash    host -> its pages that had little text until the browser rendered
+                               them (FOCUSED_RENDER auto; ``store/render.py``)
+``render:hosts``       set     hosts whose pages go straight to the browser, for every process
 =====================  ======  ============================================================
 """
 
@@ -190,6 +193,8 @@ LEARN_PAGES = "learn:pages"
 LEARNED = "learned"
 LEARNED_EXAMPLES = "learned:examples"
 LEARN_LOCK = "learn:lock"
+RENDER_SEEN = "render:seen"
+RENDER_HOSTS = "render:hosts"
 
 URL_BUCKET = 512
 RECENT_LEN = 1000

@@ -116,6 +116,15 @@ class Reader:
             threshold, _url_records(store, fetched_per_shard(self.client, store.shards))
         )
 
+    def url_records(self, crawl: str, orders: Sequence[int]) -> list[str | None]:
+        """The ``url:`` records of a crawl's pages by fetch order (None for an order it has
+        no record of), in one round trip."""
+        shards = CrawlStore(self.client, crawl).shards
+        pipe = self.client.pipeline(transaction=False)
+        for order in orders:
+            pipe.hget(shards.record_key(keys.URLS, order), str(order))
+        return pipe.execute() if orders else []
+
 
 def _status(store: CrawlStore, recent: int) -> StatusRecords:
     pipe = store._client.pipeline(transaction=False)

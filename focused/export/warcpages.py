@@ -1,0 +1,82 @@
+"""The pages a crawl's WARC files describe: each page's ``metadata`` record
+(:func:`focused.extensions.warc.metadata_record`) with the file and offset of its response
+record.
+
+The files of a crawl are those of its name in the folder (as :class:`~focused.extensions.warc.
+WarcFiles` names them, ``.open`` ones of a running or killed process included), read in name
+order (per process, the order they were written), each once from start to end. A page's
+metadata record follows its response (or revisit) record and that record's request record, so
+the offset of the last response record read is all that is kept to point a page at its record.
+A file cut short (a killed process's) is read up to its last whole record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from focused.errors import FocusedError
+from focused.extensions.warc import METADATA_TYPE
+
+# Heritrix's names, as WarcFiles writes them: <crawl>-<17 digits>-<serial>-<pid>~<host>.warc.gz
+_NAME = r"-\d{17}-\d{5}-\d+~[^/]*\.warc\.gz(\.open|\.incomplete)?"
+
+
+def crawl_files(folder: Path, crawl: str) -> list[Path]:
+    """The WARC files of ``crawl`` in ``folder``, in name order; none if there is no folder."""
+    name = re.compile(re.escape(crawl) + _NAME)
+    try:
+        paths = [path for path in folder.iterdir() if name.fullmatch(path.name)]
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise FocusedError(f"--warc-dir {folder}: {exc.strerror}") from None
+    return sorted(paths, key=lambda path: path.name)
+
+
+@dataclass
+class WarcPages:
+    """Reads the pages of a crawl's WARC files: :meth:`pages` yields each page's metadata
+    fields with ``url``, ``warc_file`` and ``warc_offset`` (None if its response is not
+    kept). ``cut`` lists the files that ended in part of a record."""
+
+    files: list[Path]
+    cut: list[Path] = field(default_factory=list)
+
+    def pages(self) -> Iterator[dict[str, Any]]:
+        for path in self.files:
+            try:
+                with path.open("rb") as stream:
+                    yield from self._file_pages(path, stream)
+            except (ArchiveLoadFailed, EOFError, zlib.error, ValueError):
+                self.cut.append(path)
+            except OSError as exc:
+                raise FocusedError(f"{path}: {exc.strerror}") from None
+
+    @staticmethod
+    def _file_pages(path: Path, stream: Any) -> Iterator[dict[str, Any]]:
+        records = ArchiveIterator(stream, no_record_parse=True)  # WARC headers only
+        last_id, last_offset = None, 0  # the last response or revisit record read
+        for record in records:
+            headers = record.rec_headers
+            if record.rec_type in ("response", "revisit"):
+                last_id = headers.get_header("WARC-Record-ID")
+                last_offset = records.get_record_offset()
+            elif record.rec_type == "metadata" and record.content_type == METADATA_TYPE:
+                body = record.raw_stream.read()
+                if len(body) < record.length:
+                    raise EOFError  # a record cut short: the end of what the file holds
+                page = json.loads(body)
+                page["url"] = headers.get_header("WARC-Target-URI")
+                kept = last_id is not None and headers.get_header("WARC-Concurrent-To") == last_id
+                page["warc_file"] = path.name if kept else None
+                page["warc_offset"] = last_offset if kept else None
+                yield page
