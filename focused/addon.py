@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 PIPELINES = {
     "focused.pipelines.classify.ClassifierPipeline": 100,
-    "focused.pipelines.frontier.FrontierPipeline": 200,
+    "focused.pipelines.language.LanguagePipeline": 120,
     "focused.pipelines.nearcopies.NearCopyPipeline": 150,
+    "focused.pipelines.frontier.FrontierPipeline": 200,
 }
 
 

@@ -24,6 +24,7 @@ FEED_FIELDS = [
     "markdown",
     "rendered",
     "near_duplicate_of",
+    "language",
 ]
 
 
@@ -49,6 +50,9 @@ class PageItem(scrapy.Item):
     # None for a plain fetch, else why the browser fetched the page (FOCUSED_RENDER): always,
     # little_text or host.
     rendered = scrapy.Field()
+    # The page's language (focused.relevance.language: an ISO 639 code, "und" undetermined)
+    # where FOCUSED_LANGUAGE_ID identifies it, else None.
+    language = scrapy.Field()
     # For the pipelines, not exported:
     text = scrapy.Field()  # the whole page's visible text (relevance.text.page_text)
     html = scrapy.Field()  # the decoded page, for its main text

@@ -33,6 +33,7 @@ FEED_FIELDS = {
     "title",
     "bad",
     "main_text",  # None but for relevant pages; "markdown" only with FOCUSED_FEED_MARKDOWN
+    "language",  # None unless FOCUSED_LANGUAGE_ID identifies it
 }
 
 

@@ -238,6 +238,7 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
         assert math.isclose(row["time"].timestamp(), item["time"], abs_tol=1e-6)
         assert row["language"] == item.get("language")
         assert row["near_duplicate_of"] == item.get("near_duplicate_of")
+        assert row["rendered"] == item.get("rendered")
         # FOCUSED_WARC=relevant: the relevant pages' responses are kept, and found.
         assert (row["warc_file"] is not None) == item["relevant"]
         if row["warc_file"]:

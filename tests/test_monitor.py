@@ -86,12 +86,13 @@ def test_report_after_a_crawl(crawl, redis_home, tmp_path):
 
 def test_the_status_page_explains_every_line_and_no_other(redis_client, crawl_name):
     """docs/reference/status.md has a row for each line of ``focused status`` (those of a topic
-    that learns itself and of a crawl that renders pages included), in the same words, and none
-    that it does not print."""
+    that learns itself, of a crawl that renders pages and of one that identifies languages
+    included), in the same words, and none that it does not print."""
     prefix = keys.prefix(crawl_name)
     redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
     redis_client.hset(prefix + keys.LEARNED, mapping={"generation": 1, "top": "[]"})
     redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={"focused/render/pages": 1})
+    redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={"focused/language/en": 2})
     try:
         printed = [
             label for label, _ in status_rows(crawl_snapshot(Reader(redis_client), crawl_name))

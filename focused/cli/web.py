@@ -77,20 +77,36 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         help="add three near-copies (a mirror, a printable version, a 5%% edit) of N pages on the"
         " demo topic, listed in near_copies.json",
     )
+    parser.add_argument(
+        "--languages",
+        metavar="CODES",
+        help="write pages in these languages, by share: en,de,fr (equal shares) or"
+        " en=0.6,de=0.2,fr=0.2 (each page's language in languages.json; not with --hostile,"
+        " --traps, --slow-hosts, --js or --near-copies)",
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Generate the web ``args`` describe (with the hostile cases on ``--hostile``, the farm
     and traps on ``--traps``, slow hosts on ``--slow-hosts``, hosts built by scripts on
-    ``--js``, near-copies on ``--near-copies``), print where it is and return the exit code."""
+    ``--js``, near-copies on ``--near-copies``, pages in several languages on ``--languages``),
+    print where it is and return the exit code."""
+    others = args.hostile or args.traps or args.slow_hosts or args.js or args.near_copies
+    if others and args.languages:
+        from focused.errors import FocusedError
+
+        raise FocusedError(
+            "--languages: not with --hostile, --traps, --slow-hosts, --js or --near-copies"
+        )
     if args.near_copies:
         return _run_generate_near_copies(args)
     if args.hostile or args.traps or args.slow_hosts:
         return _run_generate_hostile(args)
     if args.js:
         return _run_generate_scripted(args)
-    from focused.lab.webs.generate import generate_web
+    from focused.lab.webs.generate import generate_web, read_languages
 
+    languages = read_languages(args.languages) if args.languages else None
     folder = generate_web(
         args.folder,
         n_pages=args.pages,
@@ -98,9 +114,11 @@ def run_generate(args: argparse.Namespace) -> int:
         seed=args.seed,
         n_examples=args.examples,
         overwrite=args.force,
+        languages=languages,
     )
+    in_languages = f" in {', '.join(languages)}" if languages else ""
     print(
-        f"wrote {args.pages} pages on {args.hosts} hosts to {folder}"
+        f"wrote {args.pages} pages{in_languages} on {args.hosts} hosts to {folder}"
         f" (demo topic: {folder / 'topic.toml'})"
     )
     return 0

@@ -37,6 +37,7 @@ SCHEMA = pa.schema(
         ("title", pa.string()),
         ("main_text", pa.string()),
         ("near_duplicate_of", pa.string()),
+        ("rendered", pa.string()),
         ("bad", pa.string()),
         ("depth", pa.int32()),
         ("parent", pa.string()),

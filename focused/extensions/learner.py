@@ -29,6 +29,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task, threads
 
 from focused.errors import FocusedError
+from focused.relevance.language import kept_out
 from focused.relevance.learned import LearnedTopic
 from focused.signals import topic_refitted
 from focused.store.crawler import frontier_for
@@ -78,6 +79,7 @@ class TopicLearner:
         self.fitting = False
         # this process's last refit, taken up without fitting it again
         self.refitted: tuple[Generation, LearnedTopic] | None = None
+        self.languages: tuple[str, ...] = ()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TopicLearner:
@@ -93,6 +95,7 @@ class TopicLearner:
         if not plan.learns:
             return
         self.threshold = plan.threshold
+        self.languages = plan.languages  # a page in another language is not learned from
         self.user = own_texts(plan.topic)
         self.user_before: Sequence[float] | np.ndarray = (
             plan.page_scorer()(self.user) if self.user else []
@@ -125,6 +128,8 @@ class TopicLearner:
     def item_scraped(self, item: Any) -> None:
         if item.get("relevance") is None or item.get("bad"):
             return
+        if kept_out(item.get("language"), self.languages):
+            return  # its R of 0 says its language, not its topic
         text = f"{item.get('title') or ''}\n{item.get('text') or ''}"[: self.chars]
         r = item.get("first_relevance", item["relevance"])
         self.pending.append(SampledPage(float(r), int(item["depth"]), text))

@@ -6,7 +6,10 @@ from-warc``).
 ``all`` every response (non-HTML, error pages such as 404s, and also the redirects followed and
 robots.txt, which never reach the spider), ``none`` nothing. A fetch that failed without a
 response writes nothing. Each page is a ``response`` record and the ``request`` record it
-answered (``WARC-Concurrent-To``).
+answered (``WARC-Concurrent-To``). A page whose language was identified
+(:mod:`focused.pipelines.language`) has it in its response record's
+``WARC-Identified-Content-Language`` header, as Common Crawl's response records have (the
+code the feed has: ISO 639, two letters where ISO 639-1 has one).
 
 Every fetched page (one the frontier gave a fetch order), kept or not, also gets a ``metadata``
 record (``application/json``, ``WARC-Target-URI`` its URL, ``WARC-Concurrent-To`` its response
@@ -104,8 +107,8 @@ SAME_URL = ("known", "last_modified")
 # Not the stored body's (Scrapy joined the chunks; Content-Length is set anew), or a secret.
 _RESPONSE_DROPPED = {b"transfer-encoding", b"content-length"}
 _REQUEST_DROPPED = {b"proxy-authorization"}
-# A page's feed fields its metadata record holds (its URL is the record's target); ``language``
-# and ``near_duplicate_of`` where the pipelines set them.
+# A page's feed fields its metadata record holds (its URL is the record's target); ``language``,
+# ``near_duplicate_of`` and ``rendered`` where the pipelines and the renderer set them.
 METADATA_FIELDS = (
     "order",
     "time",
@@ -120,9 +123,11 @@ METADATA_FIELDS = (
     "bad",
     "language",
     "near_duplicate_of",
+    "rendered",
     "main_text",
 )
 METADATA_TYPE = "application/json"
+LANGUAGE_HEADER = "WARC-Identified-Content-Language"
 
 
 @dataclass(frozen=True)
@@ -194,15 +199,19 @@ def response_http_headers(response: Response) -> StatusAndHeaders:
     return StatusAndHeaders(f"{response.status} {reason}".rstrip(), headers, protocol=protocol)
 
 
-def response_record(response: Response, date: str) -> ArcWarcRecord:
-    """The ``response`` record of a response received at ``date`` (a WARC date)."""
+def response_record(response: Response, date: str, language: str | None = None) -> ArcWarcRecord:
+    """The ``response`` record of a response received at ``date`` (a WARC date), with the
+    page's ``language`` if it was identified."""
+    headers = {"WARC-Date": date}
+    if language:
+        headers[LANGUAGE_HEADER] = language
     return BUILDER.create_warc_record(
         response.url,
         "response",
         payload=BytesIO(response.body),
         length=len(response.body),
         http_headers=response_http_headers(response),
-        warc_headers_dict={"WARC-Date": date},
+        warc_headers_dict=headers,
     )
 
 
@@ -477,7 +486,10 @@ class WarcWriter:
         # A page the pipelines found unchanged while its bytes changed: kept if the first was.
         if not (self.keep_all or item["relevant"] or original is not None):
             return None
-        return request_record(response.request), response_record(response, date)
+        return (
+            request_record(response.request),
+            response_record(response, date, item.get("language")),
+        )
 
     def response_downloaded(self, response: Response, request: Request) -> None:
         """``all``: keep the responses that never reach the spider, as downloaded: redirects

@@ -34,6 +34,8 @@ RENDERED = "focused/render/pages"
 RENDERED_BY = "focused/render/reason/"
 RENDER_REASONS = ("always", "little_text", "host")
 RENDER_HOSTS = "focused/render/hosts_flagged"
+LANGUAGE = "focused/language/"  # pages by language; LANGUAGE + "off_topic": those kept out
+OFF_LANGUAGE = LANGUAGE + "off_topic"
 # Fields of a process's heartbeat record (``proc:<id>``) that are numbers.
 PROCESS_NUMBERS = (
     "pid",
@@ -313,6 +315,18 @@ def snapshot_figures(status: dict[str, Any], details: DetailRecords) -> dict[str
             reason: int(float(scrapy.get(RENDERED_BY + reason, 0))) for reason in RENDER_REASONS
         },
         "render_hosts": int(float(scrapy.get(RENDER_HOSTS, 0))),
+        # pages by language, most first, and those kept out of a topic's languages
+        "languages": dict(
+            sorted(
+                (
+                    (name.removeprefix(LANGUAGE), int(float(value)))
+                    for name, value in scrapy.items()
+                    if name.startswith(LANGUAGE) and name != OFF_LANGUAGE
+                ),
+                key=lambda x: -x[1],
+            )
+        ),
+        "off_language": int(float(scrapy.get(OFF_LANGUAGE, 0))),
     }
 
 
@@ -407,6 +421,16 @@ def _render_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
+def _language_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status row of a crawl that identified languages (none for others): ``en 120, de 40
+    (38)``, pages by language, then those kept out."""
+    if not snapshot["languages"]:
+        return []
+    languages = ", ".join(f"{code} {n}" for code, n in snapshot["languages"].items())
+    kept_out = f" ({snapshot['off_language']})" if snapshot["off_language"] else ""
+    return [("pages by language (kept out)", languages + kept_out)]
+
+
 def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     """The lines of ``focused status`` as (label, value), in order; the reference page of the
     status output (docs/reference/status.md) explains each label, and a test holds it to these."""
@@ -460,6 +484,7 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
         *_learned_rows(snapshot),
         ("revisits queued / unchanged", f"{snapshot['revisits']} / {snapshot['unchanged']}"),
         *_render_rows(snapshot),
+        *_language_rows(snapshot),
         ("processes alive", f"{snapshot['alive']} of {len(snapshot['processes'])} recorded"),
     ]
 

@@ -232,6 +232,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "FOCUSED_REVISIT_ORDER": ("relevance", "hub"),
     "FOCUSED_RENDER": ("never", "auto", "always"),  # which pages the browser fetches
     "FOCUSED_NEAR_COPIES": ("relevant", "all", "none"),  # the pages checked for near-copies
+    "FOCUSED_LANGUAGE_ID": ("auto", "always", "never"),  # the pages whose language is identified
 }
 
 

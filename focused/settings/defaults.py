@@ -420,6 +420,14 @@ FOCUSED_MAX_PATH_SEGMENTS = 20
 FOCUSED_MAIN_TEXT = "relevant"
 FOCUSED_FEED_MARKDOWN = False
 
+# Each page's language (py3langid, from its main text where it was extracted, else its visible
+# text): the feed's language field, a WARC-Identified-Content-Language header and the
+# focused/language/<code> stats. "auto" identifies it when the topic file keeps some
+# languages (its languages field: a page in another one is never relevant), "always" on
+# every page (about 1 CPU ms a page, Results, Performance), "never" on none (an error with a
+# topic that keeps some languages).
+FOCUSED_LANGUAGE_ID = "auto"
+
 # WARC 1.1 files (gzip'd) of fetched responses with their requests; writing them never changes
 # what is crawled. FOCUSED_WARC: "relevant" keeps the relevant pages, "all" every response
 # (non-HTML, 404s, redirects, robots.txt), "none" nothing; a kept page that comes back unchanged

@@ -200,6 +200,7 @@ class FocusedSpider(scrapy.Spider):
             main_text=None,
             rendered=meta.get(RENDER_META),
             near_duplicate_of=None,
+            language=None,
             text="",
             links=[],
             lease=record.get("lease"),

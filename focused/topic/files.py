@@ -8,6 +8,7 @@ the file, the field and what is wrong::
     seeds_from = "previous"                      # or a lists file (optional; focused.distill.lists)
     strategy = "soft"                            # or hard, breadth-first (README)
     allowed_networks = ["10.0.0.0/8"]            # non-public networks it may fetch (optional)
+    languages = ["en", "de"]                     # the languages kept (optional; default: any)
     [relevance]
     method = "taxonomy"
     taxonomy = "taxonomy"                        # folder tree of example documents
@@ -54,6 +55,7 @@ TOP_FIELDS = {
     "relevance",
     "strategy_options",
     "allowed_networks",
+    "languages",
 }
 # Fields of [strategy_options], the options of one strategy: hmm's example browse paths.
 STRATEGY_OPTIONS = {"paths"}
@@ -79,6 +81,8 @@ class Topic:
     # Networks the crawl may fetch from although they are not public (checked CIDR strings;
     # focused.middlewares.addresses refuses the others).
     allowed_networks: tuple[str, ...] = ()
+    # The languages a relevant page is in (py3langid's codes; empty: any), in the file's order.
+    languages: tuple[str, ...] = ()
 
     @property
     def base(self) -> Path:
@@ -97,6 +101,7 @@ class Topic:
             "relevance.link_score": self.link_score,
             "strategy": self.strategy,
             "strategy_options": self.strategy_options,
+            **({"languages": list(self.languages)} if self.languages else {}),
             **relevance,
         }
         return json.loads(json.dumps(decided, default=str))  # as Redis gives them back
@@ -214,6 +219,23 @@ def _read_allowed_networks(path: Path, data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(networks)
 
 
+def _read_languages(path: Path, data: dict[str, Any]) -> tuple[str, ...]:
+    languages = data.get("languages", [])
+    if not isinstance(languages, list) or not all(isinstance(code, str) for code in languages):
+        raise TopicError(path, "languages", f"expected a list of language codes, got {languages!r}")
+    if not languages:
+        return ()
+    from focused.relevance.language import known_languages  # loads the identifier's model
+
+    known = known_languages()
+    for code in languages:
+        if code.strip().lower() not in known:
+            raise TopicError(
+                path, "languages", f"not a language code py3langid knows (ISO 639): {code!r}"
+            )
+    return tuple(dict.fromkeys(code.strip().lower() for code in languages))
+
+
 def load_topic(path: str | Path) -> Topic:
     """Read and check a topic file; raises TopicError naming the field that is wrong."""
     path = Path(path)
@@ -262,4 +284,5 @@ def load_topic_text(text: str, path: str | Path) -> Topic:
         seeds_from,
         _read_strategy_options(path, data),
         _read_allowed_networks(path, data),
+        _read_languages(path, data),
     )

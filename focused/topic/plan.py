@@ -63,7 +63,10 @@ class CrawlPlan:
       topic whose pages the word vectors judge (a light topic), under a strategy that scores
       links; FOCUSED_LEARN = true where it cannot is a FocusedError;
     - ``link_model``: whether the online link model blends each link's estimate with what it
-      learns (FOCUSED_LINK_MODEL), only under a strategy that scores links.
+      learns (FOCUSED_LINK_MODEL), only under a strategy that scores links;
+    - ``identifies_language``: whether each page's language is identified (FOCUSED_LANGUAGE_ID:
+      ``always``, or ``auto`` with a topic that keeps some ``languages``); ``never`` with such
+      a topic is a FocusedError.
     """
 
     topic: Topic
@@ -74,6 +77,7 @@ class CrawlPlan:
     threshold: float
     learns: bool = False
     link_model: bool = False
+    identifies_language: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, topic: Topic) -> CrawlPlan:
@@ -109,6 +113,12 @@ class CrawlPlan:
                 " learns, with word vectors on, under a strategy that scores links, and"
                 " FOCUSED_LEARN_PAGES above 0"
             )
+        language_id = choice(settings, "FOCUSED_LANGUAGE_ID")
+        if language_id == "never" and topic.languages:
+            raise FocusedError(
+                "FOCUSED_LANGUAGE_ID: never, but the topic file keeps some languages"
+                " (its languages field): auto or always, please"
+            )
         return cls(
             topic,
             models_folder(settings),
@@ -118,6 +128,7 @@ class CrawlPlan:
             threshold,
             learns,
             strategy_class(strategy).scores_links and settings.getbool("FOCUSED_LINK_MODEL"),
+            language_id == "always" or bool(topic.languages),
         )
 
     @property
@@ -135,6 +146,11 @@ class CrawlPlan:
     def vectors_estimate_anchors(self) -> bool:
         """Whether word vectors give each anchor a second estimate, added by log-odds."""
         return self.vectors in ("anchors", "both") and self.scores_anchors
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages a relevant page is in (the topic file's ``languages``; empty: any)."""
+        return self.topic.languages
 
     @property
     def method(self) -> str:

@@ -16,6 +16,16 @@ The web has what a focused crawler relies on, with noise, and nothing else:
   image, a page declared UTF-8 with invalid bytes, a truncated page, a 301 redirect, a redirect
   loop and a page disallowed by its host's robots.txt.
 
+- **Languages**, when asked (``languages``): a share of the pages in other languages than
+  English. Such a page has the same topical words (its leaf's and top category's: the loan
+  words and names a page on the topic has in any language) and, instead of the English
+  background words, the words of its language's list (``words/<code>.txt``, most frequent
+  first) at the same frequency ranks (English pages too, from ``words/en.txt``);
+  ``languages.json`` gives each page's language. Sites link within their language, mostly:
+  of the links that would go to a page in another language, ``P_SAME_LANGUAGE`` go to a page
+  of the same leaf in the source's language.
+  Without ``languages`` the web is as it always was, byte for byte.
+
 Next to the bundle files (see :mod:`focused.lab.webs.bundle`) it writes ``taxonomy/`` (a folder
 per category, example ``.txt`` documents drawn like pages but not part of the web) and
 ``topic.toml``, a ready topic file for the demo topic. :mod:`focused.lab.webs.hostile` adds pages
@@ -118,6 +128,10 @@ PNG_1X1 = base64.b64decode(
 )
 HTML_TYPE = {"Content-Type": "text/html; charset=utf-8"}
 HOSTILE_FILE = "hostile.json"  # what focused.lab.webs.hostile adds, case by case
+LANGUAGES_FILE = "languages.json"  # each page's language, for a web of several
+ENGLISH = "en"  # the language of the web's own words
+P_SAME_LANGUAGE = 0.8  # share of the links to another language's page kept in the source's
+WORDS = Path(__file__).with_name("words")  # <code>.txt: a language's words, most frequent first
 _CONSONANTS = np.array(list("bdfgklmnprstvz"))
 _VOWELS = np.array(list("aeiou"))
 _ZIPF_SHIFT = 2.7  # Zipf-Mandelbrot: p(rank) ~ 1 / (rank + shift)
@@ -160,6 +174,7 @@ def generate_web(
     extra_pages: Sequence[Mapping[str, Any]] = (),
     seed_links: Sequence[tuple[str, str]] = (),
     on_seed_host: SeedHostPages | None = None,
+    languages: Mapping[str, float] | None = None,
 ) -> Path:
     """Write a synthetic web bundle, its taxonomy and a demo topic file into ``folder``.
 
@@ -168,8 +183,11 @@ def generate_web(
     any page. ``extra_pages`` (bundle records, unlabelled) are added as they are, and each
     ``(url, anchor)`` of ``seed_links`` is linked from one of the demo topic's seed pages, in
     turn. ``on_seed_host``, given the origin of the demo topic's first seed
-    (``http://www.x.web.test``), returns more of both, for pages on that relevant host. Returns
-    the folder.
+    (``http://www.x.web.test``), returns more of both, for pages on that relevant host.
+    ``languages`` (code -> share of the pages, see :func:`read_languages`) writes pages in
+    those languages, drawn (and their links kept mostly within a language) with random
+    generators of their own, so the rest of the web is the same as without. Returns the
+    folder.
     """
     folder = Path(folder)
     _check_arguments(folder, n_pages, n_hosts, p_same_leaf + p_same_top, overwrite)
@@ -200,9 +218,16 @@ def generate_web(
     for n, link in enumerate(seed_links):
         seed_page = urls.index(demo["seeds"][n % len(demo["seeds"])])
         bad.see_also.setdefault(seed_page, []).append(link)
-    pages = _pages(rng, vocab, taxonomy, leaf_of, titles, urls, offsets, targets, bad)
+    language_of = None
+    if languages:
+        language_of = _languages_of(seed, n_pages, languages)
+        targets = _same_language_links(seed, leaf_of, language_of, offsets, targets)
+    pages = _pages(rng, vocab, taxonomy, leaf_of, titles, urls, offsets, targets, bad, language_of)
     _clear(folder)
     write_bundle(folder, chain(pages, extra_pages), labels=labels, topics=topics)
+    if language_of is not None:
+        written = dict(zip(urls, language_of, strict=True))
+        (folder / LANGUAGES_FILE).write_text(json.dumps(written, indent=0) + "\n", "utf-8")
     _write_taxonomy(folder / "taxonomy", rng, vocab, taxonomy, n_examples)
     _write_topic_file(folder / "topic.toml", demo["seeds"])
     return folder
@@ -225,9 +250,89 @@ def _check_arguments(
 
 def _clear(folder: Path) -> None:
     """Remove a previous web's files, so no old example survives in taxonomy/."""
-    for name in (PAGES_FILE, LABELS_FILE, TOPICS_FILE, HOSTILE_FILE, "topic.toml"):
+    for name in (PAGES_FILE, LABELS_FILE, TOPICS_FILE, HOSTILE_FILE, LANGUAGES_FILE, "topic.toml"):
         (folder / name).unlink(missing_ok=True)
     shutil.rmtree(folder / "taxonomy", ignore_errors=True)
+
+
+def word_lists() -> dict[str, list[str]]:
+    """Each language's words (``words/<code>.txt``, most frequent first; ``#`` starts a
+    comment), by code."""
+    lists = {}
+    for path in sorted(WORDS.glob("*.txt")):
+        lines = (line.split("#", 1)[0] for line in path.read_text("utf-8").splitlines())
+        lists[path.stem] = [word for line in lines for word in line.split()]
+    return lists
+
+
+def read_languages(text: str) -> dict[str, float]:
+    """``en,de,fr`` (equal shares) or ``en=0.6,de=0.2,fr=0.2`` as code -> share of the pages
+    (shares need not add up to 1: they are weights); a FocusedError says what is wrong."""
+    known = set(word_lists())
+    shares: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        code, _, share = part.partition("=")
+        code = code.strip().lower()
+        if code not in known:
+            raise FocusedError(f"--languages: no words for {code!r} (one of {sorted(known)})")
+        try:
+            shares[code] = float(share) if share else 1.0
+        except ValueError:
+            raise FocusedError(f"--languages: not a share: {part!r}") from None
+        if not shares[code] > 0:
+            raise FocusedError(f"--languages: a share must be above 0: {part!r}")
+    if not shares:
+        raise FocusedError("--languages: expected codes such as en,de,fr")
+    return shares
+
+
+def _languages_of(seed: int, n_pages: int, languages: Mapping[str, float]) -> list[str]:
+    """Each page's language, drawn by its share with a generator of its own (the web's own
+    draws stay as they are)."""
+    codes = list(languages)
+    weights = np.array([languages[code] for code in codes], dtype=float)
+    rng = np.random.default_rng([seed, 639])
+    return [codes[i] for i in rng.choice(len(codes), n_pages, p=weights / weights.sum())]
+
+
+def _same_language_links(
+    seed: int,
+    leaf_of: np.ndarray,
+    language_of: Sequence[str],
+    offsets: np.ndarray,
+    targets: np.ndarray,
+) -> np.ndarray:
+    """The links, of which P_SAME_LANGUAGE that went to a page in another language go to a
+    page of the same leaf in the source's language instead (where there is one): sites link
+    within their language, mostly."""
+    rng = np.random.default_rng([seed, 640])
+    language = np.array(language_of)
+    source = np.repeat(np.arange(len(leaf_of)), np.diff(offsets))
+    targets = targets.copy()
+    moved = (language[targets] != language[source]) & (rng.random(targets.size) < P_SAME_LANGUAGE)
+    for at in np.flatnonzero(moved).tolist():
+        group = np.flatnonzero(
+            (leaf_of == leaf_of[source[at]]) & (language == language[source[at]])
+        )
+        if group.size:
+            targets[at] = group[rng.integers(group.size)]
+    return targets
+
+
+class _Translation:
+    """A page's background words in its language: the background word of rank r becomes the
+    language's word of rank r (its list repeated past its end). English pages too: the web's
+    own background has made-up words past its real ones, which py3langid takes for some other
+    language (Nigerian Pidgin, mostly) once real words of other languages are around."""
+
+    def __init__(self, vocab: _Vocabulary) -> None:
+        background = vocab.words[vocab.background_base :].tolist()
+        self.rank = {word: r for r, word in enumerate(background)}
+        self.lists = word_lists()
+
+    def __call__(self, words: list[str], language: str) -> list[str]:
+        own, rank = self.lists[language], self.rank
+        return [own[rank[w] % len(own)] if w in rank else w for w in words]
 
 
 def _taxonomy() -> _Taxonomy:
@@ -461,18 +566,24 @@ def _pages(
     offsets: np.ndarray,
     targets: np.ndarray,
     bad: _BadPages,
+    language_of: Sequence[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield the page records, sampling words a chunk of pages at a time."""
+    """Yield the page records, sampling words a chunk of pages at a time (in each page's
+    language, with ``language_of``)."""
+    translate = _Translation(vocab) if language_of is not None else None
     for start in range(0, len(leaf_of), _CHUNK):
         chunk = leaf_of[start : start + _CHUNK]
         for page, words in enumerate(_sample_words(rng, vocab, taxonomy.leaf_top, chunk), start):
+            lang = ENGLISH if language_of is None else language_of[page]
+            if translate is not None:
+                words = translate(words, lang)
             links = dict.fromkeys(
                 t for t in targets[offsets[page] : offsets[page + 1]].tolist() if t != page
             )
             for target, position in zip(links, rng.random(len(links)).tolist(), strict=True):
                 anchor = f'<a href="{urls[target]}">{titles[target]}</a>'
                 words.insert(int(position * len(words)), anchor)
-            body = _html(titles[page], _paragraphs(rng, words), bad.see_also.get(page, []))
+            body = _html(titles[page], _paragraphs(rng, words), bad.see_also.get(page, []), lang)
             yield {
                 "url": urls[page],
                 "status": 200,
@@ -495,9 +606,11 @@ def _paragraphs(rng: np.random.Generator, words: list[str]) -> list[str]:
     return [" ".join(sentences[a:b]) for a, b in pairwise([0, *breaks]) if a < len(sentences)]
 
 
-def _html(title: str, paragraphs: list[str], see_also: list[tuple[str, str]]) -> str:
+def _html(
+    title: str, paragraphs: list[str], see_also: list[tuple[str, str]], lang: str = ENGLISH
+) -> str:
     parts = [
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n"
     ]
     parts += [f"<p>{p}</p>\n" for p in paragraphs]
