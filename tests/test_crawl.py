@@ -34,6 +34,8 @@ FEED_FIELDS = {
     "bad",
     "main_text",  # None but for relevant pages; "markdown" only with FOCUSED_FEED_MARKDOWN
     "language",  # None unless FOCUSED_LANGUAGE_ID identifies it
+    "near_duplicate_of",  # None but for near-copies
+    "rendered",  # None but for pages the browser fetched (FOCUSED_RENDER)
 }
 
 

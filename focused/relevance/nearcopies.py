@@ -30,10 +30,13 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from hashlib import blake2b
+from typing import TYPE_CHECKING
 from zlib import crc32
 
 import numpy as np
-from datasketch import MinHash
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 SHINGLE_WORDS = 2  # words a shingle
 NUM_PERM = 128  # MinHash hash values a signature
@@ -43,10 +46,18 @@ SEED = 1  # the MinHash permutations' seed: one for every process of every crawl
 CANDIDATE_MARGIN = 0.1  # the bands are chosen for the threshold less this
 
 _WORD = re.compile(r"\w+")
-# datasketch's permutations for NUM_PERM and SEED, made once (building them costs a millisecond)
-# (a shingle's CRC-32 is the value they permute: half the time of SHA-1, datasketch's default,
-# and as good a start for random permutations)
-_TEMPLATE = MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=crc32)
+
+
+@cache
+def _template() -> MinHash:
+    """datasketch's permutations for NUM_PERM and SEED, made once (building them costs a
+    millisecond); a shingle's CRC-32 is the value they permute (half the time of SHA-1,
+    datasketch's default, and as good a start for random permutations). Imported on first use:
+    datasketch's package loads its Redis storage backend (redis-py), which a relevance module
+    does not."""
+    from datasketch import MinHash
+
+    return MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=crc32)
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> set[bytes]:
@@ -61,7 +72,7 @@ def signature(text: str) -> np.ndarray | None:
     found = shingles(text)
     if len(found) < MIN_SHINGLES:
         return None
-    minhash = _TEMPLATE.copy()
+    minhash = _template().copy()
     minhash.update_batch(list(found))
     return minhash.hashvalues
 

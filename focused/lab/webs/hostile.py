@@ -55,9 +55,11 @@ served on 127.0.0.1 like any other.
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -65,7 +67,15 @@ from typing import Any
 
 import numpy as np
 
-from focused.lab.webs.generate import BACKGROUND, HOSTILE_FILE, HTML_TYPE, TAXONOMY, generate_web
+from focused.lab.webs.generate import (
+    BACKGROUND,
+    ENGLISH,
+    HOSTILE_FILE,
+    HTML_TYPE,
+    TAXONOMY,
+    generate_web,
+    word_lists,
+)
 
 LINKS = "http://links.hostile.web.test"  # pages with bad hrefs and odd bases
 FOUND = "http://found.hostile.web.test"  # good pages linked only from hostile ones
@@ -262,11 +272,22 @@ def _record(url: str, body: str | bytes, status: int = 200, **more: Any) -> dict
 
 
 def _good(path: str) -> tuple[str, dict[str, Any]]:
-    """A good page found only through a hostile one: its URL and record."""
+    """A good page found only through a hostile one: its URL and record. Its text has words
+    of its own, drawn by its path, so that no two are near-copies of each other."""
     url = f"{FOUND}/{path}"
     title = f"Found after {path.rpartition('/')[2].replace('-', ' ')}"
-    text = f"The peloton rode on after {path}: a sprint, a climb and a descent to the finish."
+    own = np.random.default_rng(zlib.crc32(path.encode())).choice(_english_words(), 20)
+    text = (
+        f"The peloton rode on after {path}: a sprint, a climb and a descent to the finish. "
+        f"{' '.join(own).capitalize()}."
+    )
     return url, _record(url, _page(title, text))
+
+
+@functools.cache
+def _english_words() -> list[str]:
+    """The generator's English words, most frequent first."""
+    return word_lists()[ENGLISH]
 
 
 def _bad_links() -> list[Case]:
