@@ -23,12 +23,24 @@ local function agreeing(other)
   return agree
 end
 
-local seen, copy_of, known = {}, nil, false
+-- Each band's bucket is claimed for the page as it is looked up (HSETNX: one call where a
+-- lookup and an insert would take two, and most bands of most pages are new); a band already
+-- held is read. A page that turns out known or a copy gives back what it claimed.
+local size = redis.call('HLEN', pages)
+local full = cap > 0 and size >= cap
+local id = tostring(size + 1)
+local seen, claimed, copy_of, known = {}, {}, nil, false
 for i = FIRST_BAND, #ARGV do
-  local id = redis.call('HGET', KEYS[i - FIRST_BAND + 2], ARGV[i])
-  if id and not seen[id] then
-    seen[id] = true
-    local page = redis.call('HGET', pages, id)
+  local bucket = KEYS[i - FIRST_BAND + 2]
+  local held = nil
+  if not full and redis.call('HSETNX', bucket, ARGV[i], id) == 1 then
+    claimed[#claimed + 1] = i
+  else
+    held = redis.call('HGET', bucket, ARGV[i])
+  end
+  if held and not seen[held] then
+    seen[held] = true
+    local page = redis.call('HGET', pages, held)
     if page then
       local other = string.sub(page, width + 1)
       if other == url then
@@ -39,11 +51,11 @@ for i = FIRST_BAND, #ARGV do
     end
   end
 end
-local size = redis.call('HLEN', pages)
-if known then return {'', 'known', size} end
-if copy_of then return {copy_of, 'copy', size} end
-if cap > 0 and size >= cap then return {'', 'full', size} end
-size = size + 1
-redis.call('HSET', pages, size, signature .. url)
-for i = FIRST_BAND, #ARGV do redis.call('HSETNX', KEYS[i - FIRST_BAND + 2], ARGV[i], size) end
-return {'', 'added', size}
+if known or copy_of then
+  for _, i in ipairs(claimed) do redis.call('HDEL', KEYS[i - FIRST_BAND + 2], ARGV[i]) end
+  if known then return {'', 'known', size} end
+  return {copy_of, 'copy', size}
+end
+if full then return {'', 'full', size} end
+redis.call('HSET', pages, id, signature .. url)
+return {'', 'added', size + 1}
