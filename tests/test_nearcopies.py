@@ -161,7 +161,7 @@ def fetched(served) -> set[str]:
 def test_a_crawl_finds_the_planted_near_copies_and_nothing_else(
     crawl: Crawl, served, web, redis_client
 ):
-    stats = crawl.run()
+    stats = crawl.run(FOCUSED_NEAR_COPIES="relevant")
     feed = {item["url"]: item for item in crawl.feed()}
     copies = {copy["url"]: copy for copy in planted(web)}
     # Every copy of a relevant page that was fetched is found (its original was fetched before:
