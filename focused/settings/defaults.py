@@ -375,8 +375,9 @@ FOCUSED_SKIP_DUPLICATES = True
 # (they have their main text already), "all" (extracting the main text of the others costs
 # more CPU than the check: Results, Near-copies) or "none", the default until the check is
 # cheaper: "relevant" costs a crawl about 6% more CPU and a quarter more Redis CPU a page on a
-# web without copies (one script call a relevant page; Results, Near-copies). Two pages are near-copies when the
-# Jaccard similarity of their sets of two-word shingles reaches FOCUSED_NEAR_COPY_THRESHOLD,
+# web without copies (one script call a relevant page; Results, Near-copies). Two pages are
+# near-copies when the Jaccard similarity of their sets of two-word shingles reaches
+# FOCUSED_NEAR_COPY_THRESHOLD,
 # estimated from MinHash signatures: a copy with 5% of its words changed keeps 0.82, a
 # different page on the same topic shares rarely more than 0.3 (0.38 at most on Wikispeedia).
 # The pages checked are indexed in the crawl's Redis, for every process: about 2 KB a page in a
