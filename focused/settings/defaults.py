@@ -377,9 +377,9 @@ FOCUSED_SKIP_DUPLICATES = True
 # cheaper: "relevant" costs a crawl about 6% more CPU and a quarter more Redis CPU a page on a
 # web without copies (one script call a relevant page; Results, Near-copies). Two pages are
 # near-copies when the Jaccard similarity of their sets of two-word shingles reaches
-# FOCUSED_NEAR_COPY_THRESHOLD,
-# estimated from MinHash signatures: a copy with 5% of its words changed keeps 0.82, a
-# different page on the same topic shares rarely more than 0.3 (0.38 at most on Wikispeedia).
+# FOCUSED_NEAR_COPY_THRESHOLD, estimated from MinHash signatures: a copy with 5% of its words
+# changed keeps 0.82, a different page on the same topic shares rarely more than 0.3 (0.38 at
+# most on Wikispeedia).
 # The pages checked are indexed in the crawl's Redis, for every process: about 2 KB a page in a
 # small index, 0.8 KB at 200,000 pages and 0.6 KB at a million (Results, Near-copies); past
 # FOCUSED_NEAR_COPY_MAX_PAGES pages (0: no cap) it takes no more, and pages are still checked

@@ -39,6 +39,7 @@ from focused.store.server import LOCK_FILE, _check_folder, _check_port, _log_tai
 
 MASTERS = 3  # redis-cli --cluster create's minimum
 PORT_ATTEMPTS = 5  # starts on fresh free ports when one was taken meanwhile
+WAIT_REPLY_S = 2.0  # a node's reply to a PING while it starts (another program may hold the port)
 FIRST_PORT = 7000
 NODES_FILE = "nodes.conf"
 SLOTS = 16384
@@ -117,10 +118,17 @@ def existing_ports(home: Path) -> list[int]:
     return sorted(ports)
 
 
-def _client(bind: str, port: int) -> redis.Redis:
-    """A plain client of one node, which fails at once: the callers ask again themselves."""
+def _client(bind: str, port: int, timeout: float | None = None) -> redis.Redis:
+    """A plain client of one node, which fails at once: the callers ask again themselves.
+    ``timeout`` bounds each reply's wait (None: none)."""
     host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bind, bind)
-    return redis.Redis(host=host, port=port, socket_connect_timeout=10, retry=Retry(NoBackoff(), 0))
+    return redis.Redis(
+        host=host,
+        port=port,
+        socket_connect_timeout=10,
+        socket_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 class PortTaken(FocusedError):
@@ -153,8 +161,8 @@ def _wait_until(
         try:
             if check(client):
                 return
-        except (redis.BusyLoadingError, redis.ConnectionError):  # still loading, or not up yet
-            pass
+        except (redis.BusyLoadingError, redis.ConnectionError, redis.TimeoutError):
+            pass  # still loading, or not up yet (or another program holds its port: see above)
         if time.monotonic() > deadline:
             raise FocusedError(
                 f"the Redis Cluster is not {what} in time; see its nodes' logs, "
@@ -324,7 +332,7 @@ def _run(
                 )
             deadline = time.monotonic() + timeout
             for port in ports:
-                with _client(bind, port) as client:
+                with _client(bind, port, WAIT_REPLY_S) as client:
                     _wait_until(client, "up", lambda c: c.ping(), cluster, deadline)
                     keep_log(client)
             if cluster.created:
