@@ -132,12 +132,12 @@ def write_parquet(reader: Reader, args: argparse.Namespace) -> int:
     from focused.export.pages import CrawlPages
     from focused.export.parquet import ParquetPages
     from focused.export.warcpages import WarcPages, crawl_files
-    from focused.store.embedded import home_dir
+    from focused.extensions.warc import default_folder
 
     fetched = reader.fetched(args.name)
     if fetched is None:
         raise reader.no_such_crawl(args.name)
-    folder = Path(args.warc_dir) if args.warc_dir else home_dir(args.home) / "warc" / args.name
+    folder = Path(args.warc_dir) if args.warc_dir else default_folder(args.home, args.name)
     if args.warc_dir and not folder.is_dir():
         raise FocusedError(f"--warc-dir {folder}: no such folder")
     warc = WarcPages(crawl_files(folder, args.name))

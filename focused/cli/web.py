@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import collections
 from pathlib import Path
+from typing import Any
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,11 +110,7 @@ def run_generate(args: argparse.Namespace) -> int:
     languages = read_languages(args.languages) if args.languages else None
     folder = generate_web(
         args.folder,
-        n_pages=args.pages,
-        n_hosts=args.hosts,
-        seed=args.seed,
-        n_examples=args.examples,
-        overwrite=args.force,
+        **_web_options(args),
         languages=languages,
     )
     in_languages = f" in {', '.join(languages)}" if languages else ""
@@ -124,6 +121,17 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _web_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every generated web takes: its size, seed, examples and overwriting."""
+    return {
+        "n_pages": args.pages,
+        "n_hosts": args.hosts,
+        "seed": args.seed,
+        "n_examples": args.examples,
+        "overwrite": args.force,
+    }
+
+
 def _run_generate_scripted(args: argparse.Namespace) -> int:
     """``focused web generate --js``: write the web built by scripts, print where it is."""
     import json
@@ -132,11 +140,7 @@ def _run_generate_scripted(args: argparse.Namespace) -> int:
 
     folder = generate_scripted_web(
         args.folder,
-        n_pages=args.pages,
-        n_hosts=args.hosts,
-        seed=args.seed,
-        n_examples=args.examples,
-        overwrite=args.force,
+        **_web_options(args),
     )
     n_scripted = len(json.loads((folder / HOSTS_FILE).read_text())["scripted"])
     print(
@@ -156,11 +160,7 @@ def _run_generate_hostile(args: argparse.Namespace) -> int:
 
     folder = generate_hostile_web(
         args.folder,
-        n_pages=args.pages,
-        n_hosts=args.hosts,
-        seed=args.seed,
-        n_examples=args.examples,
-        overwrite=args.force,
+        **_web_options(args),
         hostile=args.hostile,
         traps=args.traps,
         farm_domain=args.farm_domain,
@@ -182,11 +182,7 @@ def _run_generate_near_copies(args: argparse.Namespace) -> int:
     folder = generate_near_copy_web(
         args.folder,
         originals=args.near_copies,
-        n_pages=args.pages,
-        n_hosts=args.hosts,
-        seed=args.seed,
-        n_examples=args.examples,
-        overwrite=args.force,
+        **_web_options(args),
     )
     print(
         f"wrote {args.pages} pages on {args.hosts} hosts and near-copies of {args.near_copies}"

@@ -13,7 +13,6 @@ A file cut short (a killed process's) is read up to its last whole record.
 from __future__ import annotations
 
 import json
-import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,15 +23,12 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from focused.errors import FocusedError
-from focused.extensions.warc import METADATA_TYPE
-
-# Heritrix's names, as WarcFiles writes them: <crawl>-<17 digits>-<serial>-<pid>~<host>.warc.gz
-_NAME = r"-\d{17}-\d{5}-\d+~[^/]*\.warc\.gz(\.open|\.incomplete)?"
+from focused.extensions.warc import METADATA_TYPE, file_names
 
 
 def crawl_files(folder: Path, crawl: str) -> list[Path]:
     """The WARC files of ``crawl`` in ``folder``, in name order; none if there is no folder."""
-    name = re.compile(re.escape(crawl) + _NAME)
+    name = file_names(crawl)
     try:
         paths = [path for path in folder.iterdir() if name.fullmatch(path.name)]
     except FileNotFoundError:

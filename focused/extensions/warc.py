@@ -56,6 +56,7 @@ import functools
 import json
 import logging
 import os
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ from warcio.warcwriter import WARCWriter
 import focused
 from focused.errors import FocusedError, exit_on_user_error
 from focused.extensions.diskfaults import disk_fault
+from focused.items import FEED_FIELDS
 from focused.pipelines.duplicates import UNCHANGED
 from focused.settings.check import choice
 from focused.store.crawler import crawl_name, store_for
@@ -107,25 +109,9 @@ SAME_URL = ("known", "last_modified")
 # Not the stored body's (Scrapy joined the chunks; Content-Length is set anew), or a secret.
 _RESPONSE_DROPPED = {b"transfer-encoding", b"content-length"}
 _REQUEST_DROPPED = {b"proxy-authorization"}
-# A page's feed fields its metadata record holds (its URL is the record's target); ``language``,
-# ``near_duplicate_of`` and ``rendered`` where the pipelines and the renderer set them.
-METADATA_FIELDS = (
-    "order",
-    "time",
-    "status",
-    "relevance",
-    "relevant",
-    "category",
-    "depth",
-    "parent",
-    "host",
-    "title",
-    "bad",
-    "language",
-    "near_duplicate_of",
-    "rendered",
-    "main_text",
-)
+# A page's feed fields its metadata record holds: all but its URL (the record's target) and
+# the Markdown copy of its main text.
+METADATA_FIELDS = tuple(name for name in FEED_FIELDS if name not in ("url", "markdown"))
 METADATA_TYPE = "application/json"
 LANGUAGE_HEADER = "WARC-Identified-Content-Language"
 
@@ -244,6 +230,17 @@ def metadata_record(item: PageItem, date: str, concurrent_to: str | None) -> Arc
         warc_content_type=METADATA_TYPE,
         warc_headers_dict=headers,
     )
+
+
+def default_folder(home: str | None, crawl: str) -> Path:
+    """Where a crawl's WARC files go when FOCUSED_WARC_DIR does not say: ``HOME/warc/<crawl>``."""
+    return home_dir(home) / "warc" / crawl
+
+
+def file_names(crawl: str) -> re.Pattern[str]:
+    """The names :class:`WarcFiles` gives ``crawl``'s files, open, closed or incomplete."""
+    suffixes = "|".join(map(re.escape, (OPEN_SUFFIX, INCOMPLETE_SUFFIX)))
+    return re.compile(rf"{re.escape(crawl)}-\d{{17}}-\d{{5}}-\d+~[^/]*\.warc\.gz({suffixes})?")
 
 
 class WarcFiles:
@@ -418,7 +415,7 @@ class WarcWriter:
         if max_size <= 0:
             raise FocusedError(f"FOCUSED_WARC_MAX_SIZE: expected bytes above 0, got {max_size}")
         crawl = crawl_name(crawler)
-        folder = Path(s.get("FOCUSED_WARC_DIR") or home_dir(s.get("FOCUSED_HOME")) / "warc" / crawl)
+        folder = Path(s.get("FOCUSED_WARC_DIR") or default_folder(s.get("FOCUSED_HOME"), crawl))
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
