@@ -1,8 +1,8 @@
 """One distiller run: read the crawl graph, score hubs and authorities, re-boost, record.
 
-Only one process of a crawl distils at a time: the run holds ``distill:lock``, a key that
-expires after ``lock_s`` seconds, so a holder that crashes cannot keep it. The lock, and the
-periodic runs inside a crawl, are a :class:`~focused.store.periodic.PeriodicJob`'s
+Only one process of a crawl distils at a time: the run holds ``distill:lock``, a lease it
+renews while it runs, so a holder that dies lets go of it within ``lock_s`` seconds. The lock,
+and the periodic runs inside a crawl, are a :class:`~focused.store.periodic.PeriodicJob`'s
 (:func:`distill_job`).
 """
 
@@ -151,7 +151,7 @@ def distill_job(
 
 
 def distill_locked(
-    frontier: RedisFrontier, lock_s: float = 600.0, **options: Any
+    frontier: RedisFrontier, lock_s: float = 15.0, **options: Any
 ) -> Distillation | None:
     """:func:`distill` under the crawl's lock; None when another process holds it."""
     return distill_job(frontier, lock_s).run(frontier, **options)

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CHECK_S = 1.0
-LOCK_S = 300.0  # the refit's lock expires after this long (a crashed process frees it)
+LOCK_S = 15.0  # the refit lock's lease (a process that dies lets go of it within this)
 TOP_WORDS = 10
 
 

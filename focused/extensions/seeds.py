@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 BATCH = 1000
-LOCK_S = 30.0
+LOCK_S = 15.0  # the intake lock's lease (a process that dies lets go of it within this)
 
 
 class SeedFeeder:

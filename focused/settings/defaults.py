@@ -285,11 +285,12 @@ FOCUSED_INFOSPIDERS_SYNC = 20  # Pages between a process's weight syncs with Red
 FOCUSED_INFOSPIDERS_SEED = 0  # Random seed of the first agents' weights and of mutations
 
 # The learning crawler of Batsakis et al. 2009 (strategy "hmm"): a hidden Markov model of the
-# link distance to a relevant page. One process fits it (under a lock that expires after
-# FOCUSED_HMM_LOCK_S seconds) on the crawl's first FOCUSED_HMM_WARMUP classified pages, scored
-# as soft focus until then, or at the start on the topic's example browse paths
-# ([strategy_options] paths) with the crawl's pages so far; it is refitted every
-# FOCUSED_HMM_REFIT pages (0: never) on the last FOCUSED_HMM_MAX_PAGES pages logged.
+# link distance to a relevant page. One process fits it (under a lock it renews while it fits;
+# a process that dies lets go of it within FOCUSED_HMM_LOCK_S seconds) on the crawl's first
+# FOCUSED_HMM_WARMUP classified pages, scored as soft focus until then, or at the start on the
+# topic's example browse paths ([strategy_options] paths) with the crawl's pages so far; it is
+# refitted every FOCUSED_HMM_REFIT pages (0: never) on the last FOCUSED_HMM_MAX_PAGES pages
+# logged.
 # FOCUSED_HMM_CLUSTERS is K, the number of K-means clusters of irrelevant pages. With
 # FOCUSED_HMM_CENTROID a link's priority is the mean of the model's P(next page relevant) and
 # the page's similarity to the centroid of the relevant pages (the paper's best variant);
@@ -299,7 +300,7 @@ FOCUSED_HMM_REFIT = 250
 FOCUSED_HMM_MAX_PAGES = 10000
 FOCUSED_HMM_CLUSTERS = 10
 FOCUSED_HMM_CENTROID = True
-FOCUSED_HMM_LOCK_S = 600.0
+FOCUSED_HMM_LOCK_S = 15.0
 
 # == The crawl graph and the distiller ==
 # The crawl graph: each classified page's links to other servers, kept in Redis (12 bytes a
@@ -311,18 +312,19 @@ FOCUSED_CRAWL_GRAPH = True
 # queued out-links of the FOCUSED_DISTILL_HUBS best hubs are raised to the score
 # FOCUSED_DISTILL_BOOST (1.0: the top of the frontier). It runs inside the crawl every
 # FOCUSED_DISTILL_PAGES fetched pages (crawl-wide) or every FOCUSED_DISTILL_INTERVAL seconds
-# (0: never by that rule; both 0: never), one process at a time under a lock that expires
-# after FOCUSED_DISTILL_LOCK_S seconds. The authorities are the FOCUSED_DISTILL_AUTHORITY_SHARE
-# most relevant pages (10-20% in the paper). FOCUSED_DISTILL_HUBS = 0, the default, scores and
-# reports hubs without raising anything: the paper's re-boost (10 hubs, to the top) found more
-# on the nine development topics of Wikispeedia and less on eight of the nine validation
-# categories, the same on the ninth (Results, Evaluation).
+# (0: never by that rule; both 0: never), one process at a time under a lock it renews while it
+# runs (a process that dies lets go of it within FOCUSED_DISTILL_LOCK_S seconds). The
+# authorities are the FOCUSED_DISTILL_AUTHORITY_SHARE most relevant pages (10-20% in the
+# paper). FOCUSED_DISTILL_HUBS = 0, the default, scores and reports hubs without raising
+# anything: the paper's re-boost (10 hubs, to the top) found more on the nine development topics
+# of Wikispeedia and less on eight of the nine validation categories, the same on the ninth
+# (Results, Evaluation).
 FOCUSED_DISTILL_PAGES = 100
 FOCUSED_DISTILL_INTERVAL = 600.0
 FOCUSED_DISTILL_HUBS = 0
 FOCUSED_DISTILL_BOOST = 1.0
 FOCUSED_DISTILL_AUTHORITY_SHARE = 0.15
-FOCUSED_DISTILL_LOCK_S = 600.0
+FOCUSED_DISTILL_LOCK_S = 15.0
 
 # == Maintenance and the next run ==
 # Maintenance mode (Chakrabarti et al. 1999): after every FOCUSED_REVISIT_EVERY fetched pages

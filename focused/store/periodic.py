@@ -48,7 +48,8 @@ MAX_BACKOFF_S = 300.0
 
 class PeriodicJob(Generic[T]):
     """``job`` every ``every`` crawl-wide pages (0: only when started), one process of the crawl
-    at a time under the lock ``lock`` (expiring after ``lock_s`` seconds), in a thread.
+    at a time under the lock ``lock`` (a lease of ``lock_s`` seconds, renewed while the job
+    runs), in a thread.
 
     ``call`` runs each Redis call of the lock (retries that are safe off the reactor's thread);
     ``done`` gets each run's result, None when another process held the lock. ``name`` names a

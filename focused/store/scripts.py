@@ -37,6 +37,7 @@ _ALONE = (
     "revisit_claim",
     "revisit_next",
     "unlock",
+    "renew",
     "time",
     "nearcopies",
 )

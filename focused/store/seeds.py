@@ -36,8 +36,8 @@ class PushedSeeds:
 
     @contextmanager
     def moving(self, lock_s: float) -> Iterator[bool]:
-        """Try to take the crawl's lock on moving the seeds for the block (expiring after
-        ``lock_s``); yields whether this process holds it."""
+        """Try to take the crawl's lock on moving the seeds for the block (a lease of
+        ``lock_s`` seconds, renewed while it runs); yields whether this process holds it."""
         with self.store.held_lock(keys.START_URLS_LOCK, lock_s) as held:
             yield held
 

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BETA = 0.85  # the paper's β: the share of PageRank passed along links (networkx's alpha)
-LOCK_S = 600.0  # the generation lock expires after this, so a crashed holder frees it
+LOCK_S = 15.0  # the generation lock's lease (a process that dies lets go of it within this)
 HOST_BATCH = 500  # host queues read per pipelined round trip
 PAGE_HEAD = struct.Struct(">QHH")  # page node, R · 65535, number of links
 EDGE = np.dtype([("fp", ">u8"), ("est", ">u2")])  # target node, estimate · 65535

@@ -166,7 +166,7 @@ class HMMStrategy(SoftFocus):
         refit: int = 2000,
         max_pages: int = 10000,
         centroid: bool = True,
-        lock_s: float = 600.0,
+        lock_s: float = 15.0,
         max_chars: int = 0,
         examples: Examples | None = None,
         stats: StatsCollector | None = None,
