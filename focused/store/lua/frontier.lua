@@ -59,6 +59,19 @@ local function record_key(frontier, name, order)
   return frontier.prefix .. name .. math.floor(order / frontier.shards / URL_BUCKET)
 end
 
+-- Run a variadic command on key with the values of list, in chunks of at most 1000 items of
+-- step values each (unpack has a limit); returns the replies, joined.
+local function call_chunked(command, key, list, step)
+  local replies, size = {}, 1000 * step
+  for from = 1, #list, size do
+    local reply = redis.call(command, key, unpack(list, from, math.min(#list, from + size - 1)))
+    if type(reply) == 'table' then
+      for _, value in ipairs(reply) do replies[#replies + 1] = value end
+    end
+  end
+  return replies
+end
+
 local function now_s()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -151,6 +164,9 @@ end
 -- member, depth, then the path without its leading '/' and a TAB and the anchor, if any; then,
 -- when there are budgets, after an empty line, "origin domain [suffix]" lines: the links'
 -- hosts' registered domains and private suffixes.
+-- The seen set is asked once a bucket (SADD of the one link, or SMISMEMBER of several and one
+-- SADD of the new ones: a link given twice counts once), and each host's new URLs go in its
+-- queue with one ZADD.
 local function push_packed(frontier, pushes, links, parent)
   local cut = string.find(links, '\n\n', 1, true)
   if cut then
@@ -163,18 +179,56 @@ local function push_packed(frontier, pushes, links, parent)
     end
     links = string.sub(links, 1, cut - 1)
   end
-  local best, head, new = pushes.best, pushes.head, 0
+  -- The links by seen bucket, each once: per bucket its members, and per member its link.
+  local buckets, order, found = {}, {}, {}
   for origin, packed, bucket, seen, depth, rest
       in string.gmatch(links, '(%S+) (%S+) (%S+) (%S+) (%S+) ([^\n]*)') do
-    if redis.call('SADD', frontier.prefix .. SEEN .. bucket, seen) == 1 then
-      local member = depth .. ' ' .. parent .. ' ' .. rest
-      redis.call('ZADD', host_queue_key(frontier, origin), packed, member)
-      packed = tonumber(packed)
-      if not best[origin] or packed < best[origin] then
-        best[origin], head[origin] = packed, member
-      end
-      new = new + 1
+    local members = buckets[bucket]
+    if not members then
+      members = {}
+      buckets[bucket] = members
+      order[#order + 1] = bucket
     end
+    local id = bucket .. ' ' .. seen
+    if not found[id] then
+      members[#members + 1] = seen
+      found[id] = {origin, packed, depth .. ' ' .. parent .. ' ' .. rest}
+    end
+  end
+  local best, head, new, queues, hosts = pushes.best, pushes.head, 0, {}, {}
+  local function queue(link)
+    local origin, packed, member = link[1], link[2], link[3]
+    local entries = queues[origin]
+    if not entries then
+      entries = {}
+      queues[origin] = entries
+      hosts[#hosts + 1] = origin
+    end
+    entries[#entries + 1] = packed
+    entries[#entries + 1] = member
+    packed = tonumber(packed)
+    if not best[origin] or packed < best[origin] then
+      best[origin], head[origin] = packed, member
+    end
+    new = new + 1
+  end
+  for _, bucket in ipairs(order) do
+    local members, key = buckets[bucket], frontier.prefix .. SEEN .. bucket
+    if #members == 1 then
+      if redis.call('SADD', key, members[1]) == 1 then queue(found[bucket .. ' ' .. members[1]]) end
+    else
+      local known, fresh = call_chunked('SMISMEMBER', key, members, 1), {}
+      for i, seen in ipairs(members) do
+        if known[i] == 0 then
+          fresh[#fresh + 1] = seen
+          queue(found[bucket .. ' ' .. seen])
+        end
+      end
+      call_chunked('SADD', key, fresh, 1)
+    end
+  end
+  for _, origin in ipairs(hosts) do
+    call_chunked('ZADD', host_queue_key(frontier, origin), queues[origin], 2)
   end
   pushes.new = pushes.new + new
   return new
