@@ -18,6 +18,9 @@ binary, no persistence; or FOCUSED_REDIS_URL, where only this benchmark's keys a
   round trip per 8 pages and one per 16).
   The seen set has ``--seen-buckets`` buckets, by default 4,096 doubled until each holds at
   most 512 URLs (32,768 at 10M), as a crawl of that size should be set.
+  With ``--breakdown``, where the bytes go on the full frontier: ``MEMORY USAGE`` of a sample
+  of each kind of key (host queues, seen buckets, host hashes, 'ready', ...), per key, per
+  element and per queued URL.
 - Redis's ceiling, right after, on the same server: the same N URL strings pushed into one
   sorted set, 100 a round trip, and popped from it, 100 a round trip; first as one command
   a batch (``ZADD`` of 100 members, ``ZPOPMIN key 100``: the ceiling ours' rates are printed
@@ -114,8 +117,38 @@ class Theirs:
     pop: float
 
 
+def breakdown(client: redis.Redis, n: int, sample: int = 50) -> None:
+    """Print where the frontier's bytes go: per kind of key (its name after the crawl's prefix,
+    up to its first ``:``), MEMORY USAGE of a sample of its keys, per key, per element and
+    over all its keys per queued URL."""
+    kinds: dict[str, list[str]] = {}
+    for key in client.scan_iter(match=f"focused:{{{CRAWL}}}:*", count=10_000):
+        name = key.split("}:", 1)[1]
+        kinds.setdefault(name.split(":")[0] + ":" if ":" in name else name, []).append(key)
+    sizes = {"zset": client.zcard, "set": client.scard, "hash": client.hlen, "list": client.llen}
+    print(f"  {'key':10} {'keys':>9} {'type':5} {'encoding':10} {'B/key':>10} {'elements':>9}"
+          f" {'B/element':>9} {'B/URL':>6}")  # fmt: skip
+    for kind, names in sorted(kinds.items()):
+        picked = names[:: max(1, len(names) // sample)][:sample]
+        per_key = sum(client.memory_usage(k, samples=0) or 0 for k in picked) / len(picked)
+        kind_type = client.type(picked[0])
+        elements = (
+            sum(sizes[kind_type](k) for k in picked) / len(picked) if kind_type in sizes else 1
+        )
+        print(
+            f"  {kind:10} {len(names):>9,} {kind_type:5} {client.object('encoding', picked[0]):10}"
+            f" {per_key:>10,.0f} {elements:>9,.0f} {per_key / max(elements, 1):>9.1f}"
+            f" {per_key * len(names) / n:>6.1f}"
+        )
+
+
 def bench_ours(
-    client: redis.Redis, n: int, hosts: int, crawl_pages: int, seen_buckets: int
+    client: redis.Redis,
+    n: int,
+    hosts: int,
+    crawl_pages: int,
+    seen_buckets: int,
+    show_breakdown: bool = False,
 ) -> Ours:
     """Push n URLs, measure memory, pop them all, then run the crawl-shaped cycle."""
     reset_crawl(client, CRAWL)
@@ -133,6 +166,8 @@ def bench_ours(
         frontier.push_many(links(i, min(n, i + BATCH), hosts))
     push_s = time.perf_counter() - started
     per_url = (used_memory(client) - before) / n
+    if show_breakdown:
+        breakdown(client, n)
     # The crawl's shape on the full frontier: lease 8 at a time, acknowledge 16 at a time,
     # each page with 12 new links.
     started = time.perf_counter()
@@ -295,6 +330,9 @@ def main() -> None:
         type=int,
         help="FOCUSED_SEEN_BUCKETS (default: 4,096, doubled until each holds at most 512 URLs)",
     )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="MEMORY USAGE by kind of key, once pushed"
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     args = parser.parse_args()
     sizes = [args.urls] if args.urls else [size(s) for s in args.sizes.split(",")]
@@ -318,7 +356,7 @@ def main() -> None:
         )
         for n in sizes:
             buckets = buckets_for(n, args.seen_buckets)
-            ours = bench_ours(client, n, args.hosts, args.crawl_pages, buckets)
+            ours = bench_ours(client, n, args.hosts, args.crawl_pages, buckets, args.breakdown)
             ceiling = None if args.no_ceiling else bench_ceiling(client, n, args.hosts)
             theirs = None if args.no_scrapy_redis else bench_theirs(raw, n, args.hosts, args.sample)
             rows.append((n, ours, ceiling, theirs))
