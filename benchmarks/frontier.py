@@ -21,6 +21,8 @@ binary, no persistence; or FOCUSED_REDIS_URL, where only this benchmark's keys a
   With ``--breakdown``, where the bytes go on the full frontier: ``MEMORY USAGE`` of a sample
   of each kind of key (host queues, seen buckets, host hashes, 'ready', ...), per key, per
   element and per queued URL.
+  Beside the rates, the CPU time a URL pushed and popped, Redis's (``INFO cpu``) and this
+  process's: they move less than the rates with what else the machine runs.
 - Redis's ceiling, right after, on the same server: the same N URL strings pushed into one
   sorted set, 100 a round trip, and popped from it, 100 a round trip; first as one command
   a batch (``ZADD`` of 100 members, ``ZPOPMIN key 100``: the ceiling ours' rates are printed
@@ -95,6 +97,8 @@ class Ours:
     pop: float  # URLs/s
     bytes_per_url: float
     crawl_pages: float  # pages/s in the crawl's shape
+    push_cpu: tuple[float, float]  # µs of CPU a URL pushed: Redis's, this process's
+    pop_cpu: tuple[float, float]  # µs of CPU a URL popped: Redis's, this process's
 
 
 @dataclass
@@ -115,6 +119,13 @@ class Theirs:
     fingerprint_bytes: float
     push: float  # URLs/s, unpipelined, on the sample
     pop: float
+
+
+def redis_cpu(client: redis.Redis) -> float:
+    """Redis's CPU seconds so far (user and system): the rates above are wall-clock and move
+    with whatever else the machine runs; CPU time a URL moves less."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def breakdown(client: redis.Redis, n: int, sample: int = 50) -> None:
@@ -161,10 +172,12 @@ def bench_ours(
         seen_buckets=seen_buckets,
     )
     before = used_memory(client)
+    cpu, own = redis_cpu(client), time.process_time()
     started = time.perf_counter()
     for i in range(0, n, BATCH):
         frontier.push_many(links(i, min(n, i + BATCH), hosts))
     push_s = time.perf_counter() - started
+    push_cpu = ((redis_cpu(client) - cpu) * 1e6 / n, (time.process_time() - own) * 1e6 / n)
     per_url = (used_memory(client) - before) / n
     if show_breakdown:
         breakdown(client, n)
@@ -185,6 +198,7 @@ def bench_ours(
     if finished:
         frontier.complete_many(finished)
     cycle_s = time.perf_counter() - started
+    cpu, own = redis_cpu(client), time.process_time()
     started = time.perf_counter()
     popped = 0
     while True:
@@ -193,8 +207,12 @@ def bench_ours(
             break
         popped += got
     pop_s = time.perf_counter() - started
+    pop_cpu = (
+        (redis_cpu(client) - cpu) * 1e6 / popped,
+        (time.process_time() - own) * 1e6 / popped,
+    )
     reset_crawl(client, CRAWL)
-    return Ours(n / push_s, popped / pop_s, per_url, done / cycle_s)
+    return Ours(n / push_s, popped / pop_s, per_url, done / cycle_s, push_cpu, pop_cpu)
 
 
 def bench_ceiling(client: redis.Redis, n: int, hosts: int) -> Ceiling:
@@ -363,7 +381,9 @@ def main() -> None:
             line = (
                 f"{n:>10,} URLs: ours push {ours.push:,.0f}/s, pop {ours.pop:,.0f}/s,"
                 f" {ours.bytes_per_url:.0f} B/URL ({buckets:,} seen buckets),"
-                f" crawl shape {ours.crawl_pages:,.0f} pages/s"
+                f" crawl shape {ours.crawl_pages:,.0f} pages/s;"
+                f" CPU µs a URL (Redis + client) push {ours.push_cpu[0]:.1f}"
+                f" + {ours.push_cpu[1]:.1f}, pop {ours.pop_cpu[0]:.1f} + {ours.pop_cpu[1]:.1f}"
             )
             if ceiling:
                 line += (

@@ -179,57 +179,86 @@ local function push_packed(frontier, pushes, links, parent)
     end
     links = string.sub(links, 1, cut - 1)
   end
-  -- The links by seen bucket, each once: per bucket its members, and per member its link.
-  local buckets, order, found = {}, {}, {}
+  -- The links in arrays (no table a link); per seen bucket its first link, and the links of
+  -- the buckets that have several, listed once a second one comes.
+  local origins, packeds, buckets, seens, depths, rests, n = {}, {}, {}, {}, {}, {}, 0
+  local first_in, shared = {}, {}
   for origin, packed, bucket, seen, depth, rest
       in string.gmatch(links, '(%S+) (%S+) (%S+) (%S+) (%S+) ([^\n]*)') do
-    local members = buckets[bucket]
-    if not members then
-      members = {}
-      buckets[bucket] = members
-      order[#order + 1] = bucket
-    end
-    local id = bucket .. ' ' .. seen
-    if not found[id] then
-      members[#members + 1] = seen
-      found[id] = {origin, packed, depth .. ' ' .. parent .. ' ' .. rest}
+    n = n + 1
+    origins[n], packeds[n], buckets[n], seens[n], depths[n], rests[n] =
+      origin, packed, bucket, seen, depth, rest
+    local first = first_in[bucket]
+    if not first then
+      first_in[bucket] = n
+    else
+      local list = shared[bucket]
+      if not list then
+        list = {first}
+        shared[bucket] = list
+      end
+      list[#list + 1] = n
     end
   end
-  local best, head, new, queues, hosts = pushes.best, pushes.head, 0, {}, {}
-  local function queue(link)
-    local origin, packed, member = link[1], link[2], link[3]
-    local entries = queues[origin]
-    if not entries then
-      entries = {}
-      queues[origin] = entries
-      hosts[#hosts + 1] = origin
+  -- The new links: a bucket's one link added with SADD, its several checked with one
+  -- SMISMEMBER (each member once) and the new ones added with one SADD.
+  local fresh = {}
+  for i = 1, n do
+    local bucket = buckets[i]
+    local key, list = frontier.prefix .. SEEN .. bucket, shared[bucket]
+    if not list then
+      if redis.call('SADD', key, seens[i]) == 1 then fresh[#fresh + 1] = i end
+    elseif list[1] == i then
+      local distinct, at = {}, {}
+      for _, j in ipairs(list) do
+        if not at[seens[j]] then
+          at[seens[j]] = j
+          distinct[#distinct + 1] = seens[j]
+        end
+      end
+      local known, added = call_chunked('SMISMEMBER', key, distinct, 1), {}
+      for k, seen in ipairs(distinct) do
+        if known[k] == 0 then
+          added[#added + 1] = seen
+          fresh[#fresh + 1] = at[seen]
+        end
+      end
+      call_chunked('SADD', key, added, 1)
     end
-    entries[#entries + 1] = packed
-    entries[#entries + 1] = member
-    packed = tonumber(packed)
+  end
+  -- Each host's new URLs in its queue with one ZADD (a list made only for a host with several).
+  local best, head, first_of, several, hosts = pushes.best, pushes.head, {}, {}, {}
+  local members = {}  -- of the new links only: most links of a crawl's pages are seen
+  for _, i in ipairs(fresh) do
+    local origin, packed = origins[i], tonumber(packeds[i])
+    local member = depths[i] .. ' ' .. parent .. ' ' .. rests[i]
+    members[i] = member
     if not best[origin] or packed < best[origin] then
       best[origin], head[origin] = packed, member
     end
-    new = new + 1
-  end
-  for _, bucket in ipairs(order) do
-    local members, key = buckets[bucket], frontier.prefix .. SEEN .. bucket
-    if #members == 1 then
-      if redis.call('SADD', key, members[1]) == 1 then queue(found[bucket .. ' ' .. members[1]]) end
+    local first = first_of[origin]
+    if not first then
+      first_of[origin] = i
+      hosts[#hosts + 1] = origin
     else
-      local known, fresh = call_chunked('SMISMEMBER', key, members, 1), {}
-      for i, seen in ipairs(members) do
-        if known[i] == 0 then
-          fresh[#fresh + 1] = seen
-          queue(found[bucket .. ' ' .. seen])
-        end
+      local list = several[origin]
+      if not list then
+        list = {packeds[first], members[first]}
+        several[origin] = list
       end
-      call_chunked('SADD', key, fresh, 1)
+      list[#list + 1] = packeds[i]
+      list[#list + 1] = member
     end
   end
   for _, origin in ipairs(hosts) do
-    call_chunked('ZADD', host_queue_key(frontier, origin), queues[origin], 2)
+    local queue, list = host_queue_key(frontier, origin), several[origin]
+    if list then
+      call_chunked('ZADD', queue, list, 2)
+    else
+      redis.call('ZADD', queue, packeds[first_of[origin]], members[first_of[origin]])
+    end
   end
+  local new = #fresh
   pushes.new = pushes.new + new
   return new
 end

@@ -77,12 +77,13 @@ end
 
 -- The pop: hosts are taken from 'ready' a chunk at a time (one ZPOPMIN for as many as are
 -- still wanted) and merged, best first, with the hosts this call popped from that may be hit
--- again now (again: a heap, kept here and written back once); so the order is the one a
+-- again now (a heap kept here and written back to 'ready' once); so the order is the one a
 -- ZPOPMIN of 'ready' per URL gives, without a write and a read of 'ready' per URL. A host's
 -- queue is read once a visit, its best URLs and the one after them (ZRANGE), and the URLs
 -- taken cut off its head (ZREMRANGEBYRANK): several at once where its free slots, the delay
--- and the next host's score allow. The hosts' hashes, the leases and the hosts' places are
--- written once each at the end.
+-- and the next host's score allow. The hosts' hashes, the leases, their owner's set and the
+-- hosts' places are written once each at the end, the parents' records read a bucket at a
+-- time.
 local chunk, chunk_at, ready_dry = {}, 1, false
 -- Heap of popped hosts due now with a free slot and URLs queued: scores and origins.
 local heap_score, heap_origin = {}, {}
@@ -289,8 +290,10 @@ while popped < wanted do
       redis.call('ZREM', key.held, origin)
       host.held = nil
     end
-    -- With a delay, a host popped is not due again in this call: one URL a visit.
-    local k = frontier.delay > 0 and 1 or math.min(frontier.concurrency - host.leased, want)
+    -- With a delay, a host popped is not due again in this call: one URL a visit; so too a
+    -- held host's, which the held hosts' order ('held') then places again.
+    local k = (frontier.delay > 0 or from_held) and 1
+      or math.min(frontier.concurrency - host.leased, want)
     serve(origin, host, math.max(k, 1))
   end
 end
