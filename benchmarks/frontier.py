@@ -18,9 +18,9 @@ binary, no persistence; or FOCUSED_REDIS_URL, where only this benchmark's keys a
   round trip per 8 pages and one per 16).
   The seen set has ``--seen-buckets`` buckets, by default 4,096 doubled until each holds at
   most 512 URLs (32,768 at 10M), as a crawl of that size should be set.
-  With ``--breakdown``, where the bytes go on the full frontier: ``MEMORY USAGE`` of a sample
-  of each kind of key (host queues, seen buckets, host hashes, 'ready', ...), per key, per
-  element and per queued URL.
+  With ``--breakdown``, where the bytes go on the full frontier, and again after the crawl's
+  shape (hosts' hashes, ``url:`` and ``graph:`` records) and after the pop (the leases):
+  ``MEMORY USAGE`` of a sample of each kind of key, per key, per element and per queued URL.
   Beside the rates, the CPU time a URL pushed and popped, Redis's (``INFO cpu``) and this
   process's: they move less than the rates with what else the machine runs.
 - Redis's ceiling, right after, on the same server: the same N URL strings pushed into one
@@ -198,6 +198,9 @@ def bench_ours(
     if finished:
         frontier.complete_many(finished)
     cycle_s = time.perf_counter() - started
+    if show_breakdown:
+        print(f"  after the crawl shape ({done:,} pages leased and acknowledged):")
+        breakdown(client, n)
     cpu, own = redis_cpu(client), time.process_time()
     started = time.perf_counter()
     popped = 0
@@ -211,6 +214,9 @@ def bench_ours(
         (redis_cpu(client) - cpu) * 1e6 / popped,
         (time.process_time() - own) * 1e6 / popped,
     )
+    if show_breakdown:
+        print(f"  after the pop ({popped:,} URLs leased):")
+        breakdown(client, n)
     reset_crawl(client, CRAWL)
     return Ours(n / push_s, popped / pop_s, per_url, done / cycle_s, push_cpu, pop_cpu)
 
