@@ -54,6 +54,8 @@ BACKGROUND_WORDS = slice(100, 20_000)
 # Longest word kept: longer GloVe tokens are URLs, numbers and run-together junk that
 # ``analyze`` never produces; the array's width is this many bytes.
 MAX_BYTES = 24
+# Words whose row WordVectors.lookup keeps; the table starts again when full.
+MAX_KEPT_ROWS = 1 << 18
 
 
 class VectorsMissing(RuntimeError):
@@ -82,6 +84,7 @@ class WordVectors:
         self.center = np.asarray(matrix[: min(len(matrix), 50_000)], dtype=np.float64).mean(0)
         self._background: dict[int, np.ndarray] = {}
         self._frequent: dict[tuple[int, int], tuple[list[str], np.ndarray]] = {}
+        self._rows: dict[str, int] = {}  # word -> its row (-1: none), see lookup
 
     @classmethod
     def from_words(cls, words: Sequence[str], matrix: np.ndarray) -> WordVectors:
@@ -98,7 +101,23 @@ class WordVectors:
         return cls(table[first], positions[first].astype(np.int32), matrix)
 
     def lookup(self, words: Sequence[str]) -> np.ndarray:
-        """The matrix rows of ``words`` (-1 for a word not in the vocabulary)."""
+        """The matrix rows of ``words`` (-1 for a word not in the vocabulary); each word's row
+        is kept once found (a crawl looks up the same words again and again, and a search of
+        the sorted vocabulary costs more than the rest of a text's embedding)."""
+        rows = list(map(self._rows.get, words))
+        if None in rows:
+            new = list(
+                dict.fromkeys(word for word, row in zip(words, rows, strict=True) if row is None)
+            )
+            if len(self._rows) + len(new) > MAX_KEPT_ROWS:  # start again with these words
+                self._rows.clear()
+                new = list(dict.fromkeys(words))
+            self._rows.update(zip(new, self._search(new).tolist(), strict=True))
+            rows = [self._rows[word] for word in words]
+        return np.array(rows, dtype=np.int64)
+
+    def _search(self, words: Sequence[str]) -> np.ndarray:
+        """The matrix rows of ``words`` from the sorted vocabulary (-1: not in it)."""
         if not words:
             return np.empty(0, np.int64)
         # The query has the vocabulary's own width: searching with any other dtype makes numpy
