@@ -83,12 +83,14 @@ class AnchorGlosser:
     def gloss(self, anchor: str) -> str:
         """Definitions and hypernym names of the anchor's senses; "" when WordNet has none."""
         for lookup in self.lookups(anchor):
-            if lookup not in self.glosses:
+            if lookup in self.glosses:
+                gloss = self.glosses[lookup]
+            else:
                 if len(self.glosses) >= MAX_GLOSSES:
                     self.glosses.clear()
                 found = self.wordnet.synsets(lookup, pos=NOUN)
-                self.glosses[lookup] = self._gloss(found) if found else None
-            if (gloss := self.glosses[lookup]) is not None:
+                gloss = self.glosses[lookup] = self._gloss(found) if found else None
+            if gloss is not None:
                 return gloss
         return ""
 

@@ -104,17 +104,15 @@ class WordVectors:
         """The matrix rows of ``words`` (-1 for a word not in the vocabulary); each word's row
         is kept once found (a crawl looks up the same words again and again, and a search of
         the sorted vocabulary costs more than the rest of a text's embedding)."""
-        rows = list(map(self._rows.get, words))
-        if None in rows:
-            new = list(
-                dict.fromkeys(word for word, row in zip(words, rows, strict=True) if row is None)
-            )
-            if len(self._rows) + len(new) > MAX_KEPT_ROWS:  # start again with these words
+        kept = list(map(self._rows.get, words))
+        if None in kept:  # a refit's thread looks words up too: read the new rows from here
+            new = list(dict.fromkeys(w for w, row in zip(words, kept, strict=True) if row is None))
+            found = dict(zip(new, self._search(new).tolist(), strict=True))
+            if len(self._rows) + len(found) > MAX_KEPT_ROWS:
                 self._rows.clear()
-                new = list(dict.fromkeys(words))
-            self._rows.update(zip(new, self._search(new).tolist(), strict=True))
-            rows = [self._rows[word] for word in words]
-        return np.array(rows, dtype=np.int64)
+            self._rows.update(found)
+            kept = [found[w] if row is None else row for w, row in zip(words, kept, strict=True)]
+        return np.array(kept, dtype=np.int64)
 
     def _search(self, words: Sequence[str]) -> np.ndarray:
         """The matrix rows of ``words`` from the sorted vocabulary (-1: not in it)."""
