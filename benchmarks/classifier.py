@@ -11,14 +11,24 @@ on one core.
     .venv/bin/python benchmarks/classifier.py --compare        # NB variants x normalisation
     .venv/bin/python benchmarks/classifier.py --taxonomy DIR --topic A/B   # any folder,
         every 4th example of each category held out
+    .venv/bin/python benchmarks/classifier.py --pipeline [--pages 2000]
+
+``--pipeline``: the crawl's classifier pipeline as shipped (the page, its new anchors, their
+glosses and word vectors) over the first --pages pages of ``throughput.py``'s synthetic web
+(cached in --work), parsed beforehand as the spider parses them, in one pass from a cold
+start, as a crawl process meets them. Prints the CPU milliseconds a page, and a digest of
+every score: the same digest from two builds means the same scores to the last bit (run both
+with the same PYTHONHASHSEED: WordNet's answers come in an order that depends on it).
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import random
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -155,6 +165,52 @@ def throughput(
     print(f"  mean text {kb:.1f} KB; mean HTML {np.mean([len(p) for p in pages]) / 1000:.1f} KB")
 
 
+def pipeline_cost(work: Path, n_pages: int) -> None:
+    """CPU ms a page of ClassifierPipeline.classify, and a digest of its scores."""
+    from types import SimpleNamespace
+
+    from common import ensure_web
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from focused.links.extract import extract_links
+    from focused.pipelines.classify import ClassifierPipeline
+    from focused.settings import defaults
+    from focused.topic.files import load_topic
+    from focused.topic.plan import CrawlPlan
+
+    folder = ensure_web(work / "web-6000-200", 6000, 200)
+    items = []
+    with gzip.open(folder / "pages.jsonl.gz", "rt") as lines:
+        for line in lines:
+            page = json.loads(line)
+            if "body" not in page:
+                continue
+            response = HtmlResponse(page["url"], body=page["body"].encode(), encoding="utf-8")
+            text = page_text(response.selector.root)
+            links = extract_links(response)
+            anchor = links[0][1] if links else None
+            items.append({"url": page["url"], "title": text.title, "text": text.text})
+            items[-1] |= {"links": links, "anchor": anchor, "bad": None}
+            if len(items) == n_pages:
+                break
+    settings = {k: getattr(defaults, k) for k in dir(defaults) if k.startswith("FOCUSED_")}
+    crawler = get_crawler(settings_dict={**settings, "FOCUSED_MODELS_DIR": work / "models"})
+    crawler.spider = SimpleNamespace(
+        plan=CrawlPlan.from_settings(crawler.settings, load_topic(folder / "topic.toml"))
+    )
+    pipeline = ClassifierPipeline.from_crawler(crawler)
+    started = time.process_time()
+    scored = [pipeline.classify(dict(item)) for item in items]
+    seconds = time.process_time() - started
+    fields = ("relevance", "first_relevance", "category", "path_good", "link_scores")
+    digest = hashlib.sha256(repr([[i.get(f) for f in fields] for i in scored]).encode())
+    print(
+        f"classifier pipeline: {1000 * seconds / len(items):.3f} CPU ms a page over"
+        f" {len(items)} pages; scores' digest {digest.hexdigest()[:16]}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wikispeedia", type=Path, default=WIKISPEEDIA)
@@ -162,7 +218,13 @@ def main() -> None:
     parser.add_argument("--topic", action="append", help="a category to score as the topic")
     parser.add_argument("--per-category", type=int, default=20)
     parser.add_argument("--compare", action="store_true", help="also try other settings")
+    parser.add_argument("--pipeline", action="store_true", help="the crawl's pipeline's cost")
+    parser.add_argument("--pages", type=int, default=2000, help="pages of --pipeline")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "focused-bench")
     args = parser.parse_args()
+    if args.pipeline:
+        pipeline_cost(args.work.resolve(), args.pages)
+        return
 
     if args.taxonomy:
         split, topics = folder_split(args.taxonomy), args.topic or []

@@ -143,3 +143,17 @@ def test_the_setting_picks_auto_required_or_off(tmp_path, monkeypatch, caplog):
     assert "apt-get install wordnet-base" in caplog.text
     with pytest.raises(FocusedError, match="WordNet not found"):
         anchor_glosser(True)
+
+
+def test_kept_glosses_are_the_ones_looked_up_afresh(glosser, monkeypatch):
+    """A lookup's gloss is kept for every anchor that shares it ("Music of Thailand" and
+    "Music of Laos" look up "music"), and is what glossing the anchor alone gives."""
+    anchors = ["Music of Thailand", "Music of Laos", "Krypton", "Xyzzy Plugh", "Tawny Owls"]
+    anchors += ["Great Crested Grebe", "crested grebe", "", "a b c d e f g", "Owl (bird)"]
+    monkeypatch.setattr("focused.relevance.gloss.MAX_GLOSSES", 4)
+    glosser.glosses.clear()
+    for anchor in anchors * 2:
+        found = glosser.synsets(anchor)[: glosser.senses]
+        assert glosser.gloss(anchor) == glosser._gloss(found)
+        assert len(glosser.glosses) <= 4 + 3  # full: starts again, then an anchor's lookups
+    assert glosser.gloss("Music of Laos") == glosser._gloss(glosser.synsets("music"))

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import trafilatura
-from trafilatura.settings import Document
-from trafilatura.xml import xmltotxt
-
 __all__ = ["MainText", "main_text"]
 
 
@@ -33,6 +29,11 @@ def main_text(page: str | bytes, markdown: bool = False) -> MainText:
     trafilatura's fallback extractors (``fast``): a third cheaper, and as exact on the site
     template and the synthetic web (README, "The page's main text").
     """
+    # Imported at the first page extracted: a crawl that keeps no main text never loads it.
+    import trafilatura
+    from trafilatura.settings import Document
+    from trafilatura.xml import xmltotxt
+
     document = trafilatura.bare_extraction(
         page, fast=True, include_comments=False, include_formatting=markdown
     )

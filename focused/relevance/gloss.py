@@ -32,6 +32,9 @@ from focused.relevance.wordnet import load_wordnet
 
 __all__ = ["AnchorGlosser"]
 
+# Lookups whose gloss an AnchorGlosser keeps; the table starts again when full.
+MAX_GLOSSES = 1 << 17
+
 _BRACKETS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 
@@ -53,23 +56,48 @@ class AnchorGlosser:
         self.senses = senses
         self.depth = depth
         self.max_words = max_words
+        # lookup ("tawny_owl") -> its gloss, None where WordNet has no noun for it: anchors
+        # share their heads ("Music of Thailand", "Music of Laos"), and a gloss walks up to
+        # ``senses`` times ``depth`` levels of hypernyms
+        self.glosses: dict[str, str | None] = {}
 
-    def synsets(self, anchor: str) -> list[Synset]:
-        """The noun senses of the first of the anchor's lookups that WordNet knows."""
+    def lookups(self, anchor: str) -> list[str]:
+        """What the anchor is looked up as, in turn (the module docstring)."""
         words = _WORD.findall(_BRACKETS.sub(" ", anchor).lower())
         if not words or len(words) > self.max_words:
             return []
         head = words[: words.index("of", 1)] if "of" in words[1:] else words
-        for lookup in dict.fromkeys(map(tuple, (words, head, head[-2:], head[-1:]))):
-            found = self.wordnet.synsets("_".join(lookup), pos=NOUN)
+        return [
+            "_".join(lookup)
+            for lookup in dict.fromkeys(map(tuple, (words, head, head[-2:], head[-1:])))
+        ]
+
+    def synsets(self, anchor: str) -> list[Synset]:
+        """The noun senses of the first of the anchor's lookups that WordNet knows."""
+        for lookup in self.lookups(anchor):
+            found = self.wordnet.synsets(lookup, pos=NOUN)
             if found:
                 return found
         return []
 
     def gloss(self, anchor: str) -> str:
         """Definitions and hypernym names of the anchor's senses; "" when WordNet has none."""
+        for lookup in self.lookups(anchor):
+            if lookup in self.glosses:
+                gloss = self.glosses[lookup]
+            else:
+                if len(self.glosses) >= MAX_GLOSSES:
+                    self.glosses.clear()
+                found = self.wordnet.synsets(lookup, pos=NOUN)
+                gloss = self.glosses[lookup] = self._gloss(found) if found else None
+            if gloss is not None:
+                return gloss
+        return ""
+
+    def _gloss(self, synsets: list[Synset]) -> str:
+        """Definitions and hypernym names of the first ``senses`` of ``synsets``."""
         parts: list[str] = []
-        for synset in self.synsets(anchor)[: self.senses]:
+        for synset in synsets[: self.senses]:
             parts.append(synset.definition())
             level = [synset]
             for _ in range(self.depth):

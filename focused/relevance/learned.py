@@ -22,7 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from focused.relevance.taxonomy import _check_documents
@@ -115,6 +114,8 @@ class LearnedTopic(BaseEstimator):
             )
         negatives = [X[i] for i in negative]
         k = min(self.groups, len(negatives) // 2)
+        from sklearn.cluster import KMeans  # only a refit needs it, not a crawl's start
+
         groups = (
             KMeans(k, n_init=3, random_state=0).fit_predict(self._vectors().embed(negatives))
             if k > 1

@@ -19,6 +19,7 @@ from sklearn.naive_bayes import ComplementNB, MultinomialNB
 from sklearn.utils.validation import check_is_fitted
 
 from focused.errors import TopicError
+from focused.relevance.counts import count_terms
 from focused.relevance.text import analyze, page_text
 
 __all__ = [
@@ -304,7 +305,7 @@ class HierarchicalClassifier(BaseEstimator):
 
     def _outcome_log_proba(self, X: Sequence[str]) -> np.ndarray:
         """log Pr[outcome|d] for every outcome column, one row per document."""
-        counts = self._evidence(self.vectorizer_.transform(_check_documents(X)))
+        counts = self._evidence(count_terms(self.vectorizer_, _check_documents(X)))
         scores = np.asarray(counts @ self.weights_, dtype=np.float64) + self.bias_
         # log Pr[c|d,parent]: a log-softmax within each node's contiguous block of outcomes.
         sizes = np.diff([*self.group_starts_, scores.shape[1]])

@@ -20,7 +20,7 @@ _VISIBLE_TEXT = etree.XPath(
     smart_strings=False,
 )
 _UTF8_HTML = html.HTMLParser(encoding="utf-8")
-_WORD = re.compile(r"[^\W\d_]{2,}")  # runs of two or more letters, in any script
+WORD = re.compile(r"[^\W\d_]{2,}")  # runs of two or more letters, in any script
 _STEMMER = PorterStemmer()
 
 
@@ -86,7 +86,7 @@ def _stem(word: str) -> str:
 def analyze(text: str, stem: bool = False) -> list[str]:
     """Terms of a text: lowercase words of two or more letters, English stopwords removed,
     Porter-stemmed if ``stem``. Used as the vectorizer's analyzer."""
-    words = _WORD.findall(text.lower())
+    words = WORD.findall(text.lower())
     if stem:
         return [s for s in map(_stem, words) if s]
     return [w for w in words if w not in ENGLISH_STOP_WORDS]

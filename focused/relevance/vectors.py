@@ -54,6 +54,8 @@ BACKGROUND_WORDS = slice(100, 20_000)
 # Longest word kept: longer GloVe tokens are URLs, numbers and run-together junk that
 # ``analyze`` never produces; the array's width is this many bytes.
 MAX_BYTES = 24
+# Words whose row WordVectors.lookup keeps; the table starts again when full.
+MAX_KEPT_ROWS = 1 << 18
 
 
 class VectorsMissing(RuntimeError):
@@ -82,6 +84,7 @@ class WordVectors:
         self.center = np.asarray(matrix[: min(len(matrix), 50_000)], dtype=np.float64).mean(0)
         self._background: dict[int, np.ndarray] = {}
         self._frequent: dict[tuple[int, int], tuple[list[str], np.ndarray]] = {}
+        self._rows: dict[str, int] = {}  # word -> its row (-1: none), see lookup
 
     @classmethod
     def from_words(cls, words: Sequence[str], matrix: np.ndarray) -> WordVectors:
@@ -98,7 +101,21 @@ class WordVectors:
         return cls(table[first], positions[first].astype(np.int32), matrix)
 
     def lookup(self, words: Sequence[str]) -> np.ndarray:
-        """The matrix rows of ``words`` (-1 for a word not in the vocabulary)."""
+        """The matrix rows of ``words`` (-1 for a word not in the vocabulary); each word's row
+        is kept once found (a crawl looks up the same words again and again, and a search of
+        the sorted vocabulary costs more than the rest of a text's embedding)."""
+        kept = list(map(self._rows.get, words))
+        if None in kept:  # a refit's thread looks words up too: read the new rows from here
+            new = list(dict.fromkeys(w for w, row in zip(words, kept, strict=True) if row is None))
+            found = dict(zip(new, self._search(new).tolist(), strict=True))
+            if len(self._rows) + len(found) > MAX_KEPT_ROWS:
+                self._rows.clear()
+            self._rows.update(found)
+            kept = [found[w] if row is None else row for w, row in zip(words, kept, strict=True)]
+        return np.array(kept, dtype=np.int64)
+
+    def _search(self, words: Sequence[str]) -> np.ndarray:
+        """The matrix rows of ``words`` from the sorted vocabulary (-1: not in it)."""
         if not words:
             return np.empty(0, np.int64)
         # The query has the vocabulary's own width: searching with any other dtype makes numpy
