@@ -24,6 +24,7 @@ import redis
 from focused.errors import FocusedError
 from focused.lab.webs.server import ServedWeb
 from focused.store import keys
+from focused.store import client as client_module
 from focused.store.client import check_url, connect, describe_url
 from focused.store.embedded import AOF_FILE, DB_FILE, REGISTRY_FILE, embedded_server, stop_if_last
 from tests.conftest import Crawl, focused, redis_serve, wait_for
@@ -316,3 +317,12 @@ def test_a_home_with_a_snapshot_and_no_log_starts_from_the_snapshot(home):
     time.sleep(1.2)
     kill_embedded(home)
     assert connect(home=home).mget("kept", "later") == ["yes", "too"]
+
+
+def test_a_redis_older_than_the_scripts_need_is_one_line_naming_its_version(
+    redis_home, monkeypatch
+):
+    connect(home=redis_home)  # this server (6.2 or later) passes
+    monkeypatch.setattr(client_module, "MIN_VERSION", (99, 0))
+    with pytest.raises(FocusedError, match=r"runs Redis \d+\.\d+\.\d+; focused needs Redis 99\.0"):
+        connect(home=redis_home)

@@ -98,7 +98,34 @@ def _reached(client: Client, where: str) -> Client:
         raise FocusedError(_unauthenticated(where, bool(given), exc)) from exc
     except (redis.RedisError, RedisClusterException) as exc:
         raise FocusedError(f"cannot reach {where}: {exc}") from exc
+    _check_version(client, where)
     return client
+
+
+#: The oldest Redis the frontier's scripts run on (SMISMEMBER came in 6.2).
+MIN_VERSION = (6, 2)
+
+
+def _check_version(client: Client, where: str) -> None:
+    """A FocusedError naming the version when a server (a cluster's masters, each) is older
+    than :data:`MIN_VERSION`, rather than a script's "unknown command" in the middle of a
+    crawl. A server that will not say (``INFO`` renamed or refused) is taken at its word."""
+    try:
+        if isinstance(client, RedisCluster):
+            replies = client.info("server", target_nodes=RedisCluster.PRIMARIES)
+            infos = list(replies.values()) if "redis_version" not in replies else [replies]
+        else:
+            infos = [client.info("server")]
+    except (redis.RedisError, RedisClusterException):
+        return
+    for info in infos:
+        version = str(info.get("redis_version", ""))
+        numbers = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+        if len(numbers) == 2 and numbers < MIN_VERSION:
+            raise FocusedError(
+                f"{where} runs Redis {version}; focused needs Redis "
+                f"{'.'.join(map(str, MIN_VERSION))} or later"
+            )
 
 
 def _unauthenticated(where: str, given: bool, error: Exception) -> str:
