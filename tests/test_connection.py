@@ -23,8 +23,8 @@ import redis
 
 from focused.errors import FocusedError
 from focused.lab.webs.server import ServedWeb
-from focused.store import keys
 from focused.store import client as client_module
+from focused.store import keys
 from focused.store.client import check_url, connect, describe_url
 from focused.store.embedded import AOF_FILE, DB_FILE, REGISTRY_FILE, embedded_server, stop_if_last
 from tests.conftest import Crawl, focused, redis_serve, wait_for
