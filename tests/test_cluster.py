@@ -167,6 +167,69 @@ def test_outbox_entries_of_live_processes_are_left_to_them(frontier):
     assert live.redeliver() == 0
 
 
+def on_shards(shards, count: int) -> list[str]:
+    """``count`` hosts of HOSTS, each on a shard of its own."""
+    firsts = {}
+    for host in HOSTS:
+        firsts.setdefault(shards.of_host(host), host)
+    return [firsts[j] for j in sorted(firsts)][:count]
+
+
+def test_one_text_on_hosts_of_two_shards_is_a_duplicate_the_second_time(frontier, cluster):
+    f = frontier()
+    one, two, three = (f"{host}/" for host in on_shards(f.store.shards, 3))
+    f.push_many([Link(url, 0.9) for url in (one, two, three)])
+    leases = {leased.url: leased.lease for leased in f.pop_ready(10).leased}
+
+    def ack(url: str, checksum: str) -> Ack:
+        return Ack(
+            leases[url], url, "page", 0.8, True, [Link(f"{url}from", 0.7)], "", None, checksum
+        )
+
+    [first] = f.complete_many([ack(one, "same-text")])
+    # In one batch, the first in the batch's order is the original, whichever shard is called
+    # first; another text on another shard is none.
+    second, third = frontier().complete_many([ack(two, "other-text"), ack(three, "same-text")])
+    assert (first.duplicate, second.duplicate, third.duplicate) == ("", "", "text")
+    assert first.new == second.new == 1 and third.new == 0  # a duplicate's links are not queued
+    # Each text is recorded on its checksum's shard only, whatever its page's host.
+    shards = f.store.shards
+    for text in ("same-text", "other-text"):
+        home = shards.of_text(text)
+        assert [cluster.hexists(f.store.key(keys.CHECKSUMS, shard=j), text) for j in range(3)] == [
+            j == home for j in range(3)
+        ]
+
+
+def test_a_process_killed_between_the_check_of_a_text_and_its_verdict_loses_nothing(
+    frontier, monkeypatch
+):
+    dying = frontier()
+    page, copy = (f"{host}/" for host in on_shards(dying.store.shards, 2))
+    dying.push_many([Link(page, 0.9), Link(copy, 0.9)])
+    leases = {leased.url: leased.lease for leased in dying.pop_ready(10).leased}
+    children = [Link(f"{host}/child", 0.7) for host in HOSTS]
+
+    def ack(url: str) -> Ack:
+        return Ack(leases[url], url, "page", 0.8, True, children, "", None, "one-text")
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(dying, "_call", killed)  # the texts are recorded, nothing acknowledged
+    with pytest.raises(SystemExit):
+        dying.complete_many([ack(page)])
+    monkeypatch.undo()
+    other = frontier()
+    assert other.counts()["queued"] == 0
+    # The page fetched again is no duplicate of itself: its links are queued; a copy is one.
+    [again] = other.complete_many([ack(page)])
+    [copied] = other.complete_many([ack(copy)])
+    assert (again.duplicate, copied.duplicate) == ("", "text")
+    assert again.new == len(HOSTS) and copied.new == 0
+    assert other.counts()["queued"] == len(HOSTS)
+
+
 def cluster_crawl(crawl: Crawl, url: str) -> Crawl:
     crawl.extra_env["FOCUSED_REDIS_URL"] = url
     return crawl

@@ -27,10 +27,14 @@ def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str
     """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
     ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
     store = CrawlStore(client, crawl)
-    known = dict(client.hscan_iter(store.key(keys.KNOWN), count=1000))
-    checksums = client.hscan_iter(store.key(keys.CHECKSUMS), count=1000)
-    sums = {fp: checksum for checksum, fp in checksums}
-    modified = dict(client.hscan_iter(store.key(keys.MODIFIED), count=1000))
+    known: dict[str, str] = {}
+    sums: dict[str, str] = {}
+    modified: dict[str, str] = {}
+    for j in range(len(store.shards)):  # every shard's part (focused.store.shards)
+        known.update(client.hscan_iter(store.key(keys.KNOWN, shard=j), count=1000))
+        checksums = client.hscan_iter(store.key(keys.CHECKSUMS, shard=j), count=1000)
+        sums.update((fp, checksum) for checksum, fp in checksums)
+        modified.update(client.hscan_iter(store.key(keys.MODIFIED, shard=j), count=1000))
     for fp in sums.keys() | modified.keys():
         known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
     return known
@@ -38,7 +42,8 @@ def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str
 
 def known_count(client: redis.Redis | RedisCluster, crawl: str) -> int:
     """How many pages a reset crawl keeps known (:func:`reset_crawl` with ``keep_known``)."""
-    return client.hlen(CrawlStore(client, crawl).key(keys.KNOWN))
+    store = CrawlStore(client, crawl)
+    return sum(client.hlen(store.key(keys.KNOWN, shard=j)) for j in range(len(store.shards)))
 
 
 def running_processes(client: redis.Redis | RedisCluster, crawl: str) -> list[str]:
@@ -84,9 +89,13 @@ def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool
                 batch.clear()
     if batch:
         deleted += client.unlink(*batch)
-    items = list(known.items())
-    for start in range(0, len(items), KNOWN_BATCH):
-        client.hset(store.key(keys.KNOWN), mapping=dict(items[start : start + KNOWN_BATCH]))
+    by_shard: dict[int, list[tuple[str, str]]] = {}
+    for fp, entry in known.items():  # in its fingerprint's shard (focused.store.shards)
+        by_shard.setdefault(store.shards.of_fingerprint(int(fp)), []).append((fp, entry))
+    for j, items in by_shard.items():
+        for start in range(0, len(items), KNOWN_BATCH):
+            part: dict[FieldT, EncodableT] = dict(items[start : start + KNOWN_BATCH])
+            client.hset(store.key(keys.KNOWN, shard=j), mapping=part)
     return deleted
 
 
