@@ -72,16 +72,18 @@ def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool
 
     With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
     run skips those that come back unchanged (Badia et al. 2006; ``pipelines/duplicates.py``), and
-    their WARC response records stay known too (``warc``), for the revisit records of that run.
+    their WARC response records stay known too (``warc``), for the revisit records of that run;
+    on a cluster the crawl's ``shards`` stay, whose ``known`` hold them.
     """
     store = CrawlStore(client, crawl)
     known = known_pages(client, crawl) if keep_known else {}
-    kept = store.key(keys.WARC) if keep_known else None
+    # The shards' list stays with what they keep known (focused.store.shards).
+    kept = {store.key(keys.WARC), store.key(keys.SHARDS)} if keep_known else set()
     deleted = 0
     batch: list[str] = []
     for pattern in keys.crawl_patterns(crawl):  # its own keys and its other shards'
         for key in client.scan_iter(pattern, count=1000):
-            if key == kept:
+            if key in kept:
                 continue
             batch.append(key)
             if len(batch) >= DELETE_BATCH:

@@ -40,7 +40,6 @@ class Acknowledging(Outbox):
     """The frontier's acknowledgements (:class:`~focused.store.frontier.queue.RedisFrontier`)."""
 
     _ack_turn = 0  # the batches acknowledged: each starts from the next shard
-    _known_shards: tuple[int, ...] | None = None  # the shards with a ``known`` (once read)
 
     def complete(
         self,
@@ -151,45 +150,36 @@ class Acknowledging(Outbox):
 
         Each shard holds the ``checksums`` of the texts whose checksums fall to it
         (:meth:`~focused.store.shards.Shards.of_text`), so two pages with one text meet there
-        whatever their hosts; one call a shard, in the batch's order, records each text (the
-        ``duplicates`` script). A page's verdict is made in its own shard's call after it,
-        which also records its Last-Modified (``modified``, of its host's shard). Killed in
-        between, a process leaves a text recorded as its URL's: fetched again, the page is
-        found ``same``, not a duplicate, and its links are queued then. A revisit's text is
-        only read here (``same`` is its verdict) and recorded after its acknowledgement
-        (:meth:`_record_texts`). ``known`` (earlier runs' pages, written by a reset) is read
-        from its URL's fingerprint's shard, where the reset put it.
+        whatever their hosts; and the ``known`` of the URLs whose fingerprints do (written by
+        a reset). One ``duplicates`` call a shard, in the batch's order, records each text and
+        reads what is known. A page's verdict is made in its own shard's call after it, which
+        also records its Last-Modified (``modified``, of its host's shard). Killed in between,
+        a process leaves a text recorded as its URL's: fetched again, the page is found
+        ``same``, not a duplicate, and its links are queued then. A revisit's text is only
+        read here (``same`` is its verdict) and recorded after its acknowledgement
+        (:meth:`_record_texts`).
         """
         store, shards = self.store, self.store.shards
-        by_shard: dict[int, list[int]] = {}
+        texts: dict[int, list[int]] = {}
+        urls: dict[int, list[int]] = {}
+        fps = {i: fingerprint(acks[i].url) for i in checked}
         for i in checked:
-            by_shard.setdefault(shards.of_text(acks[i].checksum), []).append(i)
-        states: dict[int, tuple[str, str]] = {}
-        for shard, part in by_shard.items():
+            texts.setdefault(shards.of_text(acks[i].checksum), []).append(i)
+            urls.setdefault(shards.of_fingerprint(fps[i]), []).append(i)
+        states = dict.fromkeys(checked, "")
+        known = dict.fromkeys(checked, "")
+        for shard in sorted(texts.keys() | urls.keys()):
+            part, asked = texts.get(shard, []), urls.get(shard, [])
             args = [
-                value
-                for i in part
-                for value in (acks[i].checksum, fingerprint(acks[i].url), _mode(acks[i]))
+                len(part),
+                *(v for i in part for v in (acks[i].checksum, fps[i], _mode(acks[i]))),
+                *(fps[i] for i in asked),
             ]
-            key = store.key(keys.CHECKSUMS, shard=shard)
-            reply = store.retrying(lambda k=key, a=args: self._duplicates(keys=[k], args=a))
-            states.update((i, (state, "")) for i, state in zip(part, reply, strict=True))
-        if self._known_shards is None:  # written by a reset only: read once
-            self._known_shards = self._shards_with(keys.KNOWN)
-        if self._known_shards:
-            fps = {i: fingerprint(acks[i].url) for i in checked}
-            wanted = [i for i in checked if shards.of_fingerprint(fps[i]) in self._known_shards]
-
-            def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-                pipe = store._client.pipeline(transaction=False)
-                for i in wanted:
-                    shard = shards.of_fingerprint(fps[i])
-                    pipe.hget(store.key(keys.KNOWN, shard=shard), str(fps[i]))
-                return pipe.execute()
-
-            for i, known in zip(wanted, store.retrying(read) if wanted else [], strict=True):
-                states[i] = (states[i][0], known or "")
-        return states
+            names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
+            reply = store.retrying(lambda k=names, a=args: self._duplicates(keys=k, args=a))
+            states.update(zip(part, reply[: len(part)], strict=True))
+            known.update(zip(asked, reply[len(part) :], strict=True))
+        return {i: (states[i], known[i]) for i in checked}
 
     def _record_texts(self, acks: Sequence[Ack], revisits: list[int]) -> None:
         """Record the texts of revisits that no page had before (:meth:`_text_states`)."""
@@ -197,21 +187,10 @@ class Acknowledging(Outbox):
         for i in revisits:
             by_shard.setdefault(store.shards.of_text(acks[i].checksum), []).append(i)
         for shard, part in by_shard.items():
-            args = [v for i in part for v in (acks[i].checksum, fingerprint(acks[i].url), "")]
-            key = store.key(keys.CHECKSUMS, shard=shard)
-            store.retrying(lambda k=key, a=args: self._duplicates(keys=[k], args=a))
-
-    def _shards_with(self, name: str) -> tuple[int, ...]:
-        """The shards that have key ``name``, in one round trip."""
-        store = self.store
-
-        def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
-            pipe = store._client.pipeline(transaction=False)
-            for shard in range(len(store.shards)):
-                pipe.exists(store.key(name, shard=shard))
-            return pipe.execute()
-
-        return tuple(j for j, there in enumerate(store.retrying(read)) if there)
+            texts = [v for i in part for v in (acks[i].checksum, fingerprint(acks[i].url), "")]
+            names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
+            args = [len(part), *texts]
+            store.retrying(lambda k=names, a=args: self._duplicates(keys=k, args=a))
 
     def _page_args(
         self,
