@@ -14,6 +14,7 @@ import pytest
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
+from focused.store.admin import known_count, reset_crawl
 from focused.store.client import connect
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Link
@@ -228,6 +229,27 @@ def test_a_process_killed_between_the_check_of_a_text_and_its_verdict_loses_noth
     assert (again.duplicate, copied.duplicate) == ("", "text")
     assert again.new == len(HOSTS) and copied.new == 0
     assert other.counts()["queued"] == len(HOSTS)
+
+
+def test_a_crawl_process_after_a_reset_keeping_known_pages_finds_them_on_every_shard(
+    frontier, cluster, crawl_name
+):
+    pages = [f"{host}/" for host in HOSTS[:9]]
+
+    def run() -> list[str]:  # a crawl process (its epoch) fetching the pages, texts unchanged
+        f = frontier(epoch=True)
+        f.push_many([Link(url, 0.9) for url in pages])
+        leases = {leased.url: leased.lease for leased in f.pop_ready(20).leased}
+        acks = [
+            Ack(leases[url], url, "page", 0.5, False, [], "", None, f"text-{i}")
+            for i, url in enumerate(pages)
+        ]
+        return [done.duplicate for done in f.complete_many(acks)]
+
+    assert run() == [""] * len(pages)
+    reset_crawl(cluster, crawl_name, keep_known=True)
+    assert known_count(cluster, crawl_name) == len(pages)
+    assert run() == ["known"] * len(pages)
 
 
 def cluster_crawl(crawl: Crawl, url: str) -> Crawl:

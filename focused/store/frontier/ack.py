@@ -40,6 +40,7 @@ class Acknowledging(Outbox):
     """The frontier's acknowledgements (:class:`~focused.store.frontier.queue.RedisFrontier`)."""
 
     _ack_turn = 0  # the batches acknowledged: each starts from the next shard
+    _known_shards: tuple[int, ...] | None = None  # the shards with a ``known``, once read
 
     def complete(
         self,
@@ -157,15 +158,22 @@ class Acknowledging(Outbox):
         a process leaves a text recorded as its URL's: fetched again, the page is found
         ``same``, not a duplicate, and its links are queued then. A revisit's text is only
         read here (``same`` is its verdict) and recorded after its acknowledgement
-        (:meth:`_record_texts`).
+        (:meth:`_record_texts`). Which shards have a ``known`` is read once by a crawl process
+        (a reset, the one writer of ``known``, ends it) and once a batch by any other.
         """
         store, shards = self.store, self.store.shards
         texts: dict[int, list[int]] = {}
         urls: dict[int, list[int]] = {}
         fps = {i: fingerprint(acks[i].url) for i in checked}
+        known_at = self._known_shards
+        if known_at is None:
+            known_at = self._shards_with(keys.KNOWN)
+            if self.epochs[0] != "-":  # a crawl process: a reset under it ends it (VANISHED)
+                self._known_shards = known_at
         for i in checked:
             texts.setdefault(shards.of_text(acks[i].checksum), []).append(i)
-            urls.setdefault(shards.of_fingerprint(fps[i]), []).append(i)
+            if (shard := shards.of_fingerprint(fps[i])) in known_at:
+                urls.setdefault(shard, []).append(i)
         states = dict.fromkeys(checked, "")
         known = dict.fromkeys(checked, "")
         for shard in sorted(texts.keys() | urls.keys()):
@@ -180,6 +188,18 @@ class Acknowledging(Outbox):
             states.update(zip(part, reply[: len(part)], strict=True))
             known.update(zip(asked, reply[len(part) :], strict=True))
         return {i: (states[i], known[i]) for i in checked}
+
+    def _shards_with(self, name: str) -> tuple[int, ...]:
+        """The shards that have key ``name``, in one round trip."""
+        store = self.store
+
+        def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+            pipe = store._client.pipeline(transaction=False)
+            for shard in range(len(store.shards)):
+                pipe.exists(store.key(name, shard=shard))
+            return pipe.execute()
+
+        return tuple(j for j, there in enumerate(store.retrying(read)) if there)
 
     def _record_texts(self, acks: Sequence[Ack], revisits: list[int]) -> None:
         """Record the texts of revisits that no page had before (:meth:`_text_states`)."""
