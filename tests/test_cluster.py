@@ -231,6 +231,41 @@ def test_a_process_killed_between_the_check_of_a_text_and_its_verdict_loses_noth
     assert other.counts()["queued"] == len(HOSTS)
 
 
+def test_a_revisit_on_a_cluster_is_unchanged_only_after_its_text_was_acknowledged(
+    frontier, monkeypatch
+):
+    f = frontier()
+    page, copy = (f"{host}/" for host in on_shards(f.store.shards, 2))
+
+    def fetch(url: str, text: str, revisit: bool, by=f) -> str:
+        if revisit:
+            by.requeue([url])
+        else:
+            by.push_many([Link(url, 0.9)])
+        [leased] = by.pop_ready(1).leased
+        ack = Ack(leased.lease, url, "page", 0.5, False, [], "", None, text, "", revisit)
+        return by.complete_many([ack])[0].duplicate
+
+    assert fetch(page, "first", False) == ""
+    assert fetch(page, "first", True) == "unchanged"
+    # A revisit killed between the two parts of its check recorded nothing: fetched again,
+    # it is changed, not unchanged (its links are queued); its new text is recorded then.
+    dying = frontier()
+    dying.requeue([page])
+    [leased] = f.pop_ready(1).leased
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(dying, "_call", killed)
+    ack = Ack(leased.lease, page, "page", 0.5, False, [], "", None, "second", "", True)
+    with pytest.raises(SystemExit):
+        dying.complete_many([ack])
+    monkeypatch.undo()
+    assert f.complete_many([ack])[0].duplicate == ""
+    assert fetch(copy, "second", False) == "text"
+
+
 def test_a_crawl_process_after_a_reset_keeping_known_pages_finds_them_on_every_shard(
     frontier, cluster, crawl_name
 ):
