@@ -22,7 +22,7 @@ project). Logging every call costs CPU too: measure CPU per page without ``--bre
 With ``--masters N`` the crawl runs on a fresh Redis Cluster of N masters on 127.0.0.1
 (:mod:`focused.store.cluster`, persistence turned off as on the single server) and the figures
 are per master: its CPU per page of the whole crawl, its idle housekeeping, its share, which
-shows whether the shards share the work evenly.
+shows whether the shards share the work evenly; ``--breakdown`` prints each master's tables.
 """
 
 from __future__ import annotations
@@ -254,7 +254,8 @@ def run_on_cluster(
     folder = work / f"cluster-{args.masters}"
     with fresh_cluster(folder, args.masters) as (url, nodes), ServedWeb(bundle) as web:
         idle = idle_cpu(nodes, args.idle)
-        before = [redis_cpu_seconds(node) for node in nodes]
+        raws = [redis.Redis(port=node.connection_pool.connection_kwargs["port"]) for node in nodes]
+        before = [start_profile(raw, args.breakdown) for raw in raws]
         wall = run_crawl(args, work, web.proxy, url, topic, settings)
         cpu = [redis_cpu_seconds(n) - b for n, b in zip(nodes, before, strict=True)]
         client = connect(url)
@@ -264,6 +265,10 @@ def run_on_cluster(
             for prefix in crawl_shards(client, CRAWL).prefixes
         ]
         cluster_report(nodes, shard_ports, pages, cpu, wall, idle)
+        if args.breakdown:
+            for raw, cpu_s in zip(raws, cpu, strict=True):
+                print(f"\nmaster :{raw.connection_pool.connection_kwargs['port']}")
+                slowlog_tables(raw, pages, cpu_s)
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ import pytest
 from focused.lab.webs.bundle import url_key
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
+from focused.store.admin import known_count, reset_crawl
 from focused.store.client import connect
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack, Link
@@ -165,6 +166,125 @@ def test_outbox_entries_of_live_processes_are_left_to_them(frontier):
     # Its entry is delivered and waits for its next call there: no one delivers it again.
     assert frontier().redeliver() == 0
     assert live.redeliver() == 0
+
+
+def on_shards(shards, count: int) -> list[str]:
+    """``count`` hosts of HOSTS, each on a shard of its own."""
+    firsts = {}
+    for host in HOSTS:
+        firsts.setdefault(shards.of_host(host), host)
+    return [firsts[j] for j in sorted(firsts)][:count]
+
+
+def test_one_text_on_hosts_of_two_shards_is_a_duplicate_the_second_time(frontier, cluster):
+    f = frontier()
+    one, two, three = (f"{host}/" for host in on_shards(f.store.shards, 3))
+    f.push_many([Link(url, 0.9) for url in (one, two, three)])
+    leases = {leased.url: leased.lease for leased in f.pop_ready(10).leased}
+
+    def ack(url: str, checksum: str) -> Ack:
+        return Ack(
+            leases[url], url, "page", 0.8, True, [Link(f"{url}from", 0.7)], "", None, checksum
+        )
+
+    [first] = f.complete_many([ack(one, "same-text")])
+    # In one batch, the first in the batch's order is the original, whichever shard is called
+    # first; another text on another shard is none.
+    second, third = frontier().complete_many([ack(two, "other-text"), ack(three, "same-text")])
+    assert (first.duplicate, second.duplicate, third.duplicate) == ("", "", "text")
+    assert first.new == second.new == 1 and third.new == 0  # a duplicate's links are not queued
+    # Each text is recorded on its checksum's shard only, whatever its page's host.
+    shards = f.store.shards
+    for text in ("same-text", "other-text"):
+        home = shards.of_text(text)
+        assert [cluster.hexists(f.store.key(keys.CHECKSUMS, shard=j), text) for j in range(3)] == [
+            j == home for j in range(3)
+        ]
+
+
+def test_a_process_killed_between_the_check_of_a_text_and_its_verdict_loses_nothing(
+    frontier, monkeypatch
+):
+    dying = frontier()
+    page, copy = (f"{host}/" for host in on_shards(dying.store.shards, 2))
+    dying.push_many([Link(page, 0.9), Link(copy, 0.9)])
+    leases = {leased.url: leased.lease for leased in dying.pop_ready(10).leased}
+    children = [Link(f"{host}/child", 0.7) for host in HOSTS]
+
+    def ack(url: str) -> Ack:
+        return Ack(leases[url], url, "page", 0.8, True, children, "", None, "one-text")
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(dying, "_call", killed)  # the texts are recorded, nothing acknowledged
+    with pytest.raises(SystemExit):
+        dying.complete_many([ack(page)])
+    monkeypatch.undo()
+    other = frontier()
+    assert other.counts()["queued"] == 0
+    # The page fetched again is no duplicate of itself: its links are queued; a copy is one.
+    [again] = other.complete_many([ack(page)])
+    [copied] = other.complete_many([ack(copy)])
+    assert (again.duplicate, copied.duplicate) == ("", "text")
+    assert again.new == len(HOSTS) and copied.new == 0
+    assert other.counts()["queued"] == len(HOSTS)
+
+
+def test_a_revisit_on_a_cluster_is_unchanged_only_after_its_text_was_acknowledged(
+    frontier, monkeypatch
+):
+    f = frontier()
+    page, copy = (f"{host}/" for host in on_shards(f.store.shards, 2))
+
+    def fetch(url: str, text: str, revisit: bool, by=f) -> str:
+        if revisit:
+            by.requeue([url])
+        else:
+            by.push_many([Link(url, 0.9)])
+        [leased] = by.pop_ready(1).leased
+        ack = Ack(leased.lease, url, "page", 0.5, False, [], "", None, text, "", revisit)
+        return by.complete_many([ack])[0].duplicate
+
+    assert fetch(page, "first", False) == ""
+    assert fetch(page, "first", True) == "unchanged"
+    # A revisit killed between the two parts of its check recorded nothing: fetched again,
+    # it is changed, not unchanged (its links are queued); its new text is recorded then.
+    dying = frontier()
+    dying.requeue([page])
+    [leased] = f.pop_ready(1).leased
+
+    def killed(*args, **kwargs):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(dying, "_call", killed)
+    ack = Ack(leased.lease, page, "page", 0.5, False, [], "", None, "second", "", True)
+    with pytest.raises(SystemExit):
+        dying.complete_many([ack])
+    monkeypatch.undo()
+    assert f.complete_many([ack])[0].duplicate == ""
+    assert fetch(copy, "second", False) == "text"
+
+
+def test_a_crawl_process_after_a_reset_keeping_known_pages_finds_them_on_every_shard(
+    frontier, cluster, crawl_name
+):
+    pages = [f"{host}/" for host in HOSTS[:9]]
+
+    def run() -> list[str]:  # a crawl process (its epoch) fetching the pages, texts unchanged
+        f = frontier(epoch=True)
+        f.push_many([Link(url, 0.9) for url in pages])
+        leases = {leased.url: leased.lease for leased in f.pop_ready(20).leased}
+        acks = [
+            Ack(leases[url], url, "page", 0.5, False, [], "", None, f"text-{i}")
+            for i, url in enumerate(pages)
+        ]
+        return [done.duplicate for done in f.complete_many(acks)]
+
+    assert run() == [""] * len(pages)
+    reset_crawl(cluster, crawl_name, keep_known=True)
+    assert known_count(cluster, crawl_name) == len(pages)
+    assert run() == ["known"] * len(pages)
 
 
 def cluster_crawl(crawl: Crawl, url: str) -> Crawl:

@@ -18,6 +18,7 @@ from focused.monitor.snapshot import crawl_status
 from focused.pipelines.duplicates import duplicate_fields, last_modified_value, mark_duplicate
 from focused.store import keys
 from focused.store.admin import reset_crawl
+from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Ack
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import fingerprint
@@ -37,7 +38,7 @@ def page(url: str, text: str, last_modified: str | None = None, title: str = "")
 @pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
 def frontier_client(request: pytest.FixtureRequest) -> redis.Redis:
     """Each check runs on one server (inside the acknowledgement), then on a Redis Cluster (a
-    call to shard 0 before the acknowledgements)."""
+    call to the text's shard before the acknowledgement makes the verdict)."""
     return request.getfixturevalue("redis_client" if request.param == "server" else "cluster")
 
 
@@ -177,9 +178,11 @@ def test_different_crawls_do_not_share(frontier_client, crawl_name, stats):
     # Each crawl's records live under its own prefix only.
     fp = str(fingerprint("http://a.test/x"))
     for name, texts in ((crawl_name, 1), (crawl_name + "-two", 2)):
-        prefix = keys.prefix(name)
-        assert frontier_client.hget(prefix + keys.MODIFIED, fp) == last_modified_value(MONDAY)
-        assert frontier_client.hlen(prefix + keys.CHECKSUMS) == texts
+        shards = CrawlStore(frontier_client, name).shards  # a cluster spreads them
+        modified = shards.host_prefix("http://a.test") + keys.MODIFIED
+        assert frontier_client.hget(modified, fp) == last_modified_value(MONDAY)
+        checksums = (prefix + keys.CHECKSUMS for prefix in shards.prefixes)
+        assert sum(frontier_client.hlen(key) for key in checksums) == texts
 
 
 def test_pages_without_a_check_are_not_recorded(frontier, frontier_client, crawl_name):

@@ -21,7 +21,8 @@ even with the same text: so a URL whose first fetch was never acknowledged (a ki
 is counted when it comes back.
 
 The check is part of the page's acknowledgement (:meth:`RedisFrontier.complete_many
-<focused.store.frontier.queue.RedisFrontier.complete_many>`, atomic across processes): the
+<focused.store.frontier.queue.RedisFrontier.complete_many>`, atomic across processes; on a
+cluster a call to its text's shard first, then its verdict in its own shard's call): the
 frontier pipeline sends each page's checksum and ``Last-Modified`` (:func:`duplicate_fields`)
 with its batch, and a duplicate is acknowledged as such, counted as ``duplicate`` (or
 ``unchanged``) in the crawl's Redis stats, and none of its links are queued. The pipeline then

@@ -34,8 +34,9 @@ STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortc
 class FrontierPipeline:
     """Turns a classified page into frontier writes through the topic's strategy.
 
-    Pages wait in a buffer and are acknowledged together (``FOCUSED_ACK_BATCH`` pages, or after
-    ``FOCUSED_ACK_WAIT`` seconds, and at close), one frontier round trip per batch and shard:
+    Pages wait in a buffer and are acknowledged together (``FOCUSED_ACK_BATCH`` pages of one
+    shard's hosts, or after ``FOCUSED_ACK_WAIT`` seconds, and at close), one frontier round trip
+    per batch and shard:
     each page is checked for duplicates (:mod:`focused.pipelines.duplicates`), its lease is
     acknowledged, it gets its fetch order, the crawl's counters move, and the out-links the
     strategy keeps are pushed. An item goes on to the next components (feeds, WARC) once its
@@ -142,8 +143,9 @@ class FrontierPipeline:
             return item
         acked: defer.Deferred[Acked] = defer.Deferred()
         self.waiting.append((ack, acked))
-        if len(self.waiting) >= self.batch:
-            self.flush()
+        shard = self._shard_of(ack)
+        if sum(self._shard_of(waiting) == shard for waiting, _ in self.waiting) >= self.batch:
+            self.flush(shard)
         elif self._timer is None:
             self._timer = call_later(self.wait, self.flush)
         done = await maybe_deferred_to_future(acked)
@@ -159,15 +161,27 @@ class FrontierPipeline:
                 self.stats.inc_value("focused/pages/relevant")
         return item
 
-    def flush(self) -> None:
-        """Acknowledge the pages waiting, in one call per shard; each item then goes on, or
-        is dropped unacknowledged if Redis is gone or refuses writes (its lease brings the URL
-        back). On a cluster whose one master fails, the pages other masters acknowledged go on
-        (``PartlyAcknowledged``), so that the feed has every page acknowledged."""
-        if self._timer is not None:
+    def _shard_of(self, ack: Ack) -> int:
+        """The shard of a page's host: a batch holds one shard's pages where it can, so that
+        each call on a cluster carries a whole batch."""
+        return self.frontier.store.shards.of_host(origin(ack.url))
+
+    def flush(self, shard: int | None = None) -> None:
+        """Acknowledge the pages waiting (only those of ``shard``'s hosts, when given), in one
+        call per shard; each item then goes on, or is dropped unacknowledged if Redis is gone
+        or refuses writes (its lease brings the URL back). On a cluster whose one master
+        fails, the pages other masters acknowledged go on (``PartlyAcknowledged``), so that the
+        feed has every page acknowledged."""
+        waiting = self.waiting
+        if shard is not None:
+            waiting = [w for w in self.waiting if self._shard_of(w[0]) == shard]
+            self.waiting = [w for w in self.waiting if self._shard_of(w[0]) != shard]
+        else:
+            self.waiting = []
+        if not self.waiting and self._timer is not None:  # the others wait on for theirs
             self._timer.cancel()
-        self._timer = None
-        waiting, self.waiting = self.waiting, []
+        if not self.waiting:
+            self._timer = None
         if not waiting:
             return
         try:

@@ -103,10 +103,11 @@ FOCUSED_MAX_TRIES = 3
 # URLs leased per round trip to the frontier and buffered in the process's scheduler.
 FOCUSED_POP_BATCH = 8
 # Acknowledgements in batches: a process keeps the pages it has finished and acknowledges them
-# together, one call per shard, when FOCUSED_ACK_BATCH pages wait or the first of them has
-# waited FOCUSED_ACK_WAIT seconds, and at close. A page counts as fetched only when its batch
-# is acknowledged; until then its lease holds it, so a killed process loses none of them and
-# fetches at most those again. 1 acknowledges each page at once.
+# together, one call per shard, when FOCUSED_ACK_BATCH pages wait (on a cluster, of one
+# shard's hosts) or the first of them has waited FOCUSED_ACK_WAIT seconds, and at close. A
+# page counts as fetched only when its batch is acknowledged; until then its lease holds it,
+# so a killed process loses none of them and fetches at most those again. 1 acknowledges each
+# page at once.
 FOCUSED_ACK_BATCH = 16
 FOCUSED_ACK_WAIT = 0.25
 

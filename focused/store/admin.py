@@ -27,10 +27,14 @@ def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str
     """What a crawl knows of the pages it fetched, for its next run: URL fingerprint ->
     ``"<text checksum> TAB <Last-Modified>"`` (either may be empty), earlier runs' included."""
     store = CrawlStore(client, crawl)
-    known = dict(client.hscan_iter(store.key(keys.KNOWN), count=1000))
-    checksums = client.hscan_iter(store.key(keys.CHECKSUMS), count=1000)
-    sums = {fp: checksum for checksum, fp in checksums}
-    modified = dict(client.hscan_iter(store.key(keys.MODIFIED), count=1000))
+    known: dict[str, str] = {}
+    sums: dict[str, str] = {}
+    modified: dict[str, str] = {}
+    for j in range(len(store.shards)):  # every shard's part (focused.store.shards)
+        known.update(client.hscan_iter(store.key(keys.KNOWN, shard=j), count=1000))
+        checksums = client.hscan_iter(store.key(keys.CHECKSUMS, shard=j), count=1000)
+        sums.update((fp, checksum) for checksum, fp in checksums)
+        modified.update(client.hscan_iter(store.key(keys.MODIFIED, shard=j), count=1000))
     for fp in sums.keys() | modified.keys():
         known[fp] = f"{sums.get(fp, '')}\t{modified.get(fp, '')}"
     return known
@@ -38,7 +42,8 @@ def known_pages(client: redis.Redis | RedisCluster, crawl: str) -> dict[str, str
 
 def known_count(client: redis.Redis | RedisCluster, crawl: str) -> int:
     """How many pages a reset crawl keeps known (:func:`reset_crawl` with ``keep_known``)."""
-    return client.hlen(CrawlStore(client, crawl).key(keys.KNOWN))
+    store = CrawlStore(client, crawl)
+    return sum(client.hlen(store.key(keys.KNOWN, shard=j)) for j in range(len(store.shards)))
 
 
 def running_processes(client: redis.Redis | RedisCluster, crawl: str) -> list[str]:
@@ -67,16 +72,18 @@ def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool
 
     With ``keep_known`` the pages it fetched stay known (:func:`known_pages`), so that its next
     run skips those that come back unchanged (Badia et al. 2006; ``pipelines/duplicates.py``), and
-    their WARC response records stay known too (``warc``), for the revisit records of that run.
+    their WARC response records stay known too (``warc``), for the revisit records of that run;
+    on a cluster the crawl's ``shards`` stay, whose ``known`` hold them.
     """
     store = CrawlStore(client, crawl)
     known = known_pages(client, crawl) if keep_known else {}
-    kept = store.key(keys.WARC) if keep_known else None
+    # The shards' list stays with what they keep known (focused.store.shards).
+    kept = {store.key(keys.WARC), store.key(keys.SHARDS)} if keep_known else set()
     deleted = 0
     batch: list[str] = []
     for pattern in keys.crawl_patterns(crawl):  # its own keys and its other shards'
         for key in client.scan_iter(pattern, count=1000):
-            if key == kept:
+            if key in kept:
                 continue
             batch.append(key)
             if len(batch) >= DELETE_BATCH:
@@ -84,9 +91,13 @@ def reset_crawl(client: redis.Redis | RedisCluster, crawl: str, keep_known: bool
                 batch.clear()
     if batch:
         deleted += client.unlink(*batch)
-    items = list(known.items())
-    for start in range(0, len(items), KNOWN_BATCH):
-        client.hset(store.key(keys.KNOWN), mapping=dict(items[start : start + KNOWN_BATCH]))
+    by_shard: dict[int, list[tuple[str, str]]] = {}
+    for fp, entry in known.items():  # in its fingerprint's shard (focused.store.shards)
+        by_shard.setdefault(store.shards.of_fingerprint(int(fp)), []).append((fp, entry))
+    for j, items in by_shard.items():
+        for start in range(0, len(items), KNOWN_BATCH):
+            part: dict[FieldT, EncodableT] = dict(items[start : start + KNOWN_BATCH])
+            client.hset(store.key(keys.KNOWN, shard=j), mapping=part)
     return deleted
 
 

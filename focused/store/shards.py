@@ -5,7 +5,7 @@ A shard is a key prefix with a hash tag of its own, ``focused:{<tag>}:``, so tha
 under it is in one hash slot: each frontier script reads and writes one shard only, and stays
 atomic on whichever master serves that slot. Shard 0 is the crawl's own prefix
 (:func:`focused.store.keys.prefix`, tag = the crawl's name), which also holds every key that is not
-the frontier's (meta, procs, distill, the strategies' state, duplicates). On one server a crawl
+the frontier's (meta, procs, distill, the strategies' state). On one server a crawl
 has that one shard and nothing else changes.
 
 On a cluster the first crawler process picks one tag per master (``<name>/<j>``, the first j
@@ -22,7 +22,13 @@ Per shard (everything the frontier's scripts write; readers add the shards up):
   ``reaped``, ``outbox``;
 - the per-page records: a page fetched from shard j gets fetch order ``n·S + j`` (its n-th),
   kept in ``url:``/``graph:`` bucket ``n // 512`` of shard j; ``stats``, ``curve``, ``recent``,
-  ``census``, ``tries``, ``hubscore``, ``sites``, ``found``, ``revisit``.
+  ``census``, ``tries``, ``hubscore``, ``sites``, ``found``, ``revisit``;
+- a host's kept robots.txt (``robots:``) and its URLs' Last-Modified (``modified``), in the
+  host's shard;
+- the duplicates check's ``checksums``: a text checksum belongs to shard
+  ``host_hash(checksum) % S`` (:meth:`Shards.of_text`), so pages with one text meet there
+  whatever their hosts; and ``known`` (written by a reset): a URL fingerprint belongs to shard
+  ``fingerprint % S``.
 """
 
 from __future__ import annotations
@@ -56,6 +62,14 @@ class Shards:
 
     def of_host(self, origin: str) -> int:
         return host_hash(origin) % len(self.prefixes) if len(self.prefixes) > 1 else 0
+
+    def of_text(self, checksum: str) -> int:
+        """The shard whose ``checksums`` holds a text checksum (the duplicates check's)."""
+        return host_hash(checksum) % len(self.prefixes) if len(self.prefixes) > 1 else 0
+
+    def of_fingerprint(self, fp: int) -> int:
+        """The shard whose ``known`` holds what earlier runs knew of a URL (its fingerprint)."""
+        return fp % len(self.prefixes)
 
     def host_prefix(self, origin: str) -> str:
         """The prefix of the shard that holds a host's keys (its queue, its hash)."""

@@ -31,8 +31,16 @@ def _check(ack: Ack) -> tuple[str, str, str, str]:
     return ack.checksum, str(fingerprint(ack.url)), ack.last_modified, "1" if ack.revisit else ""
 
 
+def _mode(ack: Ack) -> str:
+    """How the ``duplicates`` script takes a page's text: a revisit's is only read."""
+    return "read" if ack.revisit else ""
+
+
 class Acknowledging(Outbox):
     """The frontier's acknowledgements (:class:`~focused.store.frontier.queue.RedisFrontier`)."""
+
+    _ack_turn = 0  # the batches acknowledged: each starts from the next shard
+    _known_shards: tuple[int, ...] | None = None  # the shards with a ``known``, once read
 
     def complete(
         self,
@@ -67,12 +75,13 @@ class Acknowledging(Outbox):
         lists of good sites and hubs, :mod:`focused.distill.lists`).
 
         On one server the whole batch is one call. On several shards each shard gets one call
-        with its hosts' pages, shard 0 first: it holds the crawl-wide keys, so its call checks
-        the whole batch's duplicates (a call of its own when the batch has no page there). A
-        page's links to other shards' hosts are kept in its shard's ``outbox`` in the same
-        call; they ride with the call of a shard that comes later in the batch, and the rest
-        are pushed at the end, one call per shard. The outbox entry is deleted with this
-        process's next call there: a process killed in between loses none of them
+        with its hosts' pages, starting from the next shard each batch. The duplicates check
+        has two parts there (:meth:`_text_states`): first each shard records the texts whose
+        checksums fall to it, then each page's own call makes its verdict, before it queues
+        any link. A page's links to other shards' hosts are kept in its shard's ``outbox`` in
+        the same call; they ride with the call of a shard that comes later in the batch, and
+        the rest are pushed at the end, one call per shard. The outbox entry is deleted with
+        this process's next call there: a process killed in between loses none of them
         (:meth:`redeliver`). A call that fails raises :class:`PartlyAcknowledged`, with the
         results of the pages acknowledged before it.
         """
@@ -83,20 +92,23 @@ class Acknowledging(Outbox):
         checked = [i for i, ack in enumerate(acks) if ack.checksum and ack.kind == "page"]
         # A near-copy is a duplicate, unless the check finds it is an exact one.
         verdicts = [NEAR_COPY if ack.near_copy and ack.kind == "page" else "" for ack in acks]
-        if checked and 0 not in homes:  # no call to the first shard to check them in
-            self._duplicates_of(acks, checked, verdicts)
-            checked = []
+        states = self._text_states(acks, checked) if len(shards) > 1 and checked else {}
         results: dict[int, Acked] = {}
         # Links for other shards' hosts, with their parents' fetch orders: they ride with the
         # acknowledgement of a shard called later, and the rest are pushed at the end.
         riding: dict[int, list[Any]] = {}
         extra_new = 0
-        for home in sorted(homes):  # the first shard first: it checks the batch's duplicates
+        called = sorted(homes)  # from the next shard each batch: the pushes at the end spread
+        turn = self._ack_turn % len(called) if called else 0
+        self._ack_turn += 1
+        for home in called[turn:] + called[:turn]:
             indices = homes[home]
-            # The first shard checks the batch's pages, its own and the others', in order.
-            checks = checked if home == 0 else []
             places = {i: n + 1 for n, i in enumerate(indices)}
-            others = [i for i in checks if i not in places]
+            checks = [
+                [*_check(acks[i]), places[i], *states.get(i, ("", ""))]
+                for i in checked
+                if i in places
+            ]
             args, away, sent = self._page_args(acks, indices, home, verdicts)
             outbox = json_arg(away) if away else ""
             delivered = self._delivered.pop(home, [])
@@ -104,7 +116,7 @@ class Acknowledging(Outbox):
                 "1" if self.revisits else "",
                 outbox,
                 " ".join(delivered),
-                json_arg([[*_check(acks[i]), places.get(i, 0)] for i in checks]) if checks else "",
+                json_arg(checks) if checks else "",
                 json_arg(riding.pop(home)) if home in riding else "",
             ]
             try:
@@ -113,8 +125,6 @@ class Acknowledging(Outbox):
                 raise PartlyAcknowledged(exc, results) from exc
             replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
             extra_new += int(reply[3 * len(indices)])
-            for i, why in zip(others, reply[3 * len(indices) + 1 :], strict=True):
-                verdicts[i] = why or verdicts[i]
             orders = [0 if why else int(order) for order, _, why in replies]
             for shard, pairs in parented(away, orders).items():
                 riding.setdefault(shard, []).extend(pairs)
@@ -125,14 +135,82 @@ class Acknowledging(Outbox):
                     self._remember(sent[n])
                 results[i] = Acked(int(order), int(new), why or "")
                 self.held.pop(acks[i].lease, None)
-        try:  # for shards called before their links were known
+        try:  # for shards called before their links were known; revisits' new texts
             extra_new += self._push_shards(riding)
+            self._record_texts(acks, [i for i in checked if states.get(i, ("",))[0] == "none"])
         except FocusedError as exc:  # every page is acknowledged, its links in an outbox
             raise PartlyAcknowledged(exc, results) from exc
         done = [results[i] for i in range(len(acks))]
         if extra_new and done:  # the other shards' new URLs count with the batch's first page
             done[0] = Acked(done[0].order, done[0].new + extra_new, done[0].duplicate)
         return done
+
+    def _text_states(self, acks: Sequence[Ack], checked: list[int]) -> dict[int, tuple[str, str]]:
+        """The first part of a cluster's duplicates checks: page -> (its text's state, what
+        ``known`` holds of its URL, ``""`` for nothing).
+
+        Each shard holds the ``checksums`` of the texts whose checksums fall to it
+        (:meth:`~focused.store.shards.Shards.of_text`), so two pages with one text meet there
+        whatever their hosts; and the ``known`` of the URLs whose fingerprints do (written by
+        a reset). One ``duplicates`` call a shard, in the batch's order, records each text and
+        reads what is known. A page's verdict is made in its own shard's call after it, which
+        also records its Last-Modified (``modified``, of its host's shard). Killed in between,
+        a process leaves a text recorded as its URL's: fetched again, the page is found
+        ``same``, not a duplicate, and its links are queued then. A revisit's text is only
+        read here (``same`` is its verdict) and recorded after its acknowledgement
+        (:meth:`_record_texts`). Which shards have a ``known`` is read once by a crawl process
+        (a reset, the one writer of ``known``, ends it) and once a batch by any other.
+        """
+        store, shards = self.store, self.store.shards
+        texts: dict[int, list[int]] = {}
+        urls: dict[int, list[int]] = {}
+        fps = {i: fingerprint(acks[i].url) for i in checked}
+        known_at = self._known_shards
+        if known_at is None:
+            known_at = self._shards_with(keys.KNOWN)
+            if self.epochs[0] != "-":  # a crawl process: a reset under it ends it (VANISHED)
+                self._known_shards = known_at
+        for i in checked:
+            texts.setdefault(shards.of_text(acks[i].checksum), []).append(i)
+            if (shard := shards.of_fingerprint(fps[i])) in known_at:
+                urls.setdefault(shard, []).append(i)
+        states = dict.fromkeys(checked, "")
+        known = dict.fromkeys(checked, "")
+        for shard in sorted(texts.keys() | urls.keys()):
+            part, asked = texts.get(shard, []), urls.get(shard, [])
+            args = [
+                len(part),
+                *(v for i in part for v in (acks[i].checksum, fps[i], _mode(acks[i]))),
+                *(fps[i] for i in asked),
+            ]
+            names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
+            reply = store.retrying(lambda k=names, a=args: self._duplicates(keys=k, args=a))
+            states.update(zip(part, reply[: len(part)], strict=True))
+            known.update(zip(asked, reply[len(part) :], strict=True))
+        return {i: (states[i], known[i]) for i in checked}
+
+    def _shards_with(self, name: str) -> tuple[int, ...]:
+        """The shards that have key ``name``, in one round trip."""
+        store = self.store
+
+        def read() -> list[Any]:  # a new pipeline per try: a failed execute empties it
+            pipe = store._client.pipeline(transaction=False)
+            for shard in range(len(store.shards)):
+                pipe.exists(store.key(name, shard=shard))
+            return pipe.execute()
+
+        return tuple(j for j, there in enumerate(store.retrying(read)) if there)
+
+    def _record_texts(self, acks: Sequence[Ack], revisits: list[int]) -> None:
+        """Record the texts of revisits that no page had before (:meth:`_text_states`)."""
+        store, by_shard = self.store, dict[int, list[int]]()
+        for i in revisits:
+            by_shard.setdefault(store.shards.of_text(acks[i].checksum), []).append(i)
+        for shard, part in by_shard.items():
+            texts = [v for i in part for v in (acks[i].checksum, fingerprint(acks[i].url), "")]
+            names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
+            args = [len(part), *texts]
+            store.retrying(lambda k=names, a=args: self._duplicates(keys=k, args=a))
 
     def _page_args(
         self,
@@ -171,17 +249,6 @@ class Acknowledging(Outbox):
             }
             args += (page[name] for name in PAGE_FIELDS)
         return args, away, sent
-
-    def _duplicates_of(self, acks: Sequence[Ack], checked: list[int], verdicts: list[str]) -> None:
-        """Set why each checked page is a duplicate in ``verdicts`` (kept where the check finds
-        none), in one call to the first shard (a batch with no page of its own there)."""
-        store = self.store
-        args = [value for i in checked for value in _check(acks[i])]
-        names = [store.key(keys.CHECKSUMS), store.key(keys.MODIFIED), store.key(keys.KNOWN)]
-        self.changes += 1
-        reply = store.retrying(lambda: self._duplicates(keys=names, args=args))
-        for i, why in zip(checked, reply, strict=True):
-            verdicts[i] = why or verdicts[i]
 
     def release(self, leases: Iterable[str], *, retry: bool = False) -> int:
         """Return leased URLs to the frontier; returns how many were queued again.

@@ -6,15 +6,16 @@
 --
 -- ARGV[2]: '1' to keep relevant pages for revisits; ARGV[3]: the batch's links to hosts of
 -- other shards ('' for none: JSON, kept in 'outbox' until they are pushed there); ARGV[4]: the
--- fetch orders whose outbox entries are delivered; ARGV[5]: the duplicates checks to make, in
--- the batch's order ('' for none: JSON, [checksum, fingerprint, Last-Modified, '1' for a
--- revisit, the page's place among this call's pages or 0 for a page of another shard] each;
--- on a cluster only the first shard, which holds the crawl-wide keys, checks); ARGV[6]: links
--- of pages acknowledged on other shards for this one's hosts ('' for none: JSON, parent and
+-- fetch orders whose outbox entries are delivered; ARGV[5]: the duplicates checks of this
+-- call's pages, in the batch's order ('' for none: JSON, [checksum, fingerprint,
+-- Last-Modified, '1' for a revisit, the page's place among this call's pages, its text_state
+-- and what 'known' holds of it ('' for nothing)] each; a text_state of '' for one checked
+-- here: on one server, where 'checksums' and 'known' are this shard's); ARGV[6]: links of
+-- pages acknowledged on other shards for this one's hosts ('' for none: JSON, parent and
 -- links in turn); then the pages, from ARGV[7] on, each its values in PAGE_FIELDS order
 -- (focused.store.frontier.ack; read_page).
 -- Returns per page its fetch order, its new URLs and why it is a duplicate (''), then the new
--- URLs of the other shards' links, then the verdicts of the other shards' pages.
+-- URLs of the other shards' links.
 local frontier, vanished = open_frontier(KEYS, ARGV)
 if not frontier then return vanished end
 local FIRST_PAGE = 7
@@ -149,14 +150,19 @@ local function acknowledge(page, why)
 end
 
 -- The duplicates checks, in the batch's order: of two pages with one text, the first is the
--- original. verdicts: the other shards' pages'; checked: this call's, by place.
-local verdicts, checked = {}, {}
+-- original. checked: why each of this call's pages is a duplicate, by place.
+local checked = {}
 if ARGV[5] ~= '' then
-  local has_known = redis.call('EXISTS', key.known) == 1
+  local has_known = nil
   for _, check in ipairs(cjson.decode(ARGV[5])) do
-    local why = duplicate_of(key.checksums, key.modified, key.known, has_known, check[1],
-                             check[2], check[3], check[4] == '1') or ''
-    if check[5] == 0 then verdicts[#verdicts + 1] = why else checked[check[5]] = why end
+    local sum, fp, text, known = check[1], check[2], check[6], check[7]
+    if text == '' then  -- checked here, whole
+      text = text_state(key.checksums, sum, fp, false)
+      if has_known == nil then has_known = redis.call('EXISTS', key.known) == 1 end
+      known = has_known and redis.call('HGET', key.known, fp)
+    end
+    checked[check[5]] = duplicate_of(key.modified, fp, check[3], check[4] == '1', text,
+                                     known ~= '' and known, sum) or ''
   end
 end
 -- The links of pages acknowledged on other shards, to this shard's hosts.
@@ -239,5 +245,4 @@ for order in string.gmatch(ARGV[4], '%d+') do delivered[#delivered + 1] = order 
 if #delivered > 0 then redis.call('HDEL', key.outbox, unpack(delivered)) end
 place_heads(frontier, batch.pushes, batch.hosts, now)
 out[#out + 1] = riders
-for _, why in ipairs(verdicts) do out[#out + 1] = why end
 return out
