@@ -326,3 +326,22 @@ def test_a_redis_older_than_the_scripts_need_is_one_line_naming_its_version(
     monkeypatch.setattr(client_module, "MIN_VERSION", (99, 0))
     with pytest.raises(FocusedError, match=r"runs Redis \d+\.\d+\.\d+; focused needs Redis 99\.0"):
         connect(home=redis_home)
+
+
+@pytest.mark.redis
+def test_a_server_that_refuses_while_it_ends_is_waited_for_and_replaced(home, tmp_path):
+    # What a crawl's last process leaves for a moment: the record of a server that has stopped
+    # listening (its socket file refuses) and has not ended yet, here a process that ends in 1 s.
+    home.mkdir()
+    ending = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1)"])
+    socket_path = tmp_path / "old.socket"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(socket_path))
+    listener.close()  # bound, never listening: connections are refused
+    (tmp_path / "old.pid").write_text(str(ending.pid))
+    (home / REGISTRY_FILE).write_text(
+        json.dumps({"pidfile": str(tmp_path / "old.pid"), "unixsocket": str(socket_path)})
+    )
+    client = connect(home=home)
+    assert ending.poll() is not None  # it was waited for
+    assert client.ping() and embedded_server(home) not in (None, ending.pid)
