@@ -1,5 +1,7 @@
-"""The frontier's batched paths on a real Redis: a push's seen checks a bucket at a time and one
-ZADD a host, a pop that takes several URLs of a host in one visit and writes its leases once."""
+"""The frontier's pushes and pops where a batch meets itself, on a real Redis: a link given
+twice in one batch, a page of thousands of links, a host's head changed by a push after pops,
+a host's URLs popped in order among another's, a trimmed queue, owned leases and their
+parents' records."""
 
 from __future__ import annotations
 

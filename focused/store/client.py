@@ -102,7 +102,7 @@ def _reached(client: Client, where: str) -> Client:
     return client
 
 
-#: The oldest Redis the frontier's scripts run on (SMISMEMBER came in 6.2).
+#: The oldest Redis the frontier's scripts run on (ZADD's LT, which a re-boost uses, came in 6.2).
 MIN_VERSION = (6, 2)
 
 

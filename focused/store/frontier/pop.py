@@ -69,17 +69,11 @@ class Popping(Outbox):
                 break
         self._first_shard = (self._first_shard + 1) % shards
         deadline = time.monotonic() + self.lease_s
-        # Each lease parsed once: origin, packed order, owner, then the member's fields.
-        parsed = [
-            (origin, packed, *split_member(member))
-            for _, lease, _ in popped
-            for origin, packed, _, member in [lease.split(" ", 3)]
-        ]
         leased = []
-        for (origin, packed, depth, parent, rest, anchor), (lease, record) in zip(
-            parsed, self._parent_records(popped, [int(fields[3]) for fields in parsed]), strict=True
-        ):
+        for lease, record in self._parent_records(popped):
             self.held[lease] = deadline
+            origin, packed, _, member = lease.split(" ", 3)
+            depth, parent, rest, anchor = split_member(member)
             revisit = depth.startswith("r")
             depth, _, redirects = depth.removeprefix("r").partition("+")
             parent_url, parent_relevance, parent_category = url_record(record)
@@ -102,16 +96,15 @@ class Popping(Outbox):
             )
         return Pop(leased, queued, in_flight, min(wakes) if wakes else None)
 
-    def _parent_records(
-        self, popped: list[tuple[int, str, str]], parents: list[int]
-    ) -> list[tuple[str, str]]:
-        """(lease, parent's ``url:`` record) of popped URLs, given their parents' fetch orders:
-        a pop script reads the records of its own shard's pages; those of parents on other
-        shards are read here, in one pipelined round trip."""
+    def _parent_records(self, popped: list[tuple[int, str, str]]) -> list[tuple[str, str]]:
+        """(lease, parent's ``url:`` record) of popped URLs: a pop script reads the records of
+        its own shard's pages; those of parents on other shards are read here, in one
+        pipelined round trip."""
         other = [
             (i, parent)
-            for i, ((shard, _, _), parent) in enumerate(zip(popped, parents, strict=True))
-            if parent and self.store.shards.of_order(parent) != shard
+            for i, (shard, lease, _) in enumerate(popped)
+            if (parent := int(split_member(lease.split(" ", 3)[3])[1]))
+            and self.store.shards.of_order(parent) != shard
         ]
         records = [record for _, _, record in popped]
         if other:

@@ -59,19 +59,6 @@ local function record_key(frontier, name, order)
   return frontier.prefix .. name .. math.floor(order / frontier.shards / URL_BUCKET)
 end
 
--- Run a variadic command on key with the values of list, in chunks of at most 1000 items of
--- step values each (unpack has a limit); returns the replies, joined.
-local function call_chunked(command, key, list, step)
-  local replies, size = {}, 1000 * step
-  for from = 1, #list, size do
-    local reply = redis.call(command, key, unpack(list, from, math.min(#list, from + size - 1)))
-    if type(reply) == 'table' then
-      for _, value in ipairs(reply) do replies[#replies + 1] = value end
-    end
-  end
-  return replies
-end
-
 local function now_s()
   local t = redis.call('TIME')
   return tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -164,9 +151,6 @@ end
 -- member, depth, then the path without its leading '/' and a TAB and the anchor, if any; then,
 -- when there are budgets, after an empty line, "origin domain [suffix]" lines: the links'
 -- hosts' registered domains and private suffixes.
--- The seen set is asked once a bucket (SADD of the one link, or SMISMEMBER of several and one
--- SADD of the new ones: a link given twice counts once), and each host's new URLs go in its
--- queue with one ZADD.
 local function push_packed(frontier, pushes, links, parent)
   local cut = string.find(links, '\n\n', 1, true)
   if cut then
@@ -179,86 +163,19 @@ local function push_packed(frontier, pushes, links, parent)
     end
     links = string.sub(links, 1, cut - 1)
   end
-  -- The links in arrays (no table a link); per seen bucket its first link, and the links of
-  -- the buckets that have several, listed once a second one comes.
-  local origins, packeds, buckets, seens, depths, rests, n = {}, {}, {}, {}, {}, {}, 0
-  local first_in, shared = {}, {}
+  local best, head, new = pushes.best, pushes.head, 0
   for origin, packed, bucket, seen, depth, rest
       in string.gmatch(links, '(%S+) (%S+) (%S+) (%S+) (%S+) ([^\n]*)') do
-    n = n + 1
-    origins[n], packeds[n], buckets[n], seens[n], depths[n], rests[n] =
-      origin, packed, bucket, seen, depth, rest
-    local first = first_in[bucket]
-    if not first then
-      first_in[bucket] = n
-    else
-      local list = shared[bucket]
-      if not list then
-        list = {first}
-        shared[bucket] = list
+    if redis.call('SADD', frontier.prefix .. SEEN .. bucket, seen) == 1 then
+      local member = depth .. ' ' .. parent .. ' ' .. rest
+      redis.call('ZADD', host_queue_key(frontier, origin), packed, member)
+      packed = tonumber(packed)
+      if not best[origin] or packed < best[origin] then
+        best[origin], head[origin] = packed, member
       end
-      list[#list + 1] = n
+      new = new + 1
     end
   end
-  -- The new links: a bucket's one link added with SADD, its several checked with one
-  -- SMISMEMBER (each member once) and the new ones added with one SADD.
-  local fresh = {}
-  for i = 1, n do
-    local bucket = buckets[i]
-    local key, list = frontier.prefix .. SEEN .. bucket, shared[bucket]
-    if not list then
-      if redis.call('SADD', key, seens[i]) == 1 then fresh[#fresh + 1] = i end
-    elseif list[1] == i then
-      local distinct, at = {}, {}
-      for _, j in ipairs(list) do
-        if not at[seens[j]] then
-          at[seens[j]] = j
-          distinct[#distinct + 1] = seens[j]
-        end
-      end
-      local known, added = call_chunked('SMISMEMBER', key, distinct, 1), {}
-      for k, seen in ipairs(distinct) do
-        if known[k] == 0 then
-          added[#added + 1] = seen
-          fresh[#fresh + 1] = at[seen]
-        end
-      end
-      call_chunked('SADD', key, added, 1)
-    end
-  end
-  -- Each host's new URLs in its queue with one ZADD (a list made only for a host with several).
-  local best, head, first_of, several, hosts = pushes.best, pushes.head, {}, {}, {}
-  local members = {}  -- of the new links only: most links of a crawl's pages are seen
-  for _, i in ipairs(fresh) do
-    local origin, packed = origins[i], tonumber(packeds[i])
-    local member = depths[i] .. ' ' .. parent .. ' ' .. rests[i]
-    members[i] = member
-    if not best[origin] or packed < best[origin] then
-      best[origin], head[origin] = packed, member
-    end
-    local first = first_of[origin]
-    if not first then
-      first_of[origin] = i
-      hosts[#hosts + 1] = origin
-    else
-      local list = several[origin]
-      if not list then
-        list = {packeds[first], members[first]}
-        several[origin] = list
-      end
-      list[#list + 1] = packeds[i]
-      list[#list + 1] = member
-    end
-  end
-  for _, origin in ipairs(hosts) do
-    local queue, list = host_queue_key(frontier, origin), several[origin]
-    if list then
-      call_chunked('ZADD', queue, list, 2)
-    else
-      redis.call('ZADD', queue, packeds[first_of[origin]], members[first_of[origin]])
-    end
-  end
-  local new = #fresh
   pushes.new = pushes.new + new
   return new
 end
