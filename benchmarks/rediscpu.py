@@ -48,6 +48,7 @@ from common import (
     redis_server,
     set_options,
     start,
+    terminated_as_exit,
     wait_all,
 )
 
@@ -199,7 +200,7 @@ def topic_file(args: argparse.Namespace, work: Path) -> tuple[Path, Path]:
 def fresh_cluster(folder: Path, masters: int) -> Iterator[tuple[str, list[redis.Redis]]]:
     """(URL, a plain client of each master) of a new cluster without persistence."""
     shutil.rmtree(folder, ignore_errors=True)
-    with running_cluster(folder, masters) as cluster:
+    with terminated_as_exit(), running_cluster(folder, masters) as cluster:
         nodes = [redis.Redis(port=port, decode_responses=True) for port in cluster.ports]
         for node in nodes:
             node.config_set("appendonly", "no")
