@@ -25,6 +25,7 @@ from twisted.python.failure import Failure
 from focused.commands.crawl import EXIT_CODES
 from focused.errors import REDIS_REFUSED, FocusedError
 from focused.lab.webs.bundle import url_key
+from focused.links.urls import origin
 from focused.monitor.snapshot import crawl_status
 from focused.pipelines.frontier import FrontierPipeline
 from focused.store.client import connect
@@ -274,7 +275,8 @@ def test_pages_a_master_refuses_come_back_and_the_others_go_on(cluster, crawl_na
     for lease in leased:
         acked: defer.Deferred = defer.Deferred()
         acked.addBoth(lambda result, url=lease.url: outcomes.__setitem__(url, result))
-        pipeline.waiting.append((Ack(lease.lease, lease.url, "bad"), acked))
+        shard = shards.of_host(origin(lease.url))
+        pipeline.waiting.append((Ack(lease.lease, lease.url, "bad"), acked, shard))
     last = cluster.get_node_from_key(shards.prefixes[2])  # called last
     cluster.config_set("min-replicas-to-write", 1, target_nodes=last)  # it has none: refuses
     try:

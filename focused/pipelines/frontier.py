@@ -63,8 +63,10 @@ class FrontierPipeline:
         self.batch = max(1, batch)
         self.wait = wait
         self.duplicates = duplicates  # check pages for duplicates (FOCUSED_SKIP_DUPLICATES)
-        # Pages waiting for their acknowledgement, each with what its item waits on.
-        self.waiting: list[tuple[Ack, defer.Deferred[Acked]]] = []
+        # Pages waiting for their acknowledgement, each with what its item waits on and the
+        # shard of its host (a batch holds one shard's pages where it can, so that each call on
+        # a cluster carries a whole batch).
+        self.waiting: list[tuple[Ack, defer.Deferred[Acked], int]] = []
         self._timer: CallLaterResult | None = None
 
     @classmethod
@@ -142,9 +144,9 @@ class FrontierPipeline:
             self.stats.inc_value("focused/links/new", self.frontier.push_many(ack.links))
             return item
         acked: defer.Deferred[Acked] = defer.Deferred()
-        self.waiting.append((ack, acked))
-        shard = self._shard_of(ack)
-        if sum(self._shard_of(waiting) == shard for waiting, _ in self.waiting) >= self.batch:
+        shard = self.frontier.store.shards.of_host(origin(ack.url))
+        self.waiting.append((ack, acked, shard))
+        if sum(home == shard for _, _, home in self.waiting) >= self.batch:
             self.flush(shard)
         elif self._timer is None:
             self._timer = call_later(self.wait, self.flush)
@@ -161,11 +163,6 @@ class FrontierPipeline:
                 self.stats.inc_value("focused/pages/relevant")
         return item
 
-    def _shard_of(self, ack: Ack) -> int:
-        """The shard of a page's host: a batch holds one shard's pages where it can, so that
-        each call on a cluster carries a whole batch."""
-        return self.frontier.store.shards.of_host(origin(ack.url))
-
     def flush(self, shard: int | None = None) -> None:
         """Acknowledge the pages waiting (only those of ``shard``'s hosts, when given), in one
         call per shard; each item then goes on, or is dropped unacknowledged if Redis is gone
@@ -174,8 +171,8 @@ class FrontierPipeline:
         feed has every page acknowledged."""
         waiting = self.waiting
         if shard is not None:
-            waiting = [w for w in self.waiting if self._shard_of(w[0]) == shard]
-            self.waiting = [w for w in self.waiting if self._shard_of(w[0]) != shard]
+            waiting = [w for w in self.waiting if w[2] == shard]
+            self.waiting = [w for w in self.waiting if w[2] != shard]
         else:
             self.waiting = []
         if not self.waiting and self._timer is not None:  # the others wait on for theirs
@@ -185,15 +182,15 @@ class FrontierPipeline:
         if not waiting:
             return
         try:
-            done = self.frontier.complete_many([ack for ack, _ in waiting])
+            done = self.frontier.complete_many([ack for ack, _, _ in waiting])
         except FocusedError as exc:
             partly = exc.acked if isinstance(exc, PartlyAcknowledged) else {}
-            for i, (_, acked) in enumerate(waiting):
+            for i, (_, acked, _) in enumerate(waiting):
                 if i in partly:
                     acked.callback(partly[i])
                 else:
                     acked.errback(DropItem(f"not acknowledged: {exc}", log_level="DEBUG"))
             return
         self.stats.inc_value("focused/ack/batches")
-        for (_, acked), result in zip(waiting, done, strict=True):
+        for (_, acked, _), result in zip(waiting, done, strict=True):
             acked.callback(result)

@@ -64,8 +64,9 @@ class Shards:
         return host_hash(origin) % len(self.prefixes) if len(self.prefixes) > 1 else 0
 
     def of_text(self, checksum: str) -> int:
-        """The shard whose ``checksums`` holds a text checksum (the duplicates check's)."""
-        return host_hash(checksum) % len(self.prefixes) if len(self.prefixes) > 1 else 0
+        """The shard whose ``checksums`` holds a text checksum (the duplicates check's), spread
+        by the same hash as hosts."""
+        return self.of_host(checksum)
 
     def of_fingerprint(self, fp: int) -> int:
         """The shard whose ``known`` holds what earlier runs knew of a URL (its fingerprint)."""

@@ -161,7 +161,7 @@ class Acknowledging(Outbox):
         (:meth:`_record_texts`). Which shards have a ``known`` is read once by a crawl process
         (a reset, the one writer of ``known``, ends it) and once a batch by any other.
         """
-        store, shards = self.store, self.store.shards
+        shards = self.store.shards
         texts: dict[int, list[int]] = {}
         urls: dict[int, list[int]] = {}
         fps = {i: fingerprint(acks[i].url) for i in checked}
@@ -178,16 +178,22 @@ class Acknowledging(Outbox):
         known = dict.fromkeys(checked, "")
         for shard in sorted(texts.keys() | urls.keys()):
             part, asked = texts.get(shard, []), urls.get(shard, [])
-            args = [
-                len(part),
-                *(v for i in part for v in (acks[i].checksum, fps[i], _mode(acks[i]))),
-                *(fps[i] for i in asked),
-            ]
-            names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
-            reply = store.retrying(lambda k=names, a=args: self._duplicates(keys=k, args=a))
+            given = [(acks[i].checksum, fps[i], _mode(acks[i])) for i in part]
+            reply = self._texts_on(shard, given, [fps[i] for i in asked])
             states.update(zip(part, reply[: len(part)], strict=True))
             known.update(zip(asked, reply[len(part) :], strict=True))
         return {i: (states[i], known[i]) for i in checked}
+
+    def _texts_on(
+        self, shard: int, texts: list[tuple[str, int, str]], asked: list[int]
+    ) -> list[str]:
+        """One ``duplicates`` call on ``shard``: the states of ``texts`` (checksum, URL
+        fingerprint, mode), recorded in turn, then what ``known`` holds of the fingerprints
+        ``asked``."""
+        store = self.store
+        names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
+        args = [len(texts), *(v for text in texts for v in text), *asked]
+        return store.retrying(lambda: self._duplicates(keys=names, args=args))
 
     def _shards_with(self, name: str) -> tuple[int, ...]:
         """The shards that have key ``name``, in one round trip."""
@@ -203,14 +209,12 @@ class Acknowledging(Outbox):
 
     def _record_texts(self, acks: Sequence[Ack], revisits: list[int]) -> None:
         """Record the texts of revisits that no page had before (:meth:`_text_states`)."""
-        store, by_shard = self.store, dict[int, list[int]]()
+        by_shard: dict[int, list[tuple[str, int, str]]] = {}
         for i in revisits:
-            by_shard.setdefault(store.shards.of_text(acks[i].checksum), []).append(i)
-        for shard, part in by_shard.items():
-            texts = [v for i in part for v in (acks[i].checksum, fingerprint(acks[i].url), "")]
-            names = [store.key(keys.CHECKSUMS, shard=shard), store.key(keys.KNOWN, shard=shard)]
-            args = [len(part), *texts]
-            store.retrying(lambda k=names, a=args: self._duplicates(keys=k, args=a))
+            text = (acks[i].checksum, fingerprint(acks[i].url), "")
+            by_shard.setdefault(self.store.shards.of_text(acks[i].checksum), []).append(text)
+        for shard, texts in by_shard.items():
+            self._texts_on(shard, texts, [])
 
     def _page_args(
         self,
