@@ -21,6 +21,7 @@ from focused.store.crawl import CrawlStore
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import fingerprint
 from focused.store.graph import CrawlGraph, GraphStore
+from focused.store.lock import LEASE_S
 from focused.store.shards import host_hash
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def distill_job(
 
 
 def distill_locked(
-    frontier: RedisFrontier, lock_s: float = 15.0, **options: Any
+    frontier: RedisFrontier, lock_s: float = LEASE_S, **options: Any
 ) -> Distillation | None:
     """:func:`distill` under the crawl's lock; None when another process holds it."""
     return distill_job(frontier, lock_s).run(frontier, **options)

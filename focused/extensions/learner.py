@@ -34,6 +34,7 @@ from focused.relevance.learned import LearnedTopic
 from focused.signals import topic_refitted
 from focused.store.crawler import frontier_for
 from focused.store.learning import Generation, LearningStore, SampledPage
+from focused.store.lock import LEASE_S
 from focused.topic.methods import own_texts
 from focused.topic.plan import crawl_plan
 
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CHECK_S = 1.0
-LOCK_S = 15.0  # the refit lock's lease (a process that dies lets go of it within this)
 TOP_WORDS = 10
 
 
@@ -109,7 +109,7 @@ class TopicLearner:
         self.rescores = plan.link_score == "anchor" and not plan.link_model
         self.job = self.store.refit_job(
             self.refit,
-            lock_s=LOCK_S,
+            lock_s=LEASE_S,
             done=self.done,
             stats=self.stats,
             failures="focused/learn/failed",

@@ -29,6 +29,7 @@ from twisted.internet import task
 from focused.errors import NO_SEED, FocusedError
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Link
+from focused.store.lock import LEASE_S
 from focused.store.seeds import PushedSeeds
 from focused.topic.files import is_seed_url
 
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 BATCH = 1000
-LOCK_S = 15.0  # the intake lock's lease (a process that dies lets go of it within this)
 
 
 class SeedFeeder:
@@ -81,7 +81,7 @@ class SeedFeeder:
         try:
             if not seeds.waiting():
                 return 0
-            with seeds.moving(LOCK_S) as held:
+            with seeds.moving(LEASE_S) as held:
                 if not held:
                     return 0  # another process is moving them
                 urls = seeds.head(BATCH)

@@ -24,6 +24,8 @@ from focused.store import scripts
 logger = logging.getLogger(__name__)
 
 RENEWALS = 3  # renewals per lease: a holder misses two before its lease runs out
+# A crawl's locks' lease unless a setting says otherwise: a process that dies lets go within it.
+LEASE_S = 15.0
 
 
 @contextmanager

@@ -50,6 +50,7 @@ from scipy import sparse
 from focused.relevance.linkmodel import LinkContext
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import SCORE_LEVELS, split_url, unpack_score
+from focused.store.lock import LEASE_S
 from focused.store.strategy import GeneticStore
 from focused.strategies.focus import SoftFocus
 
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BETA = 0.85  # the paper's β: the share of PageRank passed along links (networkx's alpha)
-LOCK_S = 15.0  # the generation lock's lease (a process that dies lets go of it within this)
 HOST_BATCH = 500  # host queues read per pipelined round trip
 PAGE_HEAD = struct.Struct(">QHH")  # page node, R · 65535, number of links
 EDGE = np.dtype([("fp", ">u8"), ("est", ">u2")])  # target node, estimate · 65535
@@ -323,7 +323,7 @@ def evolve_due(
 def generation_job(frontier: RedisFrontier, **periodic: Any) -> PeriodicJob[Generation]:
     """:func:`evolve_due` as the crawl's job, one process at a time under the generation lock;
     ``periodic``: when and how a crawl runs it (:class:`PeriodicJob`)."""
-    return GeneticStore(frontier.store).generation_job(evolve_due, lock_s=LOCK_S, **periodic)
+    return GeneticStore(frontier.store).generation_job(evolve_due, lock_s=LEASE_S, **periodic)
 
 
 class GeneticStrategy(SoftFocus):

@@ -41,6 +41,7 @@ from focused.errors import FocusedError
 from focused.relevance.hmm import N_FEATURES, PathHMM, read_path_pages, read_paths, term_counts
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import fingerprint
+from focused.store.lock import LEASE_S
 from focused.store.strategy import HMMStore
 from focused.strategies.focus import SoftFocus
 
@@ -166,7 +167,7 @@ class HMMStrategy(SoftFocus):
         refit: int = 2000,
         max_pages: int = 10000,
         centroid: bool = True,
-        lock_s: float = 15.0,
+        lock_s: float = LEASE_S,
         max_chars: int = 0,
         examples: Examples | None = None,
         stats: StatsCollector | None = None,
