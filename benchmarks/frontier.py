@@ -49,7 +49,7 @@ from pathlib import Path
 
 import redis
 import scrapy
-from common import DEFAULT_WORK, redis_server
+from common import DEFAULT_WORK, redis_cpu_seconds, redis_server
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 
@@ -121,13 +121,6 @@ class Theirs:
     pop: float
 
 
-def redis_cpu(client: redis.Redis) -> float:
-    """Redis's CPU seconds so far (user and system): the rates above are wall-clock and move
-    with whatever else the machine runs; CPU time a URL moves less."""
-    info = client.info("cpu")
-    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
-
-
 def breakdown(client: redis.Redis, n: int, sample: int = 50) -> None:
     """Print where the frontier's bytes go: per kind of key (its name after the crawl's prefix,
     up to its first ``:``), MEMORY USAGE of a sample of its keys, per key, per element and
@@ -172,12 +165,12 @@ def bench_ours(
         seen_buckets=seen_buckets,
     )
     before = used_memory(client)
-    cpu, own = redis_cpu(client), time.process_time()
+    cpu, own = redis_cpu_seconds(client), time.process_time()
     started = time.perf_counter()
     for i in range(0, n, BATCH):
         frontier.push_many(links(i, min(n, i + BATCH), hosts))
     push_s = time.perf_counter() - started
-    push_cpu = ((redis_cpu(client) - cpu) * 1e6 / n, (time.process_time() - own) * 1e6 / n)
+    push_cpu = ((redis_cpu_seconds(client) - cpu) * 1e6 / n, (time.process_time() - own) * 1e6 / n)
     per_url = (used_memory(client) - before) / n
     if show_breakdown:
         breakdown(client, n)
@@ -201,7 +194,7 @@ def bench_ours(
     if show_breakdown:
         print(f"  after the crawl shape ({done:,} pages leased and acknowledged):")
         breakdown(client, n)
-    cpu, own = redis_cpu(client), time.process_time()
+    cpu, own = redis_cpu_seconds(client), time.process_time()
     started = time.perf_counter()
     popped = 0
     while True:
@@ -211,7 +204,7 @@ def bench_ours(
         popped += got
     pop_s = time.perf_counter() - started
     pop_cpu = (
-        (redis_cpu(client) - cpu) * 1e6 / popped,
+        (redis_cpu_seconds(client) - cpu) * 1e6 / popped,
         (time.process_time() - own) * 1e6 / popped,
     )
     if show_breakdown:
