@@ -28,12 +28,12 @@ import gzip
 import hashlib
 import json
 import random
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from common import DEFAULT_WORK, ensure_web
 from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
@@ -169,7 +169,6 @@ def pipeline_cost(work: Path, n_pages: int) -> None:
     """CPU ms a page of ClassifierPipeline.classify, and a digest of its scores."""
     from types import SimpleNamespace
 
-    from common import ensure_web
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
@@ -220,7 +219,7 @@ def main() -> None:
     parser.add_argument("--compare", action="store_true", help="also try other settings")
     parser.add_argument("--pipeline", action="store_true", help="the crawl's pipeline's cost")
     parser.add_argument("--pages", type=int, default=2000, help="pages of --pipeline")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "focused-bench")
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
     args = parser.parse_args()
     if args.pipeline:
         pipeline_cost(args.work.resolve(), args.pages)
