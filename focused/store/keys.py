@@ -76,6 +76,15 @@ sites)
                                ``relevant:b`` relevant pages (the harvest curve)
 ``census``             hash    category -> classified pages whose best category it is
 ``tries``              hash    num_tries -> URLs acknowledged after that many failed tries
+``calibration``        hash    the link scores' calibration: per score bucket b of the leases
+                               (``score_bucket``, 20 buckets), ``n<b>`` URLs acknowledged and
+                               ``r<b>`` those that became new relevant pages
+``coverage``           hash    the last estimate of what is left to find: pages, found, left,
+                               low, high, next (relevant expected among the best 100 queued),
+                               queued, hosts, sampled, time, below (pages since the estimate
+                               stayed under the covered threshold, or -1)
+``coverage:log``       list    every estimate as JSON, oldest first (the last 1,000)
+``coverage:lock``      string  held by the one process estimating (a lease)
 ``linklog``            list    the online link model's training log, one entry per classified
                                page: label, estimate, parent R and category, URL, anchor
 ``meta``               hash    the crawl's description: focus, topic file, relevance threshold,
@@ -171,6 +180,10 @@ RECENT = "recent"
 CURVE = "curve"
 CENSUS = "census"
 TRIES = "tries"
+CALIBRATION = "calibration"
+COVERAGE = "coverage"
+COVERAGE_LOG = "coverage:log"
+COVERAGE_LOCK = "coverage:lock"
 META = "meta"
 LINK_LOG = "linklog"
 CHECKSUMS = "checksums"

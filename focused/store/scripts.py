@@ -26,7 +26,16 @@ from importlib.resources import files
 
 from focused.store import keys
 
-_FRONTIER = ("push", "pop", "release", "back_off", "raise", "requeue", "drop_worst")
+_FRONTIER = (
+    "push",
+    "pop",
+    "release",
+    "back_off",
+    "raise",
+    "requeue",
+    "drop_worst",
+    "queued_scores",
+)
 _ALONE = (
     "stats_flush",
     "heartbeat",

@@ -22,7 +22,7 @@ Per shard (everything the frontier's scripts write; readers add the shards up):
   ``reaped``, ``outbox``;
 - the per-page records: a page fetched from shard j gets fetch order ``n·S + j`` (its n-th),
   kept in ``url:``/``graph:`` bucket ``n // 512`` of shard j; ``stats``, ``curve``, ``recent``,
-  ``census``, ``tries``, ``hubscore``, ``sites``, ``found``, ``revisit``;
+  ``census``, ``tries``, ``calibration``, ``hubscore``, ``sites``, ``found``, ``revisit``;
 - a host's kept robots.txt (``robots:``) and its URLs' Last-Modified (``modified``), in the
   host's shard;
 - the duplicates check's ``checksums``: a text checksum belongs to shard

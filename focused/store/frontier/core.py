@@ -54,6 +54,7 @@ FRONTIER_KEYS = (
     "curve",
     "census",
     "tries",
+    "calibration",
     "recent",
     "hub_scores",
     "sites",
@@ -217,6 +218,7 @@ class FrontierCore:
         self._raise = script("raise")
         self._requeue = script("requeue")
         self._drop_worst = script("drop_worst")
+        self._queued_scores = script("queued_scores")
         self._back_off = script("back_off")
         self._duplicates = self.store.script("duplicates")
 
@@ -260,7 +262,7 @@ class FrontierCore:
 
     def _call(self, script: FrontierScript, args: list[Any], shard: int = 0) -> Any:
         """Run one of the scripts on one shard (its keys' prefix in KEYS routes it there)."""
-        if script is not self._pop and script is not self._drop_worst:
+        if script not in (self._pop, self._drop_worst, self._queued_scores):
             self.changes += 1
         settings = self._settings[shard]
         names = script.keys[shard]

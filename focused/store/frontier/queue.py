@@ -86,9 +86,10 @@ from __future__ import annotations
 from focused.store.frontier.ack import Acknowledging
 from focused.store.frontier.pop import Popping
 from focused.store.frontier.reorder import Reordering
+from focused.store.frontier.scores import ScoreCounts
 
 
-class RedisFrontier(Acknowledging, Popping, Reordering):
+class RedisFrontier(Acknowledging, Popping, Reordering, ScoreCounts):
     """The frontier of one crawl in Redis (see the module docstring for order and layout): the
     :class:`~focused.store.frontier.base.Frontier` the crawl's components are written against.
 
@@ -100,6 +101,7 @@ class RedisFrontier(Acknowledging, Popping, Reordering):
     Its roles are one module each: its state and calls (:mod:`~focused.store.frontier.core`),
     pushes (:mod:`~focused.store.frontier.push`), pops (:mod:`~focused.store.frontier.pop`),
     acknowledgements (:mod:`~focused.store.frontier.ack`), the cluster outbox
-    (:mod:`~focused.store.frontier.outbox`) and re-ordering
-    (:mod:`~focused.store.frontier.reorder`).
+    (:mod:`~focused.store.frontier.outbox`), re-ordering
+    (:mod:`~focused.store.frontier.reorder`) and the counts by link score
+    (:mod:`~focused.store.frontier.scores`).
     """

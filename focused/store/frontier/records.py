@@ -30,6 +30,7 @@ SCORE_LEVELS = 65535
 HOST_CAP = 4095
 HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
+SCORE_BUCKETS = 20  # score buckets of the link-score calibration (score_bucket)
 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
@@ -105,5 +106,35 @@ def unpack_score(packed: int) -> tuple[int, float]:
     return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
 
 
+def score_bucket(packed: int) -> int:
+    """The score bucket of a packed order: ``floor(score * SCORE_BUCKETS)`` of the score its
+    level stands for (1.0 in the top bucket), as ``frontier.lua``'s ``score_bucket`` does. The
+    acknowledgement counts its pages by the bucket their URL was leased in (the link scores'
+    calibration, ``calibration`` in :mod:`focused.store.keys`)."""
+    level = (packed % TRY_UNIT) // SCORE_UNIT
+    # the level's score is the middle of its cell: 0.55 packs to a level just below 0.55
+    return min(
+        SCORE_BUCKETS - 1, (2 * (SCORE_LEVELS - level) + 1) * SCORE_BUCKETS // (2 * SCORE_LEVELS)
+    )
+
+
+def bucket_levels() -> list[int]:
+    """The lowest score level (``round((1 - score) * SCORE_LEVELS)``) of each score bucket,
+    best bucket first, and ``SCORE_LEVELS + 1`` last: bucket b holds levels from
+    ``levels[SCORE_BUCKETS - 1 - b]`` up to the next entry (exclusive)."""
+    lows = [0]
+    for level in range(1, SCORE_LEVELS + 1):
+        if score_bucket(level * SCORE_UNIT) != score_bucket((level - 1) * SCORE_UNIT):
+            lows.append(level)
+    return [*lows, SCORE_LEVELS + 1]
+
+
 # The values the frontier's Lua scripts (``focused/store/lua/``) use besides the key names.
-PACKING = {"HOST_UNIT": HOST_UNIT, "HOST_CAP": HOST_CAP, "TRY_UNIT": TRY_UNIT}
+PACKING = {
+    "HOST_UNIT": HOST_UNIT,
+    "HOST_CAP": HOST_CAP,
+    "TRY_UNIT": TRY_UNIT,
+    "SCORE_UNIT": SCORE_UNIT,
+    "SCORE_LEVELS": SCORE_LEVELS,
+    "SCORE_BUCKETS": SCORE_BUCKETS,
+}

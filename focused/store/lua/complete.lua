@@ -130,6 +130,16 @@ local function acknowledge(page, why)
     host.late = true
   end
   add(batch.counts, key.tries, math.floor(tonumber(packed) / TRY_UNIT), 1)
+  -- The link scores' calibration: per score bucket of the leases, the URLs acknowledged and
+  -- those that became new relevant pages (the estimate of what is left to find); a revisit
+  -- finds nothing new.
+  if string.sub(member, 1, 1) ~= 'r' then
+    local bucket = score_bucket(tonumber(packed))
+    add(batch.counts, key.calibration, 'n' .. bucket, 1)
+    if kind == 'page' and page.relevant then
+      add(batch.counts, key.calibration, 'r' .. bucket, 1)
+    end
+  end
   local order = 0
   if kind == 'failed' then
     add(batch.counts, stats, 'failed', 1)

@@ -66,6 +66,15 @@ end
 local function as_integer(x) return string.format('%.0f', x) end
 local function as_seconds(x) return string.format('%.6f', x) end
 
+-- The score bucket of a packed order: floor(score * SCORE_BUCKETS) of its score level, the
+-- top score in the top bucket (focused.store.frontier.records.score_bucket).
+local function score_bucket(packed)
+  local level = math.floor((packed % TRY_UNIT) / SCORE_UNIT)
+  return math.min(SCORE_BUCKETS - 1,
+                  math.floor((2 * (SCORE_LEVELS - level) + 1) * SCORE_BUCKETS
+                             / (2 * SCORE_LEVELS)))
+end
+
 -- The fetch order of the page a queued member was found on ('0' for none, or for a member
 -- that does not parse: no stored record can make a script fail).
 local function parent_of(member) return string.match(member, '^%S+ (%d+) ') or '0' end

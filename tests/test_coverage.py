@@ -1,0 +1,83 @@
+"""The estimate of what is left to find, on small hand-made frontiers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from focused.monitor.coverage import NEXT, estimate
+
+pytestmark = pytest.mark.unit
+
+
+def host(**counts: int) -> list[int]:
+    """A host's queued URLs per score bucket: ``host(b9=50)`` has 50 in bucket 9."""
+    row = [0] * 20
+    for name, count in counts.items():
+        row[int(name[1:])] = count
+    return row
+
+
+def test_a_well_calibrated_bucket_predicts_its_share_of_the_queue():
+    coverage = estimate({9: (1000, 900), 1: (1000, 100)}, [host(b9=50, b1=200)], found=1000)
+    assert coverage.left == pytest.approx(50 * 0.9 + 200 * 0.1, rel=0.01)
+    assert coverage.low < coverage.left < coverage.high
+    assert coverage.queued == 250
+    # the best 100 queued: the 50 of bucket 9, then 50 of bucket 1
+    assert coverage.next == pytest.approx(50 * 0.9 + 50 * 0.1, rel=0.01)
+    assert coverage.next_harvest == pytest.approx(coverage.next / NEXT)
+
+
+def test_an_empty_frontier_leaves_nothing_to_find():
+    coverage = estimate({5: (300, 120)}, [], found=120)
+    assert (coverage.left, coverage.low, coverage.high, coverage.next) == (0.0, 0.0, 0.0, 0.0)
+    assert coverage.share_found == 1.0 and coverage.next_harvest is None
+
+
+def test_a_bucket_never_fetched_from_leans_on_the_crawls_rate():
+    # Nothing fetched from bucket 7's links yet: its URLs count at the crawl's overall share.
+    coverage = estimate({2: (400, 100)}, [host(b7=100)], found=100)
+    assert coverage.left == pytest.approx(100 * 100.5 / 401, rel=0.01)
+
+
+def test_few_pages_in_a_bucket_widen_the_interval():
+    few = estimate({3: (4, 2)}, [host(b3=100)], found=2)
+    many = estimate({3: (4000, 2000)}, [host(b3=100)], found=2000)
+    assert few.left == pytest.approx(many.left, rel=0.05)
+    assert few.high - few.low > 3 * (many.high - many.low)
+
+
+def test_the_interval_holds_the_truth_about_nine_times_in_ten():
+    # Queued URLs whose pages are relevant with the bucket's true share: the 90 % interval
+    # (from 200 fetched pages a bucket) covers the number of relevant ones in most draws.
+    shares = {0: 0.05, 1: 0.3, 2: 0.7}
+    rng = random.Random(1)
+    covered = 0
+    for _ in range(300):
+        fetched = {}
+        for bucket, share in shares.items():
+            relevant = sum(rng.random() < share for _ in range(200))
+            fetched[bucket] = (200, relevant)
+        queued = {0: 400, 1: 100, 2: 30}
+        truth = sum(rng.random() < shares[b] for b, n in queued.items() for _ in range(n))
+        coverage = estimate(fetched, [host(b0=400, b1=100, b2=30)], found=0)
+        covered += coverage.low <= truth <= coverage.high
+    assert 0.84 <= covered / 300 <= 0.96
+
+
+def test_a_sample_of_hosts_is_scaled_up_and_widens_the_interval():
+    fetched = {9: (500, 250), 1: (500, 25)}
+    hosts = [host(b9=10), host(b1=40), host(b9=2, b1=2), host(b1=8)]
+    whole = estimate(fetched, hosts, found=10)
+    sampled = estimate(fetched, hosts, found=10, population=40)
+    assert sampled.sampled and not whole.sampled
+    assert sampled.left == pytest.approx(10 * whole.left)
+    assert sampled.queued == 10 * whole.queued
+    assert sampled.high - sampled.low > 10 * (whole.high - whole.low)
+
+
+def test_the_share_found_is_what_was_found_of_what_is_in_reach():
+    coverage = estimate({1: (100, 50)}, [host(b1=100)], found=150)
+    assert coverage.in_reach == pytest.approx(150 + coverage.left)
+    assert coverage.share_found == pytest.approx(150 / (150 + coverage.left))

@@ -1,0 +1,95 @@
+"""The frontier counted by link score on a real Redis: queued URLs per score bucket and the
+calibration the acknowledgement keeps."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import redis
+
+from focused.store.frontier.base import Ack, Link
+from focused.store.frontier.records import (
+    SCORE_BUCKETS,
+    SCORE_LEVELS,
+    SCORE_UNIT,
+    bucket_levels,
+    pack,
+    score_bucket,
+)
+
+
+@pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
+def frontier_client(request: pytest.FixtureRequest) -> redis.Redis:
+    return request.getfixturevalue("redis_client" if request.param == "server" else "cluster")
+
+
+def totals(hosts: list[list[int]]) -> list[int]:
+    return [sum(column) for column in zip(*hosts, strict=True)]
+
+
+def test_a_score_falls_in_the_bucket_of_its_tenth_and_every_level_in_one_bucket():
+    assert score_bucket(pack(1.0, 0, 7)) == SCORE_BUCKETS - 1
+    assert score_bucket(pack(0.0, 3, 7)) == 0
+    assert score_bucket(pack(0.26, 2, 7)) == 5
+    levels = bucket_levels()
+    assert levels[0] == 0 and levels[-1] == SCORE_LEVELS + 1 and len(levels) == SCORE_BUCKETS + 1
+    for n in range(SCORE_BUCKETS):  # each bucket's levels, and only they, map to it
+        bucket = SCORE_BUCKETS - 1 - n
+        assert score_bucket(levels[n] * SCORE_UNIT) == bucket
+        assert score_bucket((levels[n + 1] - 1) * SCORE_UNIT) == bucket
+
+
+def test_queued_and_leased_urls_are_counted_by_score_on_short_and_long_queues(frontier):
+    f = frontier(host_concurrency=1)
+    f.push_many(
+        [Link("http://a.test/1", 0.05), Link("http://a.test/2", 0.55)]
+        + [Link(f"http://b.test/{i}", 0.97) for i in range(3)]
+        # a long queue, counted per bucket, with URLs in every bucket
+        + [Link(f"http://long.test/{i}", (i % 20) / 20 + 0.01) for i in range(200)]
+    )
+    leased = f.pop_ready(1).leased  # a URL in flight still counts
+    assert len(leased) == 1
+    expected = [10] * SCORE_BUCKETS
+    expected[1] += 1
+    expected[11] += 1
+    expected[19] += 3
+    scores = f.queued_by_score()
+    assert (scores.population, len(scores.hosts), scores.sampled) == (3, 3, False)
+    assert totals(scores.hosts) == expected
+    # a retried URL of the long queue keeps its score's bucket
+    f.release([leased[0].lease], retry=True)
+    assert totals(f.queued_by_score().hosts) == expected
+
+
+def test_more_hosts_than_the_cap_are_sampled_uniformly(frontier):
+    f = frontier()
+    f.push_many([Link(f"http://h{i}.test/", 0.5) for i in range(30)])
+    scores = f.queued_by_score(max_hosts=6, rng=random.Random(1))
+    assert scores.population == 30 and scores.sampled
+    assert 6 <= len(scores.hosts) <= 8  # each shard's share of the cap, rounded up
+    assert all(sum(counts) == 1 for counts in scores.hosts)
+
+
+def test_the_acknowledgement_counts_each_bucket_and_its_new_relevant_pages(frontier):
+    f = frontier()
+    f.push_many([Link(f"http://c{i}.test/", 0.9) for i in range(4)] + [Link("http://d.test/", 0.1)])
+    leased = {lease.url: lease for lease in f.pop_ready(10).leased}
+    high = [leased[f"http://c{i}.test/"] for i in range(4)]
+    low = leased["http://d.test/"]
+    f.complete_many(
+        [
+            Ack(high[0].lease, high[0].url, "page", 0.9, True, checksum="same"),
+            # the same text again: a duplicate, no new relevant page
+            Ack(high[1].lease, high[1].url, "page", 0.9, True, checksum="same"),
+            Ack(high[2].lease, high[2].url, "page", 0.2, False),
+            Ack(high[3].lease, high[3].url, "failed"),
+            Ack(low.lease, low.url, "page", 0.8, True),
+        ]
+    )
+    assert f.score_calibration() == {2: (1, 1), 18: (4, 1)}
+    # a revisit finds nothing new: it is not counted
+    f.requeue(["http://d.test/"], score=0.9)
+    again = f.pop_ready(1).leased[0]
+    f.complete(again.lease, again.url, "page", 0.8, True)
+    assert f.score_calibration() == {2: (1, 1), 18: (4, 1)}
