@@ -48,6 +48,7 @@ class FocusedAddon:
             settings["ITEM_PIPELINES"].setdefault(path, order)
         settings["EXTENSIONS"].setdefault("focused.extensions.harvest.HarvestMonitor", 500)
         settings["EXTENSIONS"].setdefault("focused.extensions.distiller.Distiller", 510)
+        settings["EXTENSIONS"].setdefault("focused.extensions.coverage.CoverageMonitor", 512)
         settings["EXTENSIONS"].setdefault("focused.extensions.learner.TopicLearner", 515)
         settings["EXTENSIONS"].setdefault("focused.extensions.lists.ListWriter", 520)
         settings["EXTENSIONS"].setdefault("focused.extensions.maintenance.Maintenance", 530)

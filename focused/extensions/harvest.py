@@ -5,7 +5,10 @@
   relevance R (``focused/relevance/mean_100``, ``..._1000``).
 - Alarms (:func:`focused.monitor.snapshot.alarms`): *stagnation* (the frontier runs dry, or the
   harvest collapses under hard focus) and *diffusion* (soft focus drifting into less relevant
-  pages), each logged once as a warning with its figures and counted as ``focused/alarm/<name>``.
+  pages), each logged once as a warning with its figures and counted as ``focused/alarm/<name>``;
+  when the harvest falls because the topic looks covered (the crawl's last estimate of what is
+  left, :mod:`focused.extensions.coverage`, expects little of the best queued URLs), the notice
+  *covered* instead, logged once as information.
 - Every LOGSTATS_INTERVAL seconds one log line gives pages, relevant pages, the harvest
   and the frontier's queue depth.
 
@@ -17,6 +20,7 @@ written to Redis (``meta``), so that those readers judge the crawl as it does.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -26,8 +30,10 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focused.errors import FocusedError
+from focused.monitor.coverage import Coverage
 from focused.monitor.snapshot import alarms
 from focused.store.admin import record_settings
+from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.crawler import frontier_for
 from focused.topic.plan import crawl_plan
 
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 WINDOWS = (100, 1000)
+COVERAGE_READ_S = 10.0
 
 
 class HarvestMonitor:
@@ -50,6 +57,8 @@ class HarvestMonitor:
         self.sums = {w: [0.0, 0] for w in WINDOWS}  # sum of R, relevant pages in the window
         self.pages = 0
         self.raised: set[str] = set()
+        self.coverage: Coverage | None = None  # the crawl's last estimate, read when needed
+        self.coverage_read = float("-inf")  # when (monotonic)
         self.task: task.LoopingCall | None = None
         s = crawler.settings  # the alarms' limits, checked on every page
         self.limits: dict[str, Any] = {
@@ -96,20 +105,34 @@ class HarvestMonitor:
         self.check(frontier_empty=False)
 
     def check(self, frontier_empty: bool) -> None:
-        """Raise each alarm once: a warning with its figures, and a stats counter."""
-        for alarm in alarms(
-            self.focus,
-            self.harvest(100),
-            self.harvest(1000),
-            self.pages,
-            frontier_empty,
-            **self.limits,
-        ):
+        """Raise each alarm once: a warning with its figures (information for a notice), and a
+        stats counter. The crawl's estimate of what is left tells a covered topic from a
+        drifting crawl: it is read from Redis only when the harvest fell, at most every
+        COVERAGE_READ_S seconds."""
+        figures = (self.focus, self.harvest(100), self.harvest(1000), self.pages, frontier_empty)
+        raised = alarms(*figures, **self.limits, coverage=self.coverage)
+        fell = any(alarm.name in ("diffusion", "covered") for alarm in raised)
+        if fell and time.monotonic() - self.coverage_read >= COVERAGE_READ_S:
+            self.coverage_read = time.monotonic()
+            try:
+                _, record = CoverageStore(frontier_for(self.crawler).store).progress()
+            except FocusedError:  # Redis is lost (reported by the frontier): judged without
+                record = {}
+            if record:
+                self.coverage = Coverage.from_record(coverage_record(record))
+                raised = alarms(*figures, **self.limits, coverage=self.coverage)
+        for alarm in raised:
             if alarm.name not in self.raised:
                 self.raised.add(alarm.name)
                 self.stats.inc_value(f"focused/alarm/{alarm.name}")
-                logger.warning(
-                    "Alarm, %(name)s: %(message)s", {"name": alarm.name, "message": alarm.message}
+                logger.log(
+                    logging.WARNING if alarm.level == "warning" else logging.INFO,
+                    "%(kind)s, %(name)s: %(message)s",
+                    {
+                        "kind": "Alarm" if alarm.level == "warning" else "Notice",
+                        "name": alarm.name,
+                        "message": alarm.message,
+                    },
                 )
 
     def spider_opened(self) -> None:

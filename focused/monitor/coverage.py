@@ -57,6 +57,11 @@ class Coverage:
         """The harvest expected of the best queued URLs (None for an empty frontier)."""
         return self.next / min(NEXT, self.queued) if self.queued else None
 
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Coverage:
+        """The estimate a record (:meth:`record`, with other fields beside) holds."""
+        return cls(*(record[name] for name in cls.__dataclass_fields__))
+
     def record(self) -> dict[str, Any]:
         """The estimate as JSON-able values, rounded."""
         return {

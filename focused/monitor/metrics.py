@@ -23,6 +23,7 @@ from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.registry import Collector
 
 from focused.errors import FocusedError
+from focused.monitor.coverage import NEXT, Coverage
 from focused.monitor.hosts import REFUSED, allowed_hosts, is_allowed
 from focused.monitor.snapshot import WINDOWS, crawl_snapshots
 from focused.store.client import RedisError
@@ -141,6 +142,27 @@ class CrawlCollector(Collector):
         alarm = GaugeMetricFamily(
             "focused_alarm", "1 while the alarm is raised", labels=["crawl", "alarm"]
         )
+        covered = GaugeMetricFamily(
+            "focused_topic_covered",
+            "1 while the harvest fell and the best queued URLs hold little that looks relevant",
+            labels=["crawl"],
+        )
+        left = GaugeMetricFamily(
+            "focused_relevant_left",
+            "Relevant pages expected among the URLs queued or in flight, at the last estimate "
+            "(bound: estimate, low and high of its 90 % interval)",
+            labels=["crawl", "bound"],
+        )
+        in_reach = GaugeMetricFamily(
+            "focused_relevant_in_reach",
+            "Relevant pages found and expected left, at the last estimate (bound as above)",
+            labels=["crawl", "bound"],
+        )
+        best = GaugeMetricFamily(
+            "focused_best_queued_relevant",
+            f"Relevant pages expected among the best {NEXT} queued URLs, at the last estimate",
+            labels=["crawl"],
+        )
         distilled = GaugeMetricFamily(
             "focused_distiller_last_run_timestamp_seconds",
             "When the distiller last ran (unix time)",
@@ -180,6 +202,13 @@ class CrawlCollector(Collector):
             raised = {a["name"] for a in s["alarms"]}
             for name in ALARMS:
                 alarm.add_metric([crawl, name], int(name in raised))
+            covered.add_metric([crawl], int("covered" in raised))
+            if s["coverage"]:
+                c = Coverage.from_record(s["coverage"])
+                for bound, value in (("estimate", c.left), ("low", c.low), ("high", c.high)):
+                    left.add_metric([crawl, bound], value)
+                    in_reach.add_metric([crawl, bound], c.found + value)
+                best.add_metric([crawl], c.next)
             if s["distill"]:  # a record without a figure (written by hand, or cut) shows none
                 distilled.add_metric([crawl], s["distill"]["time"])
                 distill_runs.add_metric([crawl], s["distill"].get("runs", 0))
@@ -189,6 +218,7 @@ class CrawlCollector(Collector):
                 if isinstance(value, int | float):
                     scrapy.add_metric([crawl, stat], value)
         yield from (running, harvest, relevance, hosts, held, scope, rendered, census, alarm)
+        yield from (covered, left, in_reach, best)
         yield from (distilled, distill_runs, distill_seconds, scrapy)
 
     def _process_families(self, snapshots: list[dict[str, Any]]) -> Iterator[Metric]:

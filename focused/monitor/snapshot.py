@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from focused.monitor.coverage import NEXT, Coverage
 from focused.settings import defaults
 
 if TYPE_CHECKING:
@@ -53,11 +54,13 @@ PROCESS_NUMBERS = (
 
 @dataclass(frozen=True)
 class Alarm:
-    """A monitoring alarm of Chakrabarti et al. 1999, §4: ``stagnation`` or ``diffusion``, and
-    why."""
+    """A monitoring alarm of Chakrabarti et al. 1999, §4 (``stagnation`` or ``diffusion``), or
+    the notice that the topic looks covered (``covered``), and why; ``level`` is ``warning``
+    for an alarm, ``notice`` for news that is not bad."""
 
     name: str
     message: str
+    level: str = "warning"
 
 
 def alarms(
@@ -70,13 +73,17 @@ def alarms(
     min_pages: int,
     diffusion_ratio: float,
     stagnation_harvest: float,
+    coverage: Coverage | None = None,
 ) -> list[Alarm]:
     """The alarms a crawl's figures raise (the crawl's extension and the readers agree).
 
     Stagnation: the frontier ran dry, or under hard focus the harvest of the last 100 pages
     fell below ``stagnation_harvest``. Diffusion: under any other strategy the last 100
     pages' harvest fell below ``diffusion_ratio`` times the last 1,000's, the crawl drifting
-    into less relevant pages. Neither is raised before ``min_pages`` pages.
+    into less relevant pages, while the best queued URLs are expected to do better (by the
+    last estimate of what is left, ``coverage``, when there is one); when they are not, the
+    topic looks covered: the notice ``covered`` instead. None is raised before ``min_pages``
+    pages.
     """
     raised = []
     if frontier_empty and pages:
@@ -92,14 +99,35 @@ def alarms(
             )
         )
     if focus != "hard" and harvest_100 < diffusion_ratio * harvest_1000:
-        raised.append(
-            Alarm(
-                "diffusion",
-                f"harvest {harvest_100:.3f} over the last 100 pages is below "
-                f"{diffusion_ratio} x {harvest_1000:.3f} over the last 1000 after {pages} pages "
-                f"({'soft focus' if focus == 'soft' else focus} drifting)",
-            )
+        fell = (
+            f"harvest {harvest_100:.3f} over the last 100 pages is below "
+            f"{diffusion_ratio} x {harvest_1000:.3f} over the last 1000 after {pages} pages"
         )
+        outlook = coverage.next_harvest if coverage is not None else None
+        if coverage is not None and (outlook or 0.0) < diffusion_ratio * harvest_1000:
+            raised.append(
+                Alarm(
+                    "covered",
+                    f"{fell}, and the best {NEXT} queued URLs are expected to hold "
+                    f"{coverage.next:.1f} relevant pages: the topic looks covered "
+                    f"({coverage.found} relevant found of about {coverage.in_reach:.0f} in "
+                    "reach). To find more, add seeds (focused seed) or widen the topic",
+                    "notice",
+                )
+            )
+        else:
+            best = (
+                f"; the best {NEXT} queued URLs are still expected to hold "
+                f"{coverage.next:.1f} relevant pages"
+                if coverage is not None
+                else ""
+            )
+            raised.append(
+                Alarm(
+                    "diffusion",
+                    f"{fell} ({'soft focus' if focus == 'soft' else focus} drifting{best})",
+                )
+            )
     return raised
 
 
@@ -187,6 +215,8 @@ def status_figures(crawl: str, records: StatusRecords) -> dict[str, Any]:
         # maintenance mode: known pages queued again, and those that came back unchanged
         "revisits": int(counts.get("revisits", 0)),
         "unchanged": int(counts.get("unchanged", 0)),
+        # the last estimate of what is left to find (focused.monitor.coverage), if any
+        "coverage": records.coverage or None,
     }
     # The threshold the crawl judges pages by (its harvest monitor records it): without it
     # the last pages' R values say nothing of their harvest.
@@ -197,8 +227,9 @@ def status_figures(crawl: str, records: StatusRecords) -> dict[str, Any]:
         relevant = sum(r >= threshold for r in last) if threshold is not None else None
         status[f"harvest_{window}"] = _share(relevant, len(last)) if relevant is not None else None
         status[f"mean_relevance_{window}"] = _share(sum(last), len(last))
+    coverage = Coverage.from_record(records.coverage) if records.coverage else None
     status["alarms"] = [
-        {"name": alarm.name, "message": alarm.message}
+        {"name": alarm.name, "message": alarm.message, "level": alarm.level}
         for alarm in alarms(
             status["focus"],
             status["harvest_100"],
@@ -210,6 +241,7 @@ def status_figures(crawl: str, records: StatusRecords) -> dict[str, Any]:
             stagnation_harvest=float(
                 meta.get("stagnation_harvest", defaults.FOCUSED_STAGNATION_HARVEST)
             ),
+            coverage=coverage,
         )
     ]
     return status
@@ -431,6 +463,28 @@ def _language_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     return [("pages by language (kept out)", languages + kept_out)]
 
 
+def _coverage_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The status rows of the last estimate of what is left to find: ``216 / 222 (216-233) at
+    412 pages``, relevant pages found and in reach with its 90 % interval, and what the best
+    queued URLs are expected to hold ("-" before the first estimate)."""
+    record = snapshot["coverage"]
+    if not record:
+        return [
+            ("relevant found / estimated in reach", "-"),
+            (f"best {NEXT} queued, relevant", "-"),
+        ]
+    c = Coverage.from_record(record)
+    sample = f", {record['hosts']} hosts sampled" if c.sampled else ""
+    return [
+        (
+            "relevant found / estimated in reach",
+            f"{c.found} / {c.in_reach:.0f} ({c.found + c.low:.0f}-{c.found + c.high:.0f}) "
+            f"at {record['pages']} pages{sample}",
+        ),
+        (f"best {NEXT} queued, relevant", f"{c.next:.1f} expected"),
+    ]
+
+
 def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     """The lines of ``focused status`` as (label, value), in order; the reference page of the
     status output (docs/reference/status.md) explains each label, and a test holds it to these."""
@@ -471,6 +525,7 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
             f"mean relevance, last {windows}",
             " / ".join(_show(snapshot[f"mean_relevance_{w}"]) for w in WINDOWS),
         ),
+        *_coverage_rows(snapshot),
         ("pages/s", f"{snapshot['pages_per_s']:.1f}"),
         ("time left (to page/item limit)", duration(snapshot["time_left"])),
         (

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, zip_longest
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from focused.store import keys, scripts
+from focused.store.coverage import coverage_record
 from focused.store.crawl import CrawlStore, crawl_names, no_such_crawl
 from focused.store.shards import add_up, fetched_per_shard
 
@@ -38,6 +39,7 @@ class StatusRecords:
     distill: dict[str, str]  # the distiller's last run (``distill``)
     learned: dict[str, str]  # a light topic's last refit (``learned``)
     meta: dict[str, str]  # what the crawl recorded of itself (``meta``)
+    coverage: dict[str, Any]  # the last estimate of what is left to find (``coverage``)
 
     @property
     def empty(self) -> bool:
@@ -138,7 +140,8 @@ def _status(store: CrawlStore, recent: int) -> StatusRecords:
     pipe.hgetall(store.key(keys.DISTILL))
     pipe.hgetall(store.key(keys.LEARNED))
     pipe.hgetall(store.key(keys.META))
-    *replies, distilled, learned, meta = pipe.execute()
+    pipe.hgetall(store.key(keys.COVERAGE))
+    *replies, distilled, learned, meta, coverage = pipe.execute()
     stats, leased, ready, waiting, held, recents = (replies[i::6] for i in range(6))
     return StatusRecords(
         counts=add_up(stats),
@@ -150,6 +153,7 @@ def _status(store: CrawlStore, recent: int) -> StatusRecords:
         distill=distilled,
         learned=learned,
         meta=meta,
+        coverage=coverage_record(coverage),
     )
 
 

@@ -53,6 +53,21 @@ function harvest(crawl, c) {
       h("div", {class: "label"}, label)))));
 }
 
+// The last estimate of what is left to find: relevant pages found of those in reach, its 90 %
+// interval, and what the best queued URLs are expected to hold.
+function coverage(crawl, c) {
+  const e = c.coverage;
+  const total = e ? e.found + e.left : null;
+  const text = e ? `${int(e.found)} / ${int(Math.round(total))}` : "-";
+  const detail = e ? `90 %: ${int(Math.round(e.found + e.low))}–${int(Math.round(e.found + e.high))}` +
+    ` · best 100 queued: ${e.next.toFixed(1)} relevant · at ${int(e.pages)} pages` : "no estimate yet";
+  return h("div", {class: "figure wide"},
+    h("div", {class: "label"}, "relevant found / estimated in reach"),
+    h("div", {class: "value", "data-crawl": crawl, "data-figure": "in_reach",
+      "data-value": raw(total)}, text),
+    h("div", {class: "label", "data-crawl": crawl, "data-figure": "coverage"}, detail));
+}
+
 function link(url) {
   const safe = /^https?:\/\//i.test(url);
   return h("a", {href: safe ? url : null, title: url, rel: "noreferrer"}, url);
@@ -240,7 +255,8 @@ function card(c) {
     figure(n, "relevant", "relevant", c.relevant, int(c.relevant)),
     harvest(n, c),
     figure(n, "pages_per_s", "pages/s", c.pages_per_s, rate(c.pages_per_s)),
-    figure(n, "time_left", "time left", c.time_left, duration(c.time_left)));
+    figure(n, "time_left", "time left", c.time_left, duration(c.time_left)),
+    coverage(n, c));
   const legend = h("div", {class: "legend"},
     ["harvest_100", "harvest_1000"].map(key => h("span", {},
       h("span", {class: "key", style: `background: ${COLORS[key]}`}),
@@ -252,11 +268,13 @@ function card(c) {
         "data-value": c.state}, state),
       h("span", {class: "badge"},
         ["soft", "hard"].includes(c.focus) ? c.focus + " focus" : c.focus),
-      c.alarms.map(a => h("span", {class: "badge alarm", "data-crawl": n, "data-figure": "alarm",
-        "data-value": a.name}, a.name))),
+      c.alarms.map(a => h("span", {class: "badge " + (a.level === "notice" ? "notice" : "alarm"),
+        "data-crawl": n, "data-figure": "alarm", "data-value": a.name}, a.name))),
     figures,
-    c.alarms.length ? h("div", {class: "alarms"},
-      c.alarms.map(a => h("div", {}, h("strong", {}, a.name + ": "), a.message))) : null,
+    c.alarms.length ? h("div", {class: "alarms" +
+        (c.alarms.every(a => a.level === "notice") ? " calm" : "")},
+      c.alarms.map(a => h("div", {class: a.level}, h("strong", {}, a.name + ": "), a.message)))
+      : null,
     h("div", {class: "grid"},
       h("div", {}, h("h3", {}, "Harvest curve"), curve(n, c.curve), legend),
       census(c)),

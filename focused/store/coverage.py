@@ -1,0 +1,88 @@
+"""The crawl's estimates of what is left to find, in Redis: the last one (``coverage``), every
+one (``coverage:log``, the last :data:`LOG_LEN`), and the lock of the one process estimating
+(``coverage:lock``). The coverage monitor (:mod:`focused.extensions.coverage`) writes them; the
+crawl's processes, ``focused status``, the dashboard, the exporter and ``focused evaluate``
+read them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from focused.store import keys
+from focused.store.crawl import CrawlStore
+from focused.store.periodic import PeriodicJob
+
+T = TypeVar("T")
+LOG_LEN = 1000
+
+
+class CoverageStore:
+    """A crawl's coverage records, through its :class:`CrawlStore` (its retries)."""
+
+    def __init__(self, store: CrawlStore):
+        self.store = store
+
+    def progress(self) -> tuple[int, dict[str, str]]:
+        """(pages fetched crawl-wide, the last estimate's record), in one round trip."""
+        store = self.store
+
+        def read() -> list[Any]:
+            pipe = store._client.pipeline(transaction=False)
+            for shard in range(len(store.shards)):  # each shard counts its own pages
+                pipe.hget(store.key(keys.STATS, shard=shard), "fetched")
+            pipe.hgetall(store.key(keys.COVERAGE))
+            return pipe.execute()
+
+        *fetched, last = store.retrying(read)
+        return sum(int(n or 0) for n in fetched), last
+
+    def relevant_found(self) -> int:
+        """Relevant pages found crawl-wide."""
+        store = self.store
+
+        def read() -> list[Any]:
+            pipe = store._client.pipeline(transaction=False)
+            for shard in range(len(store.shards)):
+                pipe.hget(store.key(keys.STATS, shard=shard), "relevant")
+            return pipe.execute()
+
+        return sum(int(n or 0) for n in store.retrying(read))
+
+    def record(self, estimate: Mapping[str, Any]) -> None:
+        """Keep an estimate as the last one and in the log, at once."""
+        store = self.store
+        key, log = store.key(keys.COVERAGE), store.key(keys.COVERAGE_LOG)
+        fields = {name: json.dumps(value) for name, value in estimate.items()}
+
+        def write() -> None:
+            pipe = store._client.pipeline()
+            pipe.delete(key)
+            pipe.hset(key, mapping=fields)
+            pipe.rpush(log, json.dumps(estimate, separators=(",", ":")))
+            pipe.ltrim(log, -LOG_LEN, -1)
+            pipe.execute()
+
+        store.retrying(write)
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every estimate kept, oldest first."""
+        store = self.store
+        entries = store.retrying(lambda: store._client.lrange(store.key(keys.COVERAGE_LOG), 0, -1))
+        return [json.loads(entry) for entry in entries]
+
+    def job(
+        self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any
+    ) -> PeriodicJob[T]:
+        """``job`` as the crawl's estimate, one process at a time under ``coverage:lock``
+        (:meth:`CrawlStore.periodic`)."""
+        return self.store.periodic(
+            "Coverage estimate", job, lock=keys.COVERAGE_LOCK, lock_s=lock_s, **periodic
+        )
+
+
+def coverage_record(fields: Mapping[str, str]) -> dict[str, Any]:
+    """The last estimate as the ``coverage`` hash holds it, its values decoded."""
+    return {name: json.loads(value) for name, value in fields.items()}
