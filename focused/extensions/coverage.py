@@ -31,7 +31,7 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.monitor.coverage import Coverage, estimate
+from focused.monitor.coverage import estimate
 from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.crawler import frontier_for
 from focused.store.lock import LEASE_S
@@ -44,12 +44,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
 COVERED = "focused_covered"
-
-
-def covered(coverage: Coverage, share: float) -> bool:
-    """Whether an estimate says at least ``share`` of the relevant pages in reach are found,
-    on the upper end of its interval of what is left (and some were found)."""
-    return coverage.found > 0 and coverage.found >= share * (coverage.found + coverage.high)
 
 
 class CoverageMonitor:
@@ -125,7 +119,7 @@ class CoverageMonitor:
             population=queued.population,
         )
         since = None
-        if self.close_share and covered(coverage, self.close_share):
+        if self.close_share and coverage.covered(self.close_share):
             since = last.get("covered_since")
             since = fetched if since is None else since
         record = {

@@ -57,6 +57,12 @@ class Coverage:
         """The harvest expected of the best queued URLs (None for an empty frontier)."""
         return self.next / min(NEXT, self.queued) if self.queued else None
 
+    def covered(self, share: float) -> bool:
+        """Whether at least ``share`` of the relevant pages in reach are found, on the upper
+        end of the interval of what is left (and some were found): the crawl's stop
+        (FOCUSED_CLOSE_COVERED)."""
+        return self.found > 0 and self.found >= share * (self.found + self.high)
+
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Coverage:
         """The estimate a record (:meth:`record`, with other fields beside) holds."""
