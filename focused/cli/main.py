@@ -316,7 +316,13 @@ def cmd_distill(args: argparse.Namespace) -> int:
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pages", type=int, default=500, help="pages per crawler (default 500)")
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=1000,
+        help="pages per crawler at most (default 1000); a crawl whose topic looks covered "
+        "stops before",
+    )
     parser.add_argument("--home", help="working folder (default: $FOCUSED_HOME, else .focused)")
     add_settings_argument(parser, "a Scrapy setting for both crawls (repeatable)")
 

@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -24,7 +25,7 @@ from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import generate_web
 from focused.lab.webs.labels import within
 from focused.lab.webs.server import ServedWeb
-from focused.monitor.snapshot import crawl_status, plot_harvest
+from focused.monitor.snapshot import crawl_snapshot, crawl_status, plot_harvest
 from focused.store.admin import reset_crawl
 from focused.store.client import connect
 from focused.store.embedded import home_dir
@@ -33,6 +34,9 @@ from focused.topic.files import load_topic
 
 CRAWLERS = (("focused (soft focus)", "demo", ""), ("breadth-first", "demo-bfs", "breadth-first"))
 CHECKPOINTS = (50, 100, 250, 500, 1000, 2000)
+# Both crawls stop once their topic looks covered (``-s`` overrides it): the demo's topic has
+# about 270 pages in its web, so the focused crawl finds them long before its page limit.
+DEMO_SETTINGS = {"FOCUSED_CLOSE_COVERED": "0.9"}
 
 
 def crawl(
@@ -55,6 +59,7 @@ def crawl(
         "CLOSESPIDER_ITEMCOUNT": pages,
         "FOCUSED_LISTS_DIR": str(out / "lists"),
         "LOG_LEVEL": "WARNING",
+        **DEMO_SETTINGS,
         **settings,
     }
     command = crawl_command(topic, options, feed)
@@ -90,8 +95,21 @@ def harvest_curve(feed: Path, bundle: Bundle, category: str, skip: set[str]) -> 
     return on_topic
 
 
+def ending(label: str, snapshot: Mapping[str, Any]) -> str:
+    """How a demo crawl ended, in words, from its snapshot (:func:`crawl_snapshot`)."""
+    why = {
+        "focused_covered": "as its topic looks covered",
+        "closespider_itemcount": "at its page limit",
+    }.get(snapshot.get("finish_reason") or "", f"({snapshot.get('finish_reason')})")
+    line = f"{label}: stopped after {snapshot.get('fetched', 0)} pages {why}"
+    if coverage := snapshot.get("coverage"):
+        in_reach = coverage["found"] + coverage["left"]
+        line += f" ({coverage['found']} relevant found of about {in_reach:.0f} in reach)"
+    return line
+
+
 def run_demo(
-    pages: int = 500, home: str | None = None, settings: Mapping[str, str] | None = None
+    pages: int = 1000, home: str | None = None, settings: Mapping[str, str] | None = None
 ) -> int:
     console = Console()
     home_folder = home_dir(home).resolve()
@@ -108,7 +126,7 @@ def run_demo(
         f"Crawling {len(bundle.pages)} pages on {len(topic.seeds)} seeds for topic "
         f"[bold]{category}[/bold], {pages} pages per crawler ..."
     )
-    curves = {}
+    curves, endings = {}, []
     with (
         ServedWeb(web, log_path=out / "served.jsonl") as served,
         Progress(
@@ -132,6 +150,7 @@ def run_demo(
                 settings or {},
             )
             curves[label] = harvest_curve(feed, bundle, category, set(topic.seeds))
+            endings.append(ending(label, crawl_snapshot(Reader(connect(home=home_folder)), name)))
     table = Table(title=f"Harvest on '{category}' (share of fetched pages on the topic)")
     table.add_column("pages fetched", justify="right")
     for label in curves:
@@ -140,6 +159,8 @@ def run_demo(
     for k in [k for k in CHECKPOINTS if k < shortest] + [shortest]:
         table.add_row(str(k), *(f"{sum(c[:k]) / k:.2f}" for c in curves.values()))
     console.print(table)
+    for line in endings:
+        console.print(line)
     plot = plot_harvest(
         {
             label: [(k, sum(c[:k]) / k) for k in range(10, len(c) + 1, 10)]

@@ -467,7 +467,7 @@ FOCUSED_DIFFUSION_RATIO = 0.5
 FOCUSED_COVERAGE_PAGES = 50
 FOCUSED_COVERAGE_HOSTS = 1000
 FOCUSED_CLOSE_COVERED = 0.0
-FOCUSED_CLOSE_COVERED_PAGES = 200
+FOCUSED_CLOSE_COVERED_PAGES = 100
 
 # Watching a crawl from Redis. Every FOCUSED_HEARTBEAT_S seconds each crawler process records
 # itself (host, pid, its figures) under the crawl's key prefix; a process not heard from in

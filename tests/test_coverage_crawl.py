@@ -1,0 +1,68 @@
+"""The estimate of what is left in real crawls: a crawl that stops by itself once its small topic
+is covered, and the demo, which ends with the notice that its topic looks covered instead of
+a false diffusion alarm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.generate import DEMO_CATEGORY
+from focused.lab.webs.server import read_log
+from focused.monitor.snapshot import crawl_snapshot
+from focused.store.client import connect
+from focused.store.coverage import CoverageStore
+from focused.store.crawl import CrawlStore
+from focused.store.reads import Reader
+from tests.conftest import focused
+
+pytestmark = pytest.mark.crawl
+
+
+def on_topic(bundle: Bundle, url: str) -> bool:
+    return any(
+        c == DEMO_CATEGORY or c.startswith(f"{DEMO_CATEGORY}/") for c in bundle.categories(url)
+    )
+
+
+def test_a_crawl_stops_by_itself_once_its_small_topic_is_covered(
+    crawl, served, bundle, redis_client
+):
+    stats = crawl.run(
+        FOCUSED_CLOSE_COVERED=0.9,
+        FOCUSED_CLOSE_COVERED_PAGES=30,
+        FOCUSED_COVERAGE_PAGES=10,
+        CONCURRENT_REQUESTS=4,
+    )
+    assert "Spider closed (focused_covered)" in crawl.log()
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
+    assert snapshot["finish_reason"] == "focused_covered"
+    # It stopped with pages left to fetch, having found most of its topic's pages.
+    assert snapshot["queued"] > 0
+    fetched = {url_key(entry["url"]) for entry in read_log(served.log_path)}
+    on = {url for url in bundle.pages if on_topic(bundle, url)}
+    assert len(fetched & on) >= 0.8 * len(on)
+    assert len(fetched) < len(bundle.pages)
+    # Its last estimate said so, and every estimate before it is kept.
+    history = CoverageStore(CrawlStore(redis_client, crawl.name)).history()
+    last = history[-1]
+    assert len(history) >= 3 and last["covered_since"] is not None
+    assert last["found"] >= 0.9 * (last["found"] + last["high"])
+    assert stats["focused/coverage/runs"] >= 1
+    assert "diffusion" not in {alarm["name"] for alarm in snapshot["alarms"]}
+
+
+def test_the_demo_stops_when_its_topic_is_covered_and_raises_no_false_alarm(tmp_path: Path):
+    home = tmp_path / "home"
+    done = focused("demo", "--home", str(home))
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = " ".join(done.stdout.split())  # rich wraps its lines
+    assert "focused (soft focus): stopped after" in out and "as its topic looks covered" in out
+    snapshot = crawl_snapshot(Reader(connect(home=home)), "demo")
+    assert snapshot["finish_reason"] == "focused_covered"
+    assert snapshot["fetched"] < 1000
+    # The harvest fell because the topic ran out: a notice, not the diffusion alarm.
+    alarms = {alarm["name"]: alarm["level"] for alarm in snapshot["alarms"]}
+    assert "diffusion" not in alarms and alarms.get("covered") == "notice"
