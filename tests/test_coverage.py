@@ -7,6 +7,7 @@ import random
 import pytest
 
 from focused.monitor.coverage import NEXT, estimate
+from focused.monitor.snapshot import alarms
 
 pytestmark = pytest.mark.unit
 
@@ -81,3 +82,31 @@ def test_the_share_found_is_what_was_found_of_what_is_in_reach():
     coverage = estimate({1: (100, 50)}, [host(b1=100)], found=150)
     assert coverage.in_reach == pytest.approx(150 + coverage.left)
     assert coverage.share_found == pytest.approx(150 / (150 + coverage.left))
+
+
+LIMITS = {"min_pages": 200, "diffusion_ratio": 0.5, "stagnation_harvest": 0.1}
+
+
+def test_a_falling_harvest_with_little_left_in_the_best_queued_urls_is_a_covered_topic():
+    little = estimate({5: (1000, 20)}, [host(b5=400)], found=216)
+    (notice,) = alarms("soft", 0.01, 0.42, 513, False, **LIMITS, coverage=little)
+    assert (notice.name, notice.level) == ("covered", "notice")
+    assert "216 relevant found of about 224 in reach" in notice.message
+    assert "add seeds" in notice.message
+
+
+def test_a_falling_harvest_with_much_left_in_the_best_queued_urls_is_drift():
+    much = estimate({18: (200, 120), 5: (1000, 20)}, [host(b18=150, b5=400)], found=216)
+    (alarm,) = alarms("soft", 0.01, 0.42, 513, False, **LIMITS, coverage=much)
+    assert (alarm.name, alarm.level) == ("diffusion", "warning")
+    assert "still expected to hold 59.5 relevant pages" in alarm.message
+    # without an estimate yet, the alarm is the paper's, as it always was
+    (plain,) = alarms("soft", 0.01, 0.42, 513, False, **LIMITS)
+    assert plain.name == "diffusion" and "expected" not in plain.message
+
+
+def test_the_stop_judges_on_the_pessimistic_end_of_the_interval():
+    done = estimate({5: (2000, 20)}, [host(b5=100)], found=216)
+    assert done.covered(0.9) and not done.covered(0.999)
+    nothing = estimate({5: (300, 0)}, [host(b5=10)], found=0)
+    assert not nothing.covered(0.5)  # nothing found is not a covered topic

@@ -18,9 +18,12 @@ import pytest
 import focused
 from focused.label import server as label
 from focused.monitor import dashboard
+from focused.monitor.coverage import Coverage
 from focused.monitor.snapshot import NO_CATEGORY
 from focused.store import keys
 from focused.store.admin import reset_crawl
+from focused.store.coverage import CoverageStore
+from focused.store.crawl import CrawlStore
 from tests.test_watch import CHROMIUM, chromium, serving
 
 SOURCE = Path(focused.__file__).parent
@@ -203,3 +206,38 @@ def test_a_topic_without_categories_has_no_census(redis_client, redis_home, tmp_
     assert card.xpath(".//tr/@data-category") == []
     note = card.xpath(".//*[@data-figure='census_none']")
     assert [n.text_content() for n in note] == ["the topic has no categories"]
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium in /usr/bin (scripts/setup.sh)"
+)
+def test_a_covered_topic_shows_its_estimate_and_a_notice_not_an_alarm(
+    redis_client, redis_home, tmp_path
+):
+    """A crawl whose harvest fell while its best queued URLs hold little that looks relevant:
+    relevant found / in reach from its last estimate, and the covered notice in blue."""
+    name = "covered"
+    prefix = keys.prefix(name)
+    redis_client.hset(
+        prefix + keys.STATS,
+        mapping={"fetched": 1000, "classified": 1000, "relevant": 217, "queued": 900},
+    )
+    redis_client.hset(prefix + keys.META, mapping={"focus": "soft", "threshold": 0.5})
+    # newest first: the last 100 pages irrelevant, the 900 before a third relevant
+    redis_client.rpush(prefix + keys.RECENT, *([0.1] * 100 + [0.9, 0.1, 0.1] * 300))
+    estimate = Coverage(found=217, left=7.2, low=0.0, high=16.5, next=0.6, queued=900)
+    CoverageStore(CrawlStore(redis_client, name)).record(
+        {**estimate.record(), "pages": 990, "hosts": 150, "covered_since": None}
+    )
+    try:
+        with serving("dashboard", "--home", str(redis_home)) as url:
+            page = lxml.html.fromstring(chromium(url, tmp_path, "--dump-dom"))
+    finally:
+        reset_crawl(redis_client, name)
+    card = page.xpath("//section[@data-crawl=$c]", c=name)[0]
+    assert card.xpath(".//*[@data-figure='in_reach']")[0].text == "217 / 224"
+    detail = card.xpath(".//*[@data-figure='coverage']")[0].text_content()
+    assert "217–234" in detail and "0.6 relevant" in detail and "990 pages" in detail
+    badge = card.xpath(".//*[@data-figure='alarm']")
+    assert [(b.get("data-value"), b.get("class")) for b in badge] == [("covered", "badge notice")]
+    assert card.xpath(".//div[contains(@class, 'alarms')]/@class") == ["alarms calm"]
