@@ -8,6 +8,10 @@ import random
 import pytest
 import redis
 
+from focused.monitor.coverage import Coverage
+from focused.monitor.metrics import CrawlCollector
+from focused.monitor.snapshot import crawl_snapshot, status_rows
+from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.frontier.base import Ack, Link
 from focused.store.frontier.records import (
     SCORE_BUCKETS,
@@ -17,6 +21,7 @@ from focused.store.frontier.records import (
     pack,
     score_bucket,
 )
+from focused.store.reads import Reader
 
 
 @pytest.fixture(params=["server", pytest.param("cluster", marks=pytest.mark.cluster)])
@@ -93,3 +98,29 @@ def test_the_acknowledgement_counts_each_bucket_and_its_new_relevant_pages(front
     again = f.pop_ready(1).leased[0]
     f.complete(again.lease, again.url, "page", 0.8, True)
     assert f.score_calibration() == {2: (1, 1), 18: (4, 1)}
+
+
+def test_the_estimates_are_kept_and_read_by_status_and_the_exporter(frontier):
+    f = frontier()
+    f.push_many([Link(f"http://e{i}.test/", 0.9) for i in range(30)])  # some on every shard
+    records = CoverageStore(f.store)
+    assert records.progress() == (0, {}) and records.history() == []
+    for pages, left in ((50, 30.0), (100, 12.5)):
+        estimate = Coverage(found=20, left=left, low=left / 2, high=left * 2, next=4.0, queued=3)
+        records.record({**estimate.record(), "pages": pages, "covered_since": None})
+    assert [r["pages"] for r in records.history()] == [50, 100]
+    assert coverage_record(records.progress()[1])["left"] == 12.5
+    snapshot = crawl_snapshot(Reader(f.store._client), f.store.crawl)
+    rows = dict(status_rows(snapshot))
+    assert rows["relevant found / estimated in reach"] == "20 / 32 (26-45) at 100 pages"
+    assert rows["best 100 queued, relevant"] == "4.0 expected"
+    families = {m.name: m for m in CrawlCollector(Reader(f.store._client)).collect()}
+
+    def sample(name: str, **labels: str) -> float:
+        wanted = {"crawl": f.store.crawl, **labels}
+        return next(x.value for x in families[name].samples if x.labels == wanted)
+
+    assert sample("focused_relevant_left", bound="estimate") == 12.5
+    assert sample("focused_relevant_in_reach", bound="high") == 45
+    assert sample("focused_best_queued_relevant") == 4.0
+    assert sample("focused_topic_covered") == 0
