@@ -299,8 +299,34 @@ def test_coverage_averages_and_tables():
     cells = {column.header: list(column.cells) for column in stops.columns}
     assert cells["stops at"] == ["250"] and cells["stopped"] == ["1/2"]
     assert cells["recall"] == [".85"] and cells["at budget"] == [".90"]
+    coverage["checkpoints"].clear()  # no estimate near a checkpoint: the stop only
+    assert tables({**report, "average": average})[-1].title.startswith("The stop")
+    assert len(tables({**report, "average": average})) == 4
     del topics[0]["crawlers"]["taxonomy"]["coverage"], topics[1]["crawlers"]["taxonomy"]["coverage"]
     assert len(tables({**report, "average": averages(topics, ["taxonomy", "oracle"])})) == 3
+
+
+@pytest.mark.redis  # an embedded Redis of its own, as a crawl of the evaluation leaves
+def test_crawl_estimates_reads_a_finished_crawls_log_and_stops_its_redis(tmp_path: Path):
+    from focused.lab.evaluation.run import crawl_estimates
+    from focused.store import keys
+    from focused.store.client import REDIS_PARAMS
+    from focused.store.coverage import CoverageStore
+    from focused.store.crawl import CrawlStore
+    from focused.store.embedded import embedded_client, embedded_server, stop_if_last
+
+    home = (tmp_path / "crawls" / "taxonomy" / ".focused").resolve()
+    client = embedded_client(home, REDIS_PARAMS)  # FOCUSED_REDIS_URL's is never the crawl's
+    store = CrawlStore(client, "science")
+    client.hset(store.key(keys.STATS), "fetched", 100)
+    history = [_estimate(50), _estimate(100, found=20)]
+    for record in history:
+        CoverageStore(store).record(record)
+    client.close()
+    assert stop_if_last(home) and embedded_server(home) is None  # the crawl has ended
+    assert crawl_estimates(home.parent) == history
+    assert embedded_server(home) is None  # read and stopped again
+    assert crawl_estimates(tmp_path / "never-started") == []
 
 
 def test_oracle_takes_relevant_frontier_pages_first():
@@ -374,25 +400,25 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
         "--topics",
         "Science",
     ]
-    command += ["--pages", "60", "--crawlers", "taxonomy,breadth-first,oracle"]
-    command += ["--out", str(out), "-s", "FOCUSED_HOST_DELAY=0"]
+    command += ["--pages", "100", "--crawlers", "taxonomy,breadth-first,oracle"]
+    command += ["--out", str(out), "-s", "FOCUSED_HOST_DELAY=0", "-s", "FOCUSED_COVERAGE_PAGES=20"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "Harvest@60" in done.stdout
+    assert "Harvest@100" in done.stdout
     result = json.loads((out / "results.json").read_text())
     assert result["crawlers"] == ["taxonomy", "breadth-first", "oracle"]
     (topic,) = result["topics"]
     assert set(topic["difficulty"]) >= {"popularity", "cohesiveness", "authoritativeness"}
     for name in ("taxonomy", "breadth-first", "oracle"):
         figures = topic["crawlers"][name]
-        assert figures["pages"] == 60 and len(figures["found_curve"]) == 60
+        assert figures["pages"] == 100 and len(figures["found_curve"]) == 100
         assert set(figures) >= {"harvest", "recall", "similarity", "of_oracle"}
     # The crawls' own harvest, from their feeds; the oracle has none.
     taxonomy = topic["crawlers"]["taxonomy"]
-    own = taxonomy["own_harvest"]["60"]
+    own = taxonomy["own_harvest"]["100"]
     assert 0 < own <= 1 and "own_harvest" not in topic["crawlers"]["oracle"]
-    assert taxonomy["calibration_gap"]["60"] == pytest.approx(
-        abs(own - taxonomy["harvest"]["60"]), abs=1e-4
+    assert taxonomy["calibration_gap"]["100"] == pytest.approx(
+        abs(own - taxonomy["harvest"]["100"]), abs=1e-4
     )
     assert "own harvest" in done.stdout and "calibration gap" in done.stdout
     assert topic["crawlers"]["taxonomy"]["cpu_per_page"] > 0
@@ -402,10 +428,27 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
     assert 0 <= topic["crawlers"]["taxonomy"]["hubs_on_topic"] <= len(hubs)
     assert "top 10 hubs" in done.stdout
     assert (
-        topic["crawlers"]["oracle"]["harvest"]["60"]
-        >= topic["crawlers"]["taxonomy"]["harvest"]["60"]
+        topic["crawlers"]["oracle"]["harvest"]["100"]
+        >= topic["crawlers"]["taxonomy"]["harvest"]["100"]
     )
     assert set(result["average"]) == {"taxonomy", "breadth-first", "oracle"}
+    # The crawls' estimates of what is left, against the labels; the oracle made none.
+    assert "coverage" not in topic["crawlers"]["oracle"]
+    for name in ("taxonomy", "breadth-first"):
+        figures = topic["crawlers"][name]
+        coverage, oracle_found = figures["coverage"], topic["crawlers"]["oracle"]["found"]
+        for k, at in coverage["checkpoints"].items():  # k = 100, if an estimate was near it
+            assert abs(at["pages"] - int(k)) <= int(k) / 4
+            assert 0 <= at["truth_queued"] <= at["truth_left"] and at["low"] <= at["high"]
+            assert at["true_found"] <= at["pages"] and at["holds"] in (True, False)
+        stop = coverage["stop"]
+        assert stop["budget"] >= 100 and stop["recall_budget"] == round(
+            figures["found"] / oracle_found, 4
+        )
+        for at in stop["shares"].values():
+            assert at["pages"] <= stop["budget"] and 0 <= at["savings"] < 1
+            assert at["recall"] <= stop["recall_budget"]
+    assert "The stop (FOCUSED_CLOSE_COVERED)" in done.stdout
     assert (out / "curves.png").stat().st_size > 1000
     assert Path(topic["plot"]).stat().st_size > 1000
 

@@ -199,8 +199,8 @@ def _number(value: float | None, digits: int = 1) -> str:
 
 def coverage_tables(result: dict[str, Any]) -> list[Table]:
     """The crawlers' estimates of the relevant pages left, averaged over the topics, against
-    the truth, per crawler and checkpoint; and the stop they drive, per crawler and share.
-    None if no crawler estimated."""
+    the truth, per crawler and checkpoint (none if no estimate was near one); and the stop
+    they drive, per crawler and share. None if no crawler estimated."""
     average = result["average"]
     crawlers = [n for n in result["crawlers"] if average[n].get("coverage")]
     if not crawlers:
@@ -243,7 +243,7 @@ def coverage_tables(result: dict[str, Any]) -> list[Table]:
                 _figure(at["recall_budget"]),
                 f"{at['stopped']}/{at['topics']}",
             )
-    return [estimates, stops]
+    return [estimates, stops] if estimates.rows else [stops]
 
 
 def write_json(result: dict[str, Any], path: Path) -> Path:
