@@ -302,12 +302,12 @@ def evaluate(
             " (Scrapy start-up, fetching, parsing, classifying, Redis client); model training"
             " and the web server excluded",
             "pages_per_s": "URLs served / seconds from the first to the last response",
-            "coverage": "the crawl's estimates of the relevant pages left (found by its own"
-            " verdicts; pages: fetched, seeds included) at the one nearest each k against"
-            " the labels: truth_left, relevant pages reachable from the pages linked from the"
-            " first `pages` served without passing through them; truth_queued, those linked;"
-            " stop: FOCUSED_CLOSE_COVERED simulated on the estimates, recall = targets found"
-            " by then / the oracle's at the budget",
+            "coverage": "at each k of fetched pages (seeds included), the crawl's estimate of"
+            " the relevant pages left made nearest k, against the labels: truth_left, the"
+            " relevant pages reachable from the pages the first `pages` served link to without"
+            " passing through those; truth_queued, the relevant pages they link to. stop:"
+            " FOCUSED_CLOSE_COVERED simulated on the estimates; recall = targets found by"
+            " then / the oracle's at the budget",
         },
     }
     report["average_plot"] = str(_plot_average(results, crawlers, out))
