@@ -4,6 +4,7 @@ real evaluation."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -14,6 +15,13 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from focused.errors import FocusedError
+from focused.lab.evaluation.coverage import (
+    coverage_figures,
+    fetched_at,
+    nearest_estimate,
+    simulated_stop,
+    truth_at,
+)
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.oracle import oracle_order
 from focused.lab.evaluation.report import averages, calibration_k, shown_ks, tables
@@ -139,6 +147,188 @@ def test_measure_leaves_out_k_not_reached():
     assert steps(300) == [100, 250, 300] and steps(60) == [60]
 
 
+# -- the crawl's estimate of what is left to find, and its stop, against the labels ----------
+
+
+def test_truth_is_what_the_frontier_reaches_without_fetched_pages():
+    # s and a fetched; x, r1 and b linked from them; x links back to a (fetched: not left)
+    links = {
+        "s": ["a", "x"],
+        "a": ["r1", "b"],
+        "x": ["r2", "a"],
+        "r1": ["y"],
+        "y": ["r3"],
+        "b": ["r4"],
+        "r5": ["s"],  # links into the crawl, but nothing links to it: out of reach
+    }
+    relevant = {"a", "r1", "r2", "r3", "r4", "r5"}
+    order = ["s", "a", "b", "x"]
+    truth = truth_at(links, order, relevant, 2)
+    assert (truth.found, truth.queued, truth.left) == (1, 1, 4)  # r1 queued; r2, r3, r4 behind
+    truth = truth_at(links, order, relevant, 3)
+    assert (truth.found, truth.queued, truth.left) == (1, 2, 4)  # r4 queued now
+    assert truth_at(links, order, relevant, 0) == truth_at(links, [], relevant, 5)
+    assert truth_at(links, order, relevant, 0).left == 0  # nothing fetched: no frontier
+
+
+def _estimate(pages: int, found: int = 10, left: float = 5.0, high: float = 8.0) -> dict:
+    return {
+        "found": found,
+        "left": left,
+        "low": max(0.0, 2 * left - high),
+        "high": high,
+        "next": 1.0,
+        "queued": 40,
+        "sampled": False,
+        "pages": pages,
+        "hosts": 3,
+        "time": 0.0,
+        "seconds": 0.01,
+        "covered_since": None,
+    }
+
+
+def test_the_estimate_scored_at_a_checkpoint_is_the_nearest_within_a_quarter():
+    history = [_estimate(pages) for pages in (50, 90, 110, 240, 300, 480, 740)]
+    assert nearest_estimate(history, 100)["pages"] == 90  # as near as 110: the earlier
+    assert nearest_estimate(history, 250)["pages"] == 240
+    assert nearest_estimate(history, 500)["pages"] == 480
+    assert nearest_estimate(history, 1000) is None  # 740 is more than 250 away
+    assert nearest_estimate([_estimate(126)], 100) is None
+    assert nearest_estimate([_estimate(125)], 100)["pages"] == 125
+    assert nearest_estimate([], 100) is None
+
+
+def test_the_stop_waits_close_pages_of_estimates_in_a_row_that_say_covered():
+    # found 90, at most 5 left: covered at 0.8 and 0.9 (90 >= 85.5), not at 0.95 (90.25)
+    covered, not_yet = {"found": 90, "high": 5.0}, {"found": 90, "high": 50.0}
+    plan = {50: not_yet, 100: not_yet, 300: not_yet}  # covered from 150, broken at 300
+    history = [_estimate(p, **plan.get(p, covered)) for p in range(50, 650, 50)]
+    assert simulated_stop(history, 0.9, 100) == 250  # 150, 200, 250 in a row
+    assert simulated_stop(history, 0.9, 200) == 550  # 300 broke the run: 350 to 550
+    assert simulated_stop(history, 0.8, 0) == 150  # no wait: the first covered estimate
+    assert simulated_stop(history, 0.9, 300) is None  # never 300 pages in a row
+    assert simulated_stop(history, 0.95, 100) is None  # never covered at 0.95
+    nothing = [_estimate(p, found=0, high=0.0) for p in range(50, 650, 50)]
+    assert simulated_stop(nothing, 0.8, 0) is None  # covered needs something found
+
+
+def test_coverage_figures_on_a_chain():
+    # p0 -> p1 -> ... -> p399; every third page relevant; p0 the seed, p1 a training page
+    order = [f"p{i}" for i in range(400)]
+    links = {a: [b] for a, b in itertools.pairwise(order)}
+    relevant = {key for i, key in enumerate(order) if i % 3 == 0}
+    targets, skip = relevant - {"p0"}, {"p0", "p1"}
+    left_after = {k: sum(i % 3 == 0 for i in range(k, 400)) for k in range(401)}
+    history = [
+        _estimate(p, found=p // 3, left=left_after[p] + 10, high=left_after[p] + 20)
+        for p in range(50, 350, 50)
+    ]
+    figures = coverage_figures(links, order, relevant, targets, skip, history, 300, 120)
+    assert fetched_at(order, skip, 300) == 302 and figures["stop"]["budget"] == 302
+    assert set(figures["checkpoints"]) == {"100", "250"}  # 500 is past the budget
+    at = figures["checkpoints"]["250"]
+    assert at["pages"] == 250 and at["found"] == 83 and at["true_found"] == 84  # p0..p249
+    assert at["truth_queued"] == 0 and at["truth_left"] == left_after[250] == 50  # p252..p399
+    assert at["error"] == 10.0 and at["holds"] and at["low"] == 50 and at["high"] == 70
+    # Never covered (found p/3, up to what is left + 20 more): no stop at any share
+    stop = figures["stop"]
+    assert stop["recall_budget"] == round(100 / 120, 4)  # p3..p300: 100 targets
+    for share in ("0.8", "0.9", "0.95"):
+        assert stop["shares"][share] == {
+            "pages": 302,
+            "stopped": False,
+            "savings": 0.0,
+            "recall": stop["recall_budget"],
+        }
+    # A crawl covered early stops there, with the recall of its pages then.
+    done = [_estimate(p, found=60, high=1.0) for p in (50, 100, 150, 200, 250, 300)]
+    figures = coverage_figures(
+        links, order, relevant, targets, skip, done, 300, 120, shares=(0.9,), close_pages=200
+    )
+    assert figures["stop"]["shares"]["0.9"] == {
+        "pages": 250,
+        "stopped": True,
+        "savings": round(1 - 250 / 302, 4),
+        "recall": round(83 / 120, 4),  # p3..p249
+    }
+    assert coverage_figures(links, order, relevant, targets, skip, [], 300, 120) is None
+    none_found = coverage_figures(links, order, relevant, targets, skip, done, 300, 0)
+    assert none_found["stop"]["recall_budget"] is None
+
+
+def _coverage(left: float, truth: int, holds: bool, stop: int, recall: float) -> dict:
+    checkpoint = {"left": left, "truth_left": truth, "truth_queued": truth // 2}
+    checkpoint |= {"error": left - truth, "holds": holds}
+    share = {"pages": stop, "stopped": stop < 300, "savings": 1 - stop / 300, "recall": recall}
+    return {
+        "checkpoints": {"100": checkpoint},
+        "stop": {"budget": 300, "recall_budget": 0.9, "shares": {"0.9": share}},
+    }
+
+
+def test_coverage_averages_and_tables():
+    topics = [_topic("A", 0.5, 0.5), _topic("B", 0.3, 0.3), _topic("C", 0.3, None)]
+    topics[0]["crawlers"]["taxonomy"]["coverage"] = _coverage(30.0, 20, False, 200, 0.8)
+    topics[1]["crawlers"]["taxonomy"]["coverage"] = _coverage(10.0, 20, True, 300, 0.9)
+    average = averages(topics, ["taxonomy", "oracle"])
+    assert "coverage" not in average["oracle"]  # no estimates: none
+    coverage = average["taxonomy"]["coverage"]  # over the two topics that have estimates
+    assert coverage["checkpoints"]["100"] == {
+        "topics": 2,
+        "left": 20.0,
+        "truth_left": 20.0,
+        "truth_queued": 10.0,
+        "abs_error": 10.0,
+        "holds": 0.5,
+    }
+    assert coverage["stop"]["0.9"] == {
+        "topics": 2,
+        "stopped": 1,
+        "pages": 250.0,
+        "savings": round(1 / 6, 4),
+        "recall": 0.85,
+        "recall_budget": 0.9,
+    }
+    report = {"crawlers": ["taxonomy", "oracle"], "ks": [100, 250], "topics": topics}
+    *_, estimates, stops = tables({**report, "average": average})
+    cells = {column.header: list(column.cells) for column in estimates.columns}
+    assert cells["crawler"] == ["taxonomy"] and cells["k"] == ["100"]
+    assert cells["estimate"] == ["20.0"] and cells["|error|"] == ["10.0"]
+    assert cells["hold"] == [".50"]
+    cells = {column.header: list(column.cells) for column in stops.columns}
+    assert cells["stops at"] == ["250"] and cells["stopped"] == ["1/2"]
+    assert cells["recall"] == [".85"] and cells["at budget"] == [".90"]
+    coverage["checkpoints"].clear()  # no estimate near a checkpoint: the stop only
+    assert tables({**report, "average": average})[-1].title.startswith("The stop")
+    assert len(tables({**report, "average": average})) == 4
+    del topics[0]["crawlers"]["taxonomy"]["coverage"], topics[1]["crawlers"]["taxonomy"]["coverage"]
+    assert len(tables({**report, "average": averages(topics, ["taxonomy", "oracle"])})) == 3
+
+
+@pytest.mark.redis  # an embedded Redis of its own, as a crawl of the evaluation leaves
+def test_crawl_estimates_reads_a_finished_crawls_log_and_stops_its_redis(tmp_path: Path):
+    from focused.lab.evaluation.run import crawl_estimates
+    from focused.store import keys
+    from focused.store.client import REDIS_PARAMS
+    from focused.store.coverage import CoverageStore
+    from focused.store.crawl import CrawlStore
+    from focused.store.embedded import embedded_client, embedded_server, stop_if_last
+
+    home = (tmp_path / "crawls" / "taxonomy" / ".focused").resolve()
+    client = embedded_client(home, REDIS_PARAMS)  # FOCUSED_REDIS_URL's is never the crawl's
+    store = CrawlStore(client, "science")
+    client.hset(store.key(keys.STATS), "fetched", 100)
+    history = [_estimate(50), _estimate(100, found=20)]
+    for record in history:
+        CoverageStore(store).record(record)
+    client.close()
+    assert stop_if_last(home) and embedded_server(home) is None  # the crawl has ended
+    assert crawl_estimates(home.parent) == history
+    assert embedded_server(home) is None  # read and stopped again
+    assert crawl_estimates(tmp_path / "never-started") == []
+
+
 def test_oracle_takes_relevant_frontier_pages_first():
     links = {"s": ["x1", "r1"], "x1": ["r3"], "r1": ["x2", "r2"], "r2": [], "r3": [], "x2": []}
     relevant = {"r1", "r2", "r3"}
@@ -210,25 +400,25 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
         "--topics",
         "Science",
     ]
-    command += ["--pages", "60", "--crawlers", "taxonomy,breadth-first,oracle"]
-    command += ["--out", str(out), "-s", "FOCUSED_HOST_DELAY=0"]
+    command += ["--pages", "100", "--crawlers", "taxonomy,breadth-first,oracle"]
+    command += ["--out", str(out), "-s", "FOCUSED_HOST_DELAY=0", "-s", "FOCUSED_COVERAGE_PAGES=20"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "Harvest@60" in done.stdout
+    assert "Harvest@100" in done.stdout
     result = json.loads((out / "results.json").read_text())
     assert result["crawlers"] == ["taxonomy", "breadth-first", "oracle"]
     (topic,) = result["topics"]
     assert set(topic["difficulty"]) >= {"popularity", "cohesiveness", "authoritativeness"}
     for name in ("taxonomy", "breadth-first", "oracle"):
         figures = topic["crawlers"][name]
-        assert figures["pages"] == 60 and len(figures["found_curve"]) == 60
+        assert figures["pages"] == 100 and len(figures["found_curve"]) == 100
         assert set(figures) >= {"harvest", "recall", "similarity", "of_oracle"}
     # The crawls' own harvest, from their feeds; the oracle has none.
     taxonomy = topic["crawlers"]["taxonomy"]
-    own = taxonomy["own_harvest"]["60"]
+    own = taxonomy["own_harvest"]["100"]
     assert 0 < own <= 1 and "own_harvest" not in topic["crawlers"]["oracle"]
-    assert taxonomy["calibration_gap"]["60"] == pytest.approx(
-        abs(own - taxonomy["harvest"]["60"]), abs=1e-4
+    assert taxonomy["calibration_gap"]["100"] == pytest.approx(
+        abs(own - taxonomy["harvest"]["100"]), abs=1e-4
     )
     assert "own harvest" in done.stdout and "calibration gap" in done.stdout
     assert topic["crawlers"]["taxonomy"]["cpu_per_page"] > 0
@@ -238,10 +428,27 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
     assert 0 <= topic["crawlers"]["taxonomy"]["hubs_on_topic"] <= len(hubs)
     assert "top 10 hubs" in done.stdout
     assert (
-        topic["crawlers"]["oracle"]["harvest"]["60"]
-        >= topic["crawlers"]["taxonomy"]["harvest"]["60"]
+        topic["crawlers"]["oracle"]["harvest"]["100"]
+        >= topic["crawlers"]["taxonomy"]["harvest"]["100"]
     )
     assert set(result["average"]) == {"taxonomy", "breadth-first", "oracle"}
+    # The crawls' estimates of what is left, against the labels; the oracle made none.
+    assert "coverage" not in topic["crawlers"]["oracle"]
+    for name in ("taxonomy", "breadth-first"):
+        figures = topic["crawlers"][name]
+        coverage, oracle_found = figures["coverage"], topic["crawlers"]["oracle"]["found"]
+        for k, at in coverage["checkpoints"].items():  # k = 100, if an estimate was near it
+            assert abs(at["pages"] - int(k)) <= int(k) / 4
+            assert 0 <= at["truth_queued"] <= at["truth_left"] and at["low"] <= at["high"]
+            assert at["true_found"] <= at["pages"] and at["holds"] in (True, False)
+        stop = coverage["stop"]
+        assert stop["budget"] >= 100 and stop["recall_budget"] == round(
+            figures["found"] / oracle_found, 4
+        )
+        for at in stop["shares"].values():
+            assert at["pages"] <= stop["budget"] and 0 <= at["savings"] < 1
+            assert at["recall"] <= stop["recall_budget"]
+    assert "The stop (FOCUSED_CLOSE_COVERED)" in done.stdout
     assert (out / "curves.png").stat().st_size > 1000
     assert Path(topic["plot"]).stat().st_size > 1000
 

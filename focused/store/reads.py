@@ -9,14 +9,18 @@ few pipelined round trips and hands back plain records, every shard's added up o
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain, zip_longest
 from typing import TYPE_CHECKING, Any
 
 from focused.store import keys, scripts
-from focused.store.coverage import coverage_record
+from focused.store.client import REDIS_PARAMS
+from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.crawl import CrawlStore, crawl_names, no_such_crawl
+from focused.store.embedded import embedded_client, home_dir, stop_if_last
 from focused.store.shards import add_up, fetched_per_shard
 
 if TYPE_CHECKING:
@@ -126,6 +130,25 @@ class Reader:
         for order in orders:
             pipe.hget(shards.record_key(keys.URLS, order), str(order))
         return pipe.execute() if orders else []
+
+    def coverage_log(self, crawl: str) -> list[dict[str, Any]]:
+        """Every estimate of what is left to find that a crawl recorded, oldest first."""
+        return CoverageStore(CrawlStore(self.client, crawl)).history()
+
+
+@contextmanager
+def finished_crawls(home: str | os.PathLike) -> Iterator[Reader]:
+    """A reader of the crawls a Redis embedded in ``home`` holds (never FOCUSED_REDIS_URL's),
+    whose server is stopped again after, unless another process uses it: a reader of many
+    homes of one finished crawl each (``focused evaluate``) would otherwise keep a server
+    running per home until it exits."""
+    folder = home_dir(home).resolve()
+    client = embedded_client(folder, REDIS_PARAMS)
+    try:
+        yield Reader(client)
+    finally:
+        client.close()
+        stop_if_last(folder)
 
 
 def _status(store: CrawlStore, recent: int) -> StatusRecords:

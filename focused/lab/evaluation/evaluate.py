@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from focused.errors import FocusedError
+from focused.lab.evaluation.coverage import coverage_figures
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.oracle import oracle_order
 from focused.lab.evaluation.plots import plot_curves
@@ -111,7 +112,9 @@ def score_crawls(
 ) -> dict[str, dict[str, Any]]:
     """The figures of ``task``'s crawls ``runs`` (in ``folder``, as ``run.crawl`` lays it out)
     and of the oracle (ORACLE), by run name, on their first ``pages`` counted pages: one
-    scoring for ``evaluate`` and for benchmarks that crawl topics of their own."""
+    scoring for ``evaluate`` and for benchmarks that crawl topics of their own. A crawl that
+    estimated what is left to find has its estimates and their stop scored under
+    ``coverage`` (:func:`~focused.lab.evaluation.coverage.coverage_figures`)."""
     ks = steps(pages)
     similarity = _similarity(graph, task)
     seeds = [url_key(url) for url in task.seeds]
@@ -125,6 +128,18 @@ def score_crawls(
         claimed = _claimed(folder, run.crawler)
         figures = measure(counted, task.targets, ks, similarity, oracle_found, claimed)
         scored[run.crawler] = {**cost, **figures}
+        coverage = coverage_figures(
+            graph.links,
+            served_order(run.log),
+            task.relevant,
+            task.targets,
+            task.skip,
+            run.estimates,
+            pages,
+            oracle_found[-1] if oracle_found else 0,
+        )
+        if coverage is not None:
+            scored[run.crawler]["coverage"] = coverage
     return scored
 
 
@@ -287,6 +302,12 @@ def evaluate(
             " (Scrapy start-up, fetching, parsing, classifying, Redis client); model training"
             " and the web server excluded",
             "pages_per_s": "URLs served / seconds from the first to the last response",
+            "coverage": "at each k of fetched pages (seeds included), the crawl's estimate of"
+            " the relevant pages left made nearest k, against the labels: truth_left, the"
+            " relevant pages reachable from the pages the first `pages` served link to without"
+            " passing through those; truth_queued, the relevant pages they link to. stop:"
+            " FOCUSED_CLOSE_COVERED simulated on the estimates; recall = targets found by"
+            " then / the oracle's at the budget",
         },
     }
     report["average_plot"] = str(_plot_average(results, crawlers, out))

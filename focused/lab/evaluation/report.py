@@ -9,11 +9,14 @@ from typing import Any
 
 from rich.table import Table
 
+from focused.lab.evaluation.coverage import average_coverage
+
 __all__ = [
     "MEASURES",
     "SHOWN_KS",
     "averages",
     "calibration_k",
+    "coverage_tables",
     "not_run_lines",
     "shown_ks",
     "tables",
@@ -46,6 +49,9 @@ def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str,
     The share of the oracle is a mean of ratios: over topics, the mean of (targets the crawler
     found in its first k counted pages / targets the oracle found in its first k), each ratio
     computed per topic by ``score.measure``; not the ratio of the sums.
+
+    A crawler whose crawls estimated what is left to find has ``coverage``, the means of their
+    estimates' figures (:func:`~focused.lab.evaluation.coverage.average_coverage`).
     """
     out: dict[str, Any] = {}
     for name in crawlers:
@@ -59,6 +65,8 @@ def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str,
         for key in ("cpu_per_page", "pages_per_s", "hubs_on_topic"):
             values = [r[key] for r in rows if r.get(key) is not None]
             figures[key] = _mean(values) if values and len(values) == len(rows) else None
+        if (coverage := average_coverage(rows)) is not None:
+            figures["coverage"] = coverage
         out[name] = figures
     return out
 
@@ -110,8 +118,10 @@ _WIDE = 4
 
 def tables(result: dict[str, Any]) -> list[Table]:
     """Harvest per topic and crawler; the averages of every measure, one row per crawler
-    (the compact table to compare methods); topic difficulty. Crawlers that ran on no topic
-    are left out (``not_run_lines`` says why)."""
+    (the compact table to compare methods); topic difficulty; and where crawlers estimated
+    what is left to find, the estimates against the truth and the stop they drive
+    (:func:`coverage_tables`). Crawlers that ran on no topic are left out (``not_run_lines``
+    says why)."""
     average = result["average"]
     crawlers = [n for n in result["crawlers"] if average[n].get("topics", 1)]
     ks = [str(k) for k in result["ks"]]
@@ -180,7 +190,60 @@ def tables(result: dict[str, Any]) -> list[Table]:
                 )
             ),
         )
-    return [per_topic, summary, hardness]
+    return [per_topic, summary, hardness, *coverage_tables(result)]
+
+
+def _number(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def coverage_tables(result: dict[str, Any]) -> list[Table]:
+    """The crawlers' estimates of the relevant pages left, averaged over the topics, against
+    the truth, per crawler and checkpoint (none if no estimate was near one); and the stop
+    they drive, per crawler and share. None if no crawler estimated."""
+    average = result["average"]
+    crawlers = [n for n in result["crawlers"] if average[n].get("coverage")]
+    if not crawlers:
+        return []
+    topics = _TOPICS[result.get("task_set", "development")]
+    estimates = Table(
+        title=f"Relevant pages left, estimated and true, means over {topics} (truth: reachable"
+        " from the frontier without fetched pages; queued: in the frontier; hold: share of"
+        " 90 % intervals holding the truth)"
+    )
+    for column in ("crawler", "k", "estimate", "truth", "queued", "|error|", "hold", "topics"):
+        estimates.add_column(column, justify="left" if column == "crawler" else "right")
+    stops = Table(
+        title=f"The stop (FOCUSED_CLOSE_COVERED) simulated on the estimates, means over {topics}"
+        " (recall: targets found / the oracle's at the budget)"
+    )
+    columns = ("crawler", "share", "stops at", "savings", "recall", "at budget", "stopped")
+    for column in columns:
+        stops.add_column(column, justify="left" if column == "crawler" else "right")
+    for name in crawlers:
+        coverage = average[name]["coverage"]
+        for k, at in coverage["checkpoints"].items():
+            estimates.add_row(
+                name,
+                k,
+                _number(at["left"]),
+                _number(at["truth_left"]),
+                _number(at["truth_queued"]),
+                _number(at["abs_error"]),
+                _figure(at["holds"]),
+                str(at["topics"]),
+            )
+        for share, at in coverage["stop"].items():
+            stops.add_row(
+                name,
+                share,
+                _number(at["pages"], 0),
+                _figure(at["savings"]),
+                _figure(at["recall"]),
+                _figure(at["recall_budget"]),
+                f"{at['stopped']}/{at['topics']}",
+            )
+    return [estimates, stops] if estimates.rows else [stops]
 
 
 def write_json(result: dict[str, Any], path: Path) -> Path:

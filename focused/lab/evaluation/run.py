@@ -30,6 +30,8 @@ from focused.lab.webs.server import ServedWeb, read_log
 from focused.relevance.centroid import read_examples
 from focused.relevance.content import main_text
 from focused.relevance.text import analyze, page_text
+from focused.store.embedded import DB_FILE
+from focused.store.reads import finished_crawls
 from focused.topic.files import load_topic
 from focused.topic.methods import topic_model, vector_model
 
@@ -118,8 +120,8 @@ def slug(category: str) -> str:
 
 @dataclass(frozen=True)
 class CrawlRun:
-    """What one crawl left: its exit code, the server's log entries, wall seconds, and the
-    crawl process's CPU seconds."""
+    """What one crawl left: its exit code, the server's log entries, wall seconds, the crawl
+    process's CPU seconds, its top hubs and its estimates of what is left to find."""
 
     crawler: str
     exit_code: int
@@ -128,6 +130,7 @@ class CrawlRun:
     cpu_seconds: float
     log_span: float  # seconds from the first to the last response served
     hubs: list[str]  # the top hubs (``focused hubs``) of the crawl when it ended, best first
+    estimates: list[dict[str, Any]]  # its coverage records (``crawl_estimates``), oldest first
 
 
 def crawl_hubs(run_dir: Path) -> list[str]:
@@ -136,6 +139,18 @@ def crawl_hubs(run_dir: Path) -> list[str]:
     for path in (run_dir / ".focused" / "lists").glob("*.json"):
         return [hub["url"] for hub in json.loads(path.read_text()).get("top_hubs", [])]
     return []
+
+
+def crawl_estimates(run_dir: Path) -> list[dict[str, Any]]:
+    """Every estimate of what is left to find that a finished crawl recorded, oldest first:
+    its coverage log, in the Redis of its FOCUSED_HOME (``crawl_env``'s), which is stopped
+    again after. None if it made none (FOCUSED_COVERAGE_PAGES=0) or never started Redis."""
+    home = run_dir / ".focused"
+    if not (home / DB_FILE).exists():
+        return []
+    with finished_crawls(home) as reader:
+        names = reader.crawl_names()  # the one crawl of the home, if it got that far
+        return reader.coverage_log(names[0]) if len(names) == 1 else []
 
 
 def name_words(category: str) -> list[str]:
@@ -405,6 +420,7 @@ def crawl(
         round(usage.ru_utime + usage.ru_stime, 2),
         round(span, 2),
         crawl_hubs(run_dir),
+        crawl_estimates(run_dir),
     )
 
 
