@@ -1,11 +1,12 @@
 """CoverageMonitor: the estimate of what is left to find, and the stop when the topic is covered.
 
-Every second it reads the crawl-wide count of fetched pages and the last estimate (one
-pipelined round trip). Every FOCUSED_COVERAGE_PAGES pages fetched crawl-wide since the last
-estimate, one process (a :class:`~focused.store.periodic.PeriodicJob` under ``coverage:lock``,
-in a thread) reads the frontier by link score (every host's queued and leased URLs per score
-bucket, or a sample of FOCUSED_COVERAGE_HOSTS hosts past that many, and the scores'
-calibration) and records an estimate (:mod:`focused.monitor.coverage`) in the crawl's
+Every second it reads the crawl-wide count of fetched pages and the last estimate (one pipelined
+round trip). Every FOCUSED_COVERAGE_PAGES pages fetched crawl-wide since the last estimate, or
+every 2 % of the pages fetched when that is more (so that a long crawl spends a shrinking share
+of its Redis time on it), one process (a :class:`~focused.store.periodic.PeriodicJob` under
+``coverage:lock``, in a thread) reads the frontier by link score (every host's queued and leased
+URLs per score bucket, or a sample of FOCUSED_COVERAGE_HOSTS hosts past that many, and the
+scores' calibration) and records an estimate (:mod:`focused.monitor.coverage`) in the crawl's
 ``coverage`` records, which ``focused status``, the dashboard, the exporter and the harvest
 monitor's alarms read. A run that takes d seconds is not followed by another within 10·d
 seconds.
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
 COVERED = "focused_covered"
+# A crawl of n pages estimates again after max(FOCUSED_COVERAGE_PAGES, n / SPACING) more.
+SPACING = 50
 
 
 class CoverageMonitor:
@@ -78,7 +81,6 @@ class CoverageMonitor:
         self.job = CoverageStore(self.frontier.store).job(
             self.estimate,
             lock_s=LEASE_S,
-            every=self.pages,
             done=self.done,
             stats=self.stats,
             failures="focused/coverage/failed",
@@ -102,8 +104,9 @@ class CoverageMonitor:
             return
         record = coverage_record(last)
         self.close_if_covered(fetched, record)
-        if not self.job.running and time.monotonic() >= self.not_before:
-            self.job.offer(fetched, int(record.get("pages", 0)), self.frontier)
+        due = fetched - int(record.get("pages", 0)) >= max(self.pages, fetched // SPACING)
+        if due and time.monotonic() >= self.not_before:
+            self.job.start(self.frontier)
 
     def estimate(self, frontier: RedisFrontier) -> dict[str, Any]:
         """Estimate what is left now and record it (in the job's thread, under the lock)."""

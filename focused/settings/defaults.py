@@ -456,15 +456,16 @@ FOCUSED_ALARM_MIN_PAGES = 200
 FOCUSED_STAGNATION_HARVEST = 0.1
 FOCUSED_DIFFUSION_RATIO = 0.5
 
-# What is left to find. Every FOCUSED_COVERAGE_PAGES pages fetched crawl-wide (0: never) one
-# process estimates the relevant pages among the URLs queued or in flight, from their link
-# scores calibrated on the crawl's own fetched pages (reading every host's queue, or a sample
-# of FOCUSED_COVERAGE_HOSTS hosts past that many). When the harvest falls (diffusion) while the
-# best queued URLs hold little that looks relevant, the alarm says the topic looks covered.
-# FOCUSED_CLOSE_COVERED (0: never) ends the crawl (finish reason focused_covered) once the
-# estimate says at least that share of the relevant pages in reach is found (the upper end of
-# its interval of what is left) for FOCUSED_CLOSE_COVERED_PAGES pages fetched in a row.
-FOCUSED_COVERAGE_PAGES = 50
+# What is left to find. Every FOCUSED_COVERAGE_PAGES pages fetched crawl-wide (0: never), or every
+# 2 % of the pages fetched when that is more, one process estimates the relevant pages among the
+# URLs queued or in flight, from their link scores calibrated on the crawl's own fetched pages
+# (reading every host's queue, or a sample of FOCUSED_COVERAGE_HOSTS hosts past that many). When
+# the harvest falls (diffusion) while the best queued URLs hold little that looks relevant, the
+# alarm says the topic looks covered. FOCUSED_CLOSE_COVERED (0: never) ends the crawl (finish
+# reason focused_covered) once the estimate says at least that share of the relevant pages in
+# reach is found (the upper end of its interval of what is left) for FOCUSED_CLOSE_COVERED_PAGES
+# pages fetched in a row.
+FOCUSED_COVERAGE_PAGES = 100
 FOCUSED_COVERAGE_HOSTS = 1000
 FOCUSED_CLOSE_COVERED = 0.0
 FOCUSED_CLOSE_COVERED_PAGES = 100
