@@ -33,7 +33,7 @@ from focused.errors import FocusedError
 from focused.monitor.coverage import Coverage
 from focused.monitor.snapshot import alarms
 from focused.store.admin import record_settings
-from focused.store.coverage import CoverageStore, coverage_record
+from focused.store.coverage import CoverageStore
 from focused.store.crawler import frontier_for
 from focused.topic.plan import crawl_plan
 
@@ -115,11 +115,11 @@ class HarvestMonitor:
         if fell and time.monotonic() - self.coverage_read >= COVERAGE_READ_S:
             self.coverage_read = time.monotonic()
             try:
-                _, record = CoverageStore(frontier_for(self.crawler).store).progress()
+                record = CoverageStore(frontier_for(self.crawler).store).latest()
             except FocusedError:  # Redis is lost (reported by the frontier): judged without
                 record = {}
             if record:
-                self.coverage = Coverage.from_record(coverage_record(record))
+                self.coverage = Coverage.from_record(record)
                 raised = alarms(*figures, **self.limits, coverage=self.coverage)
         for alarm in raised:
             if alarm.name not in self.raised:

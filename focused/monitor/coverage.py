@@ -77,17 +77,18 @@ class Coverage:
 
 
 def bucket_shares(
-    fetched: Mapping[int, tuple[int, int]], prior_pages: float = 2.0
-) -> dict[int, tuple[float, float]]:
-    """Per score bucket ever fetched from, and for any other (key -1), the Beta posterior
-    (a, b) of the share of its URLs that become new relevant pages."""
+    fetched: Mapping[int, tuple[int, int]], buckets: int, prior_pages: float = 2.0
+) -> list[tuple[float, float]]:
+    """Per score bucket, the Beta posterior (a, b) of the share of its URLs that become new
+    relevant pages: the crawl's overall share, worth ``prior_pages`` pages, updated by the
+    bucket's own pages."""
     pages = sum(n for n, _ in fetched.values())
     relevant = sum(r for _, r in fetched.values())
     rate = (relevant + 0.5) / (pages + 1.0)  # Jeffreys: a crawl with no pages yet is a coin
-    shares = {-1: (rate * prior_pages, (1.0 - rate) * prior_pages)}
-    for bucket, (n, r) in fetched.items():
-        shares[bucket] = (r + rate * prior_pages, n - r + (1.0 - rate) * prior_pages)
-    return shares
+    a, b = rate * prior_pages, (1.0 - rate) * prior_pages
+    return [
+        (a + r, b + n - r) for n, r in (fetched.get(bucket, (0, 0)) for bucket in range(buckets))
+    ]
 
 
 def estimate(
@@ -109,13 +110,13 @@ def estimate(
     n_hosts = len(hosts)
     population = n_hosts if population is None else max(population, n_hosts)
     scale = population / n_hosts if n_hosts else 0.0
-    shares = bucket_shares(fetched, prior_pages)
     width = max((len(counts) for counts in hosts), default=0)
     queued = [scale * sum(counts[b] for counts in hosts if b < len(counts)) for b in range(width)]
     mean = variance = 0.0
     p = [0.0] * width
-    for bucket, count in enumerate(queued):
-        a, b = shares.get(bucket, shares[-1])
+    for bucket, ((a, b), count) in enumerate(
+        zip(bucket_shares(fetched, width, prior_pages), queued, strict=True)
+    ):
         p[bucket] = a / (a + b)
         if count > 0:
             mean += count * p[bucket]

@@ -39,6 +39,13 @@ class CoverageStore:
         *fetched, last = store.retrying(read)
         return sum(int(n or 0) for n in fetched), last
 
+    def latest(self) -> dict[str, Any]:
+        """The last estimate's record, its values decoded (empty before the first)."""
+        store = self.store
+        return coverage_record(
+            store.retrying(lambda: store._client.hgetall(store.key(keys.COVERAGE)))
+        )
+
     def relevant_found(self) -> int:
         """Relevant pages found crawl-wide."""
         store = self.store
