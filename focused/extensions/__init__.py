@@ -5,6 +5,8 @@ settings turn it off.
 
 - :mod:`~focused.extensions.harvest`: harvest and Chakrabarti et al. 1999's alarms in stats and log.
 - :mod:`~focused.extensions.distiller`: the distiller, run periodically inside the crawl.
+- :mod:`~focused.extensions.coverage`: the estimate of what is left to find, and the stop when
+  the topic is covered.
 - :mod:`~focused.extensions.lists`: Badia et al. 2006's lists of good hubs and sites, at the end.
 - :mod:`~focused.extensions.maintenance`: Chakrabarti et al. 1999's maintenance mode (revisits).
 - :mod:`~focused.extensions.seeds`: seeds pushed into a running crawl through a Redis list.

@@ -185,9 +185,10 @@ class Frontier(Protocol):
       go back soon after it dies; ``host_delay`` and ``host_concurrency`` are the politeness
       above, recorded in the crawl's ``meta`` for its readers.
 
-    The strategies and the distiller take the concrete ``RedisFrontier``: they read and
-    re-order its queues (``raise_to``, ``drop_worst``, ``host_queue``, the crawl graph),
-    which the rest of the crawl never does.
+    The strategies, the distiller and the coverage monitor take the concrete
+    ``RedisFrontier``: they read and re-order its queues (``raise_to``, ``drop_worst``,
+    ``host_queue``, ``queued_by_score``, the crawl graph), which the rest of the crawl never
+    does.
     """
 
     store: CrawlStore
