@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
-from focused.monitor.coverage import NEXT, estimate
+from focused.monitor.coverage import NEXT, calibration_curve, estimate
 from focused.monitor.snapshot import alarms
 
 pytestmark = pytest.mark.unit
@@ -36,16 +37,29 @@ def test_an_empty_frontier_leaves_nothing_to_find():
     assert coverage.share_found == 1.0 and coverage.next_harvest is None
 
 
-def test_a_bucket_never_fetched_from_leans_on_the_crawls_rate():
-    # Nothing fetched from bucket 7's links yet: its URLs count at the crawl's overall share.
-    coverage = estimate({2: (400, 100)}, [host(b7=100)], found=100)
-    assert coverage.left == pytest.approx(100 * 100.5 / 401, rel=0.01)
+def test_before_any_page_the_scores_are_taken_at_their_word():
+    assert calibration_curve({}, 20) == pytest.approx([(b + 0.5) / 20 for b in range(20)])
+
+
+def test_buckets_never_fetched_from_follow_the_curve_of_those_that_were():
+    # A best-first crawl fetched from its good buckets; most of its queue is in the worst.
+    curve = calibration_curve({18: (200, 150), 10: (200, 40)}, 20)
+    assert curve == sorted(curve)  # the better the score, the likelier relevant
+    assert curve[18] == pytest.approx(0.75, abs=0.03) and curve[10] == pytest.approx(0.2, abs=0.03)
+    assert curve[0] < 0.01
+    # so 2,000 URLs of the worst bucket count for a few pages, not for the crawl's rate
+    coverage = estimate({18: (200, 150), 10: (200, 40)}, [host(b0=2000)], found=190)
+    assert coverage.left < 20 < 2000 * 190 / 400
+
+
+def test_a_bucket_whose_pages_disagree_with_the_curve_is_believed():
+    coverage = estimate({18: (200, 150), 10: (200, 40), 5: (500, 100)}, [host(b5=100)], found=0)
+    assert coverage.left == pytest.approx(100 * 0.2, rel=0.05)
 
 
 def test_few_pages_in_a_bucket_widen_the_interval():
     few = estimate({3: (4, 2)}, [host(b3=100)], found=2)
     many = estimate({3: (4000, 2000)}, [host(b3=100)], found=2000)
-    assert few.left == pytest.approx(many.left, rel=0.05)
     assert few.high - few.low > 3 * (many.high - many.low)
 
 
@@ -99,7 +113,9 @@ def test_a_falling_harvest_with_much_left_in_the_best_queued_urls_is_drift():
     much = estimate({18: (200, 120), 5: (1000, 20)}, [host(b18=150, b5=400)], found=216)
     (alarm,) = alarms("soft", 0.01, 0.42, 513, False, **LIMITS, coverage=much)
     assert (alarm.name, alarm.level) == ("diffusion", "warning")
-    assert "still expected to hold 59.5 relevant pages" in alarm.message
+    held = re.search(r"still expected to hold ([\d.]+) relevant pages", alarm.message)
+    assert held and float(held[1]) == pytest.approx(much.next, abs=0.05)
+    assert 50 < much.next < 70  # the 100 best: about 60 % of bucket 18's
     # without an estimate yet, the alarm is the paper's, as it always was
     (plain,) = alarms("soft", 0.01, 0.42, 513, False, **LIMITS)
     assert plain.name == "diffusion" and "expected" not in plain.message

@@ -35,6 +35,7 @@ from focused.errors import FocusedError
 from focused.monitor.coverage import estimate
 from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.crawler import frontier_for
+from focused.store.frontier.records import SCORE_BUCKETS
 from focused.store.lock import LEASE_S
 
 if TYPE_CHECKING:
@@ -115,8 +116,9 @@ class CoverageMonitor:
         fetched, fields = records.progress()
         last = coverage_record(fields)
         queued = frontier.queued_by_score(self.max_hosts)
+        calibration = frontier.score_calibration()
         coverage = estimate(
-            frontier.score_calibration(),
+            calibration,
             queued.hosts,
             records.relevant_found(),
             population=queued.population,
@@ -132,6 +134,9 @@ class CoverageMonitor:
             "time": round(time.time(), 3),
             "seconds": round(time.perf_counter() - started, 4),
             "covered_since": since,
+            # what it was made of, per score bucket: the hosts read's URLs, and the calibration
+            "by_bucket": [sum(column) for column in zip(*queued.hosts, strict=True)],
+            "calibration": [list(calibration.get(b, (0, 0))) for b in range(SCORE_BUCKETS)],
         }
         records.record(record)
         return record

@@ -2,9 +2,12 @@
 
 A queued URL's link score is the crawl's guess of how likely its page is relevant. The crawl's
 own fetched pages calibrate it: per score bucket, how many URLs leased from it were fetched
-and how many of them became new relevant pages. Each bucket's share is a Beta posterior
-(empirical Bayes: its prior is the crawl's overall share, worth ``prior_pages`` pages, so a
-bucket with few fetched pages leans on the crawl's rate), and the relevant pages among a
+and how many of them became new relevant pages. A best-first crawl fetches from its best
+buckets and seldom from its worst, where most of its queue is, so the calibration is a curve
+over all buckets (Platt scaling: ``logit p = a + b·logit(score)``, fitted to the buckets'
+counts with a prior that the scores are probabilities, a = 0 and b = 1, which a bucket's data
+overrides) and each bucket's share is a Beta posterior around the curve, worth ``prior_pages``
+pages, so a bucket with few fetched pages leans on the curve; the relevant pages among a
 bucket's queued URLs are Beta-binomial. Their sum over the buckets is the estimate; its 90 %
 interval is the normal approximation of the sum (buckets independent), never below zero.
 When only a sample of the hosts was read, the counts are scaled up to all hosts and the
@@ -25,6 +28,11 @@ from typing import Any
 Z_90 = 1.6448536269514722
 #: How many of the best queued URLs :attr:`Coverage.next` is about.
 NEXT = 100
+#: The calibration curve's priors: the standard deviations of its intercept (around 0) and its
+#: slope (around 1) on the logit scale.
+PRIOR_SD = (2.0, 0.5)
+#: What the curve weighs in a bucket's share, in fetched pages.
+PRIOR_PAGES = 5.0
 
 
 @dataclass(frozen=True)
@@ -76,18 +84,73 @@ class Coverage:
         }
 
 
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+def _softplus(x: float) -> float:
+    return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def calibration_curve(
+    fetched: Mapping[int, tuple[int, int]],
+    buckets: int,
+    *,
+    prior_sd: tuple[float, float] = PRIOR_SD,
+    steps: int = 25,
+) -> list[float]:
+    """Per score bucket, the share of its URLs expected to become new relevant pages, from
+    every bucket's counts: ``logit p = a + b·logit(s)`` at the bucket's middle score s, the
+    maximum a posteriori fit (Newton's method) under normal priors a ~ N(0, sd_a) and
+    b ~ N(1, sd_b): the scores taken at their word until pages say otherwise."""
+    xs = [_logit((bucket + 0.5) / buckets) for bucket in range(buckets)]
+    data = [(xs[bucket], n, r) for bucket, (n, r) in fetched.items() if n > 0 and bucket < buckets]
+    (sd_a, sd_b), a, b = prior_sd, 0.0, 1.0
+
+    def log_posterior(a: float, b: float) -> float:
+        value = -0.5 * (a / sd_a) ** 2 - 0.5 * ((b - 1.0) / sd_b) ** 2
+        for x, n, r in data:  # log p = -log(1 + e^-z), log(1 - p) = -log(1 + e^z)
+            z = a + b * x
+            value -= r * _softplus(-z) + (n - r) * _softplus(z)
+        return value
+
+    for _ in range(steps):
+        # gradient and Hessian of the log posterior
+        ga, gb = -a / sd_a**2, -(b - 1.0) / sd_b**2
+        haa, hab, hbb = 1 / sd_a**2, 0.0, 1 / sd_b**2
+        for x, n, r in data:
+            p = _sigmoid(a + b * x)
+            ga += r - n * p
+            gb += (r - n * p) * x
+            w = n * p * (1.0 - p)
+            haa, hab, hbb = haa + w, hab + w * x, hbb + w * x * x
+        det = haa * hbb - hab * hab
+        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
+        here = log_posterior(a, b)
+        while log_posterior(a + da, b + db) < here and abs(da) + abs(db) > 1e-12:
+            da, db = da / 2, db / 2  # a Newton step too long for the logistic's tails
+        a, b = a + da, b + db
+        if abs(da) + abs(db) < 1e-9:
+            break
+    return [_sigmoid(a + b * x) for x in xs]
+
+
 def bucket_shares(
-    fetched: Mapping[int, tuple[int, int]], buckets: int, prior_pages: float = 2.0
+    fetched: Mapping[int, tuple[int, int]], buckets: int, prior_pages: float = PRIOR_PAGES
 ) -> list[tuple[float, float]]:
     """Per score bucket, the Beta posterior (a, b) of the share of its URLs that become new
-    relevant pages: the crawl's overall share, worth ``prior_pages`` pages, updated by the
-    bucket's own pages."""
-    pages = sum(n for n, _ in fetched.values())
-    relevant = sum(r for _, r in fetched.values())
-    rate = (relevant + 0.5) / (pages + 1.0)  # Jeffreys: a crawl with no pages yet is a coin
-    a, b = rate * prior_pages, (1.0 - rate) * prior_pages
+    relevant pages: the calibration curve's share, worth ``prior_pages`` pages, updated by
+    the bucket's own pages."""
+    curve = calibration_curve(fetched, buckets)
     return [
-        (a + r, b + n - r) for n, r in (fetched.get(bucket, (0, 0)) for bucket in range(buckets))
+        (prior_pages * p + r, prior_pages * (1.0 - p) + n - r)
+        for p, (n, r) in zip(
+            curve, (fetched.get(bucket, (0, 0)) for bucket in range(buckets)), strict=True
+        )
     ]
 
 
@@ -97,7 +160,7 @@ def estimate(
     found: int,
     *,
     population: int | None = None,
-    prior_pages: float = 2.0,
+    prior_pages: float = PRIOR_PAGES,
     z: float = Z_90,
 ) -> Coverage:
     """The relevant pages expected among the queued URLs.
