@@ -7,7 +7,13 @@ import re
 
 import pytest
 
-from focused.monitor.coverage import NEXT, calibration_curve, estimate
+from focused.monitor.coverage import (
+    NEXT,
+    calibration_curve,
+    estimate,
+    recent_counts,
+    uniform_middles,
+)
 from focused.monitor.snapshot import alarms
 
 pytestmark = pytest.mark.unit
@@ -38,12 +44,14 @@ def test_an_empty_frontier_leaves_nothing_to_find():
 
 
 def test_before_any_page_the_scores_are_taken_at_their_word():
-    assert calibration_curve({}, 20) == pytest.approx([(b + 0.5) / 20 for b in range(20)])
+    assert calibration_curve({}, uniform_middles(20)) == pytest.approx(
+        [(b + 0.5) / 20 for b in range(20)]
+    )
 
 
 def test_buckets_never_fetched_from_follow_the_curve_of_those_that_were():
     # A best-first crawl fetched from its good buckets; most of its queue is in the worst.
-    curve = calibration_curve({18: (200, 150), 10: (200, 40)}, 20)
+    curve = calibration_curve({18: (200, 150), 10: (200, 40)}, uniform_middles(20))
     assert curve == sorted(curve)  # the better the score, the likelier relevant
     assert curve[18] == pytest.approx(0.75, abs=0.03) and curve[10] == pytest.approx(0.2, abs=0.03)
     assert curve[0] < 0.01
@@ -126,3 +134,16 @@ def test_the_stop_judges_on_the_pessimistic_end_of_the_interval():
     assert done.covered(0.9) and not done.covered(0.999)
     nothing = estimate({5: (300, 0)}, [host(b5=10)], found=0)
     assert not nothing.covered(0.5)  # nothing found is not a covered topic
+
+
+def test_recent_pages_weigh_more_than_older_ones():
+    then = {0: (100, 30)}
+    now = {0: (200, 31), 5: (10, 5)}
+    assert recent_counts(now, then, 0.1) == {
+        0: pytest.approx((110.0, 4.0)),
+        5: pytest.approx((10.0, 5.0)),
+    }
+    # a topic running out: the same bucket's URLs, fetched now, are seldom relevant
+    early = estimate(now, [host(b0=500)], found=36)
+    late = estimate(recent_counts(now, then, 0.1), [host(b0=500)], found=36)
+    assert late.left < 0.25 * early.left

@@ -15,9 +15,11 @@ from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.frontier.base import Ack, Link
 from focused.store.frontier.records import (
     SCORE_BUCKETS,
+    SCORE_EDGES,
     SCORE_LEVELS,
     SCORE_UNIT,
     bucket_levels,
+    bucket_middles,
     pack,
     score_bucket,
 )
@@ -33,10 +35,18 @@ def totals(hosts: list[list[int]]) -> list[int]:
     return [sum(column) for column in zip(*hosts, strict=True)]
 
 
-def test_a_score_falls_in_the_bucket_of_its_tenth_and_every_level_in_one_bucket():
+def test_a_score_falls_in_the_bucket_of_the_last_edge_below_it_and_each_level_in_one():
     assert score_bucket(pack(1.0, 0, 7)) == SCORE_BUCKETS - 1
     assert score_bucket(pack(0.0, 3, 7)) == 0
-    assert score_bucket(pack(0.26, 2, 7)) == 5
+    assert score_bucket(pack(0.26, 2, 7)) == SCORE_EDGES.index(0.2)
+    for bucket, edge in enumerate(SCORE_EDGES):  # an edge opens its bucket, as it packs
+        assert score_bucket(pack(edge, 0, 7)) == bucket
+        assert score_bucket(pack(max(0.0, edge - 0.0001), 0, 7)) == max(0, bucket - 1)
+    middles = bucket_middles()
+    assert all(
+        low < middle < high
+        for low, middle, high in zip(SCORE_EDGES, middles, (*SCORE_EDGES[1:], 1.0), strict=True)
+    )
     levels = bucket_levels()
     assert levels[0] == 0 and levels[-1] == SCORE_LEVELS + 1 and len(levels) == SCORE_BUCKETS + 1
     for n in range(SCORE_BUCKETS):  # each bucket's levels, and only they, map to it
@@ -47,18 +57,22 @@ def test_a_score_falls_in_the_bucket_of_its_tenth_and_every_level_in_one_bucket(
 
 def test_queued_and_leased_urls_are_counted_by_score_on_short_and_long_queues(frontier):
     f = frontier(host_concurrency=1)
-    f.push_many(
+    links = (
         [Link("http://a.test/1", 0.05), Link("http://a.test/2", 0.55)]
         + [Link(f"http://b.test/{i}", 0.97) for i in range(3)]
         # a long queue, counted per bucket, with URLs in every bucket
-        + [Link(f"http://long.test/{i}", (i % 20) / 20 + 0.01) for i in range(200)]
+        + [
+            Link(f"http://long.test/{i}", (SCORE_EDGES + (1.0,))[i % 20] + 0.0004)
+            for i in range(200)
+        ]
     )
+    f.push_many(links)
     leased = f.pop_ready(1).leased  # a URL in flight still counts
     assert len(leased) == 1
-    expected = [10] * SCORE_BUCKETS
-    expected[1] += 1
-    expected[11] += 1
-    expected[19] += 3
+    expected = [0] * SCORE_BUCKETS
+    for link in links:
+        expected[score_bucket(pack(link.score, 0, 0))] += 1
+    assert min(expected) >= 10  # every bucket has URLs, on the long queue at least
     scores = f.queued_by_score()
     assert (scores.population, len(scores.hosts), scores.sampled) == (3, 3, False)
     assert totals(scores.hosts) == expected
@@ -92,12 +106,13 @@ def test_the_acknowledgement_counts_each_bucket_and_its_new_relevant_pages(front
             Ack(low.lease, low.url, "page", 0.8, True),
         ]
     )
-    assert f.score_calibration() == {2: (1, 1), 18: (4, 1)}
+    low, high = score_bucket(pack(0.1, 0, 0)), score_bucket(pack(0.9, 0, 0))
+    assert f.score_calibration() == {low: (1, 1), high: (4, 1)}
     # a revisit finds nothing new: it is not counted
     f.requeue(["http://d.test/"], score=0.9)
     again = f.pop_ready(1).leased[0]
     f.complete(again.lease, again.url, "page", 0.8, True)
-    assert f.score_calibration() == {2: (1, 1), 18: (4, 1)}
+    assert f.score_calibration() == {low: (1, 1), high: (4, 1)}
 
 
 def test_the_estimates_are_kept_and_read_by_status_and_the_exporter(frontier):

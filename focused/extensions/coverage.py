@@ -32,10 +32,10 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import task
 
 from focused.errors import FocusedError
-from focused.monitor.coverage import estimate
+from focused.monitor.coverage import estimate, recent_counts, recent_window
 from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.crawler import frontier_for
-from focused.store.frontier.records import SCORE_BUCKETS
+from focused.store.frontier.records import SCORE_BUCKETS, bucket_middles
 from focused.store.lock import LEASE_S
 
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ CHECK_S = 1.0
 COVERED = "focused_covered"
 # A crawl of n pages estimates again after max(FOCUSED_COVERAGE_PAGES, n / SPACING) more.
 SPACING = 50
+# The estimates read back to find the calibration of recent_window pages ago.
+RECENT_RECORDS = 12
 
 
 class CoverageMonitor:
@@ -117,10 +119,14 @@ class CoverageMonitor:
         last = coverage_record(fields)
         queued = frontier.queued_by_score(self.max_hosts)
         calibration = frontier.score_calibration()
+        window = recent_window(fetched)
+        older = [r for r in records.recent(RECENT_RECORDS) if r["pages"] <= fetched - window]
+        then = {b: tuple(pair) for b, pair in enumerate(older[-1]["calibration"])} if older else {}
         coverage = estimate(
-            calibration,
+            recent_counts(calibration, then),
             queued.hosts,
             records.relevant_found(),
+            middles=bucket_middles(),
             population=queued.population,
         )
         since = None
@@ -135,7 +141,7 @@ class CoverageMonitor:
             "seconds": round(time.perf_counter() - started, 4),
             "covered_since": since,
             # what it was made of, per score bucket: the hosts read's URLs, and the calibration
-            "by_bucket": [sum(column) for column in zip(*queued.hosts, strict=True)],
+            "by_bucket": [sum(host[b] for host in queued.hosts) for b in range(SCORE_BUCKETS)],
             "calibration": [list(calibration.get(b, (0, 0))) for b in range(SCORE_BUCKETS)],
         }
         records.record(record)

@@ -33,6 +33,11 @@ NEXT = 100
 PRIOR_SD = (2.0, 0.5)
 #: What the curve weighs in a bucket's share, in fetched pages.
 PRIOR_PAGES = 5.0
+#: What a page fetched before the recent ones weighs in the calibration (recent_counts), and
+#: which are recent (recent_window).
+OLDER_WEIGHT = 0.1
+RECENT_PAGES = 100
+RECENT_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -96,18 +101,46 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
+def uniform_middles(buckets: int) -> list[float]:
+    """The middle scores of ``buckets`` buckets of equal width."""
+    return [(bucket + 0.5) / buckets for bucket in range(buckets)]
+
+
+def recent_window(pages: int) -> int:
+    """How many of a crawl's last pages count as recent in its calibration (recent_counts):
+    RECENT_PAGES, or RECENT_SHARE of its pages when that is more."""
+    return max(RECENT_PAGES, int(RECENT_SHARE * pages))
+
+
+def recent_counts(
+    now: Mapping[int, tuple[int, int]],
+    then: Mapping[int, tuple[int, int]],
+    weight: float = OLDER_WEIGHT,
+) -> dict[int, tuple[float, float]]:
+    """Calibration counts that weigh the pages fetched since ``then`` (the counts some pages
+    ago) fully and those before at ``weight``: as a crawl covers its topic, a bucket's URLs
+    fetched now are less often relevant than those fetched from it early on."""
+    return {
+        bucket: (n - n0 + weight * n0, r - r0 + weight * r0)
+        for bucket, (n, r) in now.items()
+        for n0, r0 in [then.get(bucket, (0, 0))]
+    }
+
+
 def calibration_curve(
-    fetched: Mapping[int, tuple[int, int]],
-    buckets: int,
+    fetched: Mapping[int, tuple[float, float]],
+    middles: Sequence[float],
     *,
     prior_sd: tuple[float, float] = PRIOR_SD,
     steps: int = 25,
 ) -> list[float]:
     """Per score bucket, the share of its URLs expected to become new relevant pages, from
-    every bucket's counts: ``logit p = a + b·logit(s)`` at the bucket's middle score s, the
-    maximum a posteriori fit (Newton's method) under normal priors a ~ N(0, sd_a) and
-    b ~ N(1, sd_b): the scores taken at their word until pages say otherwise."""
-    xs = [_logit((bucket + 0.5) / buckets) for bucket in range(buckets)]
+    every bucket's counts: ``logit p = a + b·logit(s)`` at the bucket's middle score s
+    (``middles``), the maximum a posteriori fit (Newton's method) under normal priors
+    a ~ N(0, sd_a) and b ~ N(1, sd_b): the scores taken at their word until pages say
+    otherwise."""
+    buckets = len(middles)
+    xs = [_logit(middle) for middle in middles]
     data = [(xs[bucket], n, r) for bucket, (n, r) in fetched.items() if n > 0 and bucket < buckets]
     (sd_a, sd_b), a, b = prior_sd, 0.0, 1.0
 
@@ -140,25 +173,28 @@ def calibration_curve(
 
 
 def bucket_shares(
-    fetched: Mapping[int, tuple[int, int]], buckets: int, prior_pages: float = PRIOR_PAGES
+    fetched: Mapping[int, tuple[float, float]],
+    middles: Sequence[float],
+    prior_pages: float = PRIOR_PAGES,
 ) -> list[tuple[float, float]]:
     """Per score bucket, the Beta posterior (a, b) of the share of its URLs that become new
     relevant pages: the calibration curve's share, worth ``prior_pages`` pages, updated by
     the bucket's own pages."""
-    curve = calibration_curve(fetched, buckets)
+    curve = calibration_curve(fetched, middles)
     return [
         (prior_pages * p + r, prior_pages * (1.0 - p) + n - r)
         for p, (n, r) in zip(
-            curve, (fetched.get(bucket, (0, 0)) for bucket in range(buckets)), strict=True
+            curve, (fetched.get(bucket, (0, 0)) for bucket in range(len(middles))), strict=True
         )
     ]
 
 
 def estimate(
-    fetched: Mapping[int, tuple[int, int]],
+    fetched: Mapping[int, tuple[float, float]],
     hosts: Sequence[Sequence[int]],
     found: int,
     *,
+    middles: Sequence[float] | None = None,
     population: int | None = None,
     prior_pages: float = PRIOR_PAGES,
     z: float = Z_90,
@@ -166,19 +202,24 @@ def estimate(
     """The relevant pages expected among the queued URLs.
 
     ``fetched``: per score bucket, (URLs fetched from it, of which new relevant pages);
-    ``hosts``: per host read, its queued URLs per score bucket (index = bucket); ``population``:
+    ``hosts``: per host read, its queued URLs per score bucket (index = bucket); ``middles``:
+    the score each bucket stands for (buckets of equal width if None); ``population``:
     the hosts with queued URLs, when ``hosts`` is a uniform sample of them; ``found``:
     relevant pages found so far.
     """
     n_hosts = len(hosts)
     population = n_hosts if population is None else max(population, n_hosts)
     scale = population / n_hosts if n_hosts else 0.0
-    width = max((len(counts) for counts in hosts), default=0)
+    width = len(middles) if middles else max((len(counts) for counts in hosts), default=0)
     queued = [scale * sum(counts[b] for counts in hosts if b < len(counts)) for b in range(width)]
     mean = variance = 0.0
     p = [0.0] * width
     for bucket, ((a, b), count) in enumerate(
-        zip(bucket_shares(fetched, width, prior_pages), queued, strict=True)
+        zip(
+            bucket_shares(fetched, middles or uniform_middles(width), prior_pages),
+            queued,
+            strict=True,
+        )
     ):
         p[bucket] = a / (a + b)
         if count > 0:

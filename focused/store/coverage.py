@@ -74,6 +74,13 @@ class CoverageStore:
 
         store.retrying(write)
 
+    def recent(self, count: int) -> list[dict[str, Any]]:
+        """The last ``count`` estimates, oldest first."""
+        store = self.store
+        key = store.key(keys.COVERAGE_LOG)
+        entries = store.retrying(lambda: store._client.lrange(key, -count, -1))
+        return [json.loads(entry) for entry in entries]
+
     def history(self) -> list[dict[str, Any]]:
         """Every estimate kept, oldest first."""
         store = self.store

@@ -59,7 +59,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
     **{name: (name,) for name in _ALONE},
 }
 
-Value = str | int | tuple[str, ...]
+Value = str | int | tuple[str | int, ...]
 
 # The values a script may use: every key name and bucket size of ``keys``.
 VALUES: dict[str, Value] = {

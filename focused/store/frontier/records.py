@@ -8,6 +8,8 @@ packing's units. The layout of every key is in :mod:`focused.store.keys`.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -30,7 +32,12 @@ SCORE_LEVELS = 65535
 HOST_CAP = 4095
 HASH_MASK = HOST_UNIT - 1
 MAX_TRIES_PACKABLE = 7
-SCORE_BUCKETS = 20  # score buckets of the link-score calibration (score_bucket)
+# The score buckets of the link-score calibration (score_bucket): their lower edges, finer
+# where scores are near 0 or 1, where a best-first crawl's queue keeps most of its URLs and
+# where a step of the score changes most the odds of a relevant page.
+SCORE_EDGES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)
+SCORE_EDGES += (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.998)
+SCORE_BUCKETS = len(SCORE_EDGES)
 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
 PAGE_RECORD = struct.Struct(">Q")  # a page's own fingerprint, at the head of its graph record
@@ -106,27 +113,45 @@ def unpack_score(packed: int) -> tuple[int, float]:
     return tries, 1.0 - (rest // SCORE_UNIT) / SCORE_LEVELS
 
 
+def _edge_level(edge: float) -> int:
+    """The highest score level whose score is ``edge`` or more, as a packed score rounds it."""
+    return int((1.0 - edge) * SCORE_LEVELS + 0.5)
+
+
+# The highest level of each bucket but the first, from the second bucket up (descending).
+BUCKET_TOP_LEVELS = tuple(_edge_level(edge) for edge in SCORE_EDGES[1:])
+
+
 def score_bucket(packed: int) -> int:
-    """The score bucket of a packed order: ``floor(score * SCORE_BUCKETS)`` of the score its
-    level stands for (1.0 in the top bucket), as ``frontier.lua``'s ``score_bucket`` does. The
-    acknowledgement counts its pages by the bucket their URL was leased in (the link scores'
-    calibration, ``calibration`` in :mod:`focused.store.keys`)."""
+    """The score bucket of a packed order (the last of SCORE_EDGES at or below its score), as
+    ``frontier.lua``'s ``score_bucket`` finds it. The acknowledgement counts its pages by the
+    bucket their URL was leased in (the link scores' calibration, ``calibration`` in
+    :mod:`focused.store.keys`)."""
     level = (packed % TRY_UNIT) // SCORE_UNIT
-    # the level's score is the middle of its cell: 0.55 packs to a level just below 0.55
-    return min(
-        SCORE_BUCKETS - 1, (2 * (SCORE_LEVELS - level) + 1) * SCORE_BUCKETS // (2 * SCORE_LEVELS)
-    )
+    bucket = 0
+    while bucket < SCORE_BUCKETS - 1 and level <= BUCKET_TOP_LEVELS[bucket]:
+        bucket += 1
+    return bucket
+
+
+def bucket_middles() -> list[float]:
+    """The score each bucket stands for: the middle of its edges on the logit scale (half its
+    upper edge for the first, half-way to 1 for the last)."""
+
+    def logit(p: float) -> float:
+        return math.log(p / (1.0 - p))
+
+    middles = [SCORE_EDGES[1] / 2]
+    for low, high in itertools.pairwise(SCORE_EDGES[1:]):
+        middles.append(1.0 / (1.0 + math.exp(-(logit(low) + logit(high)) / 2)))
+    return [*middles, (SCORE_EDGES[-1] + 1.0) / 2]
 
 
 def bucket_levels() -> list[int]:
     """The lowest score level (``round((1 - score) * SCORE_LEVELS)``) of each score bucket,
     best bucket first, and ``SCORE_LEVELS + 1`` last: bucket b holds levels from
     ``levels[SCORE_BUCKETS - 1 - b]`` up to the next entry (exclusive)."""
-    lows = [0]
-    for level in range(1, SCORE_LEVELS + 1):
-        if score_bucket(level * SCORE_UNIT) != score_bucket((level - 1) * SCORE_UNIT):
-            lows.append(level)
-    return [*lows, SCORE_LEVELS + 1]
+    return [0, *(top + 1 for top in reversed(BUCKET_TOP_LEVELS)), SCORE_LEVELS + 1]
 
 
 # The values the frontier's Lua scripts (``focused/store/lua/``) use besides the key names.
@@ -137,4 +162,5 @@ PACKING = {
     "SCORE_UNIT": SCORE_UNIT,
     "SCORE_LEVELS": SCORE_LEVELS,
     "SCORE_BUCKETS": SCORE_BUCKETS,
+    "BUCKET_TOP_LEVELS": BUCKET_TOP_LEVELS,
 }

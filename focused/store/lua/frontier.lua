@@ -66,13 +66,16 @@ end
 local function as_integer(x) return string.format('%.0f', x) end
 local function as_seconds(x) return string.format('%.6f', x) end
 
--- The score bucket of a packed order: floor(score * SCORE_BUCKETS) of its score level, the
--- top score in the top bucket (focused.store.frontier.records.score_bucket).
+-- The score bucket of a packed order, 0 to SCORE_BUCKETS - 1: how many buckets' highest
+-- levels (BUCKET_TOP_LEVELS, descending) its level is at or below
+-- (focused.store.frontier.records.score_bucket). Most queued URLs are in the first buckets.
 local function score_bucket(packed)
   local level = math.floor((packed % TRY_UNIT) / SCORE_UNIT)
-  return math.min(SCORE_BUCKETS - 1,
-                  math.floor((2 * (SCORE_LEVELS - level) + 1) * SCORE_BUCKETS
-                             / (2 * SCORE_LEVELS)))
+  local bucket = 0
+  while bucket < SCORE_BUCKETS - 1 and level <= BUCKET_TOP_LEVELS[bucket + 1] do
+    bucket = bucket + 1
+  end
+  return bucket
 end
 
 -- The fetch order of the page a queued member was found on ('0' for none, or for a member
