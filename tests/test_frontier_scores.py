@@ -60,6 +60,8 @@ def test_queued_and_leased_urls_are_counted_by_score_on_short_and_long_queues(fr
     links = (
         [Link("http://a.test/1", 0.05), Link("http://a.test/2", 0.55)]
         + [Link(f"http://b.test/{i}", 0.97) for i in range(3)]
+        # a queue of one bucket, counted at once
+        + [Link(f"http://same.test/{i}", 0.42 + i / 1000) for i in range(10)]
         # a long queue, counted per bucket, with URLs in every bucket
         + [
             Link(f"http://long.test/{i}", (SCORE_EDGES + (1.0,))[i % 20] + 0.0004)
@@ -74,7 +76,7 @@ def test_queued_and_leased_urls_are_counted_by_score_on_short_and_long_queues(fr
         expected[score_bucket(pack(link.score, 0, 0))] += 1
     assert min(expected) >= 10  # every bucket has URLs, on the long queue at least
     scores = f.queued_by_score()
-    assert (scores.population, len(scores.hosts), scores.sampled) == (3, 3, False)
+    assert (scores.population, len(scores.hosts), scores.sampled) == (4, 4, False)
     assert totals(scores.hosts) == expected
     # a retried URL of the long queue keeps its score's bucket
     f.release([leased[0].lease], retry=True)
