@@ -62,12 +62,11 @@ class CoverageStore:
         """Keep an estimate as the last one and in the log, at once."""
         store = self.store
         key, log = store.key(keys.COVERAGE), store.key(keys.COVERAGE_LOG)
-        fields = {name: json.dumps(value) for name, value in estimate.items()}
 
         def write() -> None:
             pipe = store._client.pipeline()
             pipe.delete(key)
-            pipe.hset(key, mapping=fields)
+            pipe.hset(key, mapping={name: json.dumps(value) for name, value in estimate.items()})
             pipe.rpush(log, json.dumps(estimate, separators=(",", ":")))
             pipe.ltrim(log, -LOG_LEN, -1)
             pipe.execute()
@@ -97,6 +96,6 @@ class CoverageStore:
         )
 
 
-def coverage_record(fields: Mapping[str, str]) -> dict[str, Any]:
+def coverage_record(fields: Mapping[Any, Any]) -> dict[str, Any]:
     """The last estimate as the ``coverage`` hash holds it, its values decoded."""
     return {name: json.loads(value) for name, value in fields.items()}

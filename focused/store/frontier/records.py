@@ -35,8 +35,10 @@ MAX_TRIES_PACKABLE = 7
 # The score buckets of the link-score calibration (score_bucket): their lower edges, finer
 # where scores are near 0 or 1, where a best-first crawl's queue keeps most of its URLs and
 # where a step of the score changes most the odds of a relevant page.
-SCORE_EDGES = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)
-SCORE_EDGES += (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.998)
+SCORE_EDGES: tuple[float, ...] = (
+    *(0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3),
+    *(0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.998),
+)
 SCORE_BUCKETS = len(SCORE_EDGES)
 
 ANCHOR_CHARS = 80  # characters of anchor text kept with a queued URL
@@ -155,7 +157,7 @@ def bucket_levels() -> list[int]:
 
 
 # The values the frontier's Lua scripts (``focused/store/lua/``) use besides the key names.
-PACKING = {
+PACKING: dict[str, int | tuple[int, ...]] = {
     "HOST_UNIT": HOST_UNIT,
     "HOST_CAP": HOST_CAP,
     "TRY_UNIT": TRY_UNIT,
