@@ -129,7 +129,7 @@ def test_the_estimates_are_kept_and_read_by_status_and_the_exporter(frontier):
     assert coverage_record(records.progress()[1])["left"] == 12.5
     snapshot = crawl_snapshot(Reader(f.store._client), f.store.crawl)
     rows = dict(status_rows(snapshot))
-    assert rows["relevant found / estimated in reach"] == "20 / 32 (26-45) at 100 pages"
+    assert rows["relevant found / est. in reach"] == "20 / 32 (26-45) at 100 pages"
     assert rows["best 100 queued, relevant"] == "4.0 expected"
     families = {m.name: m for m in CrawlCollector(Reader(f.store._client)).collect()}
 

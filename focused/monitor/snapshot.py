@@ -470,14 +470,14 @@ def _coverage_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     record = snapshot["coverage"]
     if not record:
         return [
-            ("relevant found / estimated in reach", "-"),
+            ("relevant found / est. in reach", "-"),
             (f"best {NEXT} queued, relevant", "-"),
         ]
     c = Coverage.from_record(record)
     sample = f", {record['hosts']} hosts sampled" if c.sampled else ""
     return [
         (
-            "relevant found / estimated in reach",
+            "relevant found / est. in reach",
             f"{c.found} / {c.in_reach:.0f} ({c.found + c.low:.0f}-{c.found + c.high:.0f}) "
             f"at {record['pages']} pages{sample}",
         ),
