@@ -83,7 +83,8 @@ sites)
                                low, high, next (relevant expected among the best 100 queued),
                                queued, hosts, sampled, time, below (pages since the estimate
                                stayed under the covered threshold, or -1)
-``coverage:log``       list    every estimate as JSON, oldest first (the last 1,000)
+``coverage:log``       list    every estimate as JSON, oldest first (the last 1,000), with its
+                               queued URLs and calibration counts per score bucket
 ``coverage:lock``      string  held by the one process estimating (a lease)
 ``linklog``            list    the online link model's training log, one entry per classified
                                page: label, estimate, parent R and category, URL, anchor
