@@ -121,12 +121,12 @@ def test_the_estimates_are_kept_and_read_by_status_and_the_exporter(frontier):
     f = frontier()
     f.push_many([Link(f"http://e{i}.test/", 0.9) for i in range(30)])  # some on every shard
     records = CoverageStore(f.store)
-    assert records.progress() == (0, {}) and records.history() == []
+    assert records.progress() == (0, 0, {}) and records.history() == []
     for pages, left in ((50, 30.0), (100, 12.5)):
         estimate = Coverage(found=20, left=left, low=left / 2, high=left * 2, next=4.0, queued=3)
         records.record({**estimate.record(), "pages": pages, "covered_since": None})
     assert [r["pages"] for r in records.history()] == [50, 100]
-    assert coverage_record(records.progress()[1])["left"] == 12.5
+    assert coverage_record(records.progress()[2])["left"] == 12.5
     snapshot = crawl_snapshot(Reader(f.store._client), f.store.crawl)
     rows = dict(status_rows(snapshot))
     assert rows["relevant found / est. in reach"] == "20 / 32 (26-45) at 100 pages"

@@ -81,7 +81,8 @@ class CoverageMonitor:
         # the reactor); it reports by raising.
         self.frontier = frontier.for_thread()
         self.records = CoverageStore(frontier.store)
-        self.job = CoverageStore(self.frontier.store).job(
+        self.thread_records = CoverageStore(self.frontier.store)
+        self.job = self.thread_records.job(
             self.estimate,
             lock_s=LEASE_S,
             done=self.done,
@@ -102,7 +103,7 @@ class CoverageMonitor:
 
     def check(self) -> None:
         try:
-            fetched, last = self.records.progress()
+            fetched, _, last = self.records.progress()
         except FocusedError:  # Redis is lost: the crawl reports it and stops
             return
         record = coverage_record(last)
@@ -114,8 +115,8 @@ class CoverageMonitor:
     def estimate(self, frontier: RedisFrontier) -> dict[str, Any]:
         """Estimate what is left now and record it (in the job's thread, under the lock)."""
         started = time.perf_counter()
-        records = CoverageStore(frontier.store)
-        fetched, fields = records.progress()
+        records = self.thread_records
+        fetched, relevant, fields = records.progress()
         last = coverage_record(fields)
         queued = frontier.queued_by_score(self.max_hosts)
         calibration = frontier.score_calibration()
@@ -125,7 +126,7 @@ class CoverageMonitor:
         coverage = estimate(
             recent_counts(calibration, then),
             queued.hosts,
-            records.relevant_found(),
+            relevant,
             middles=bucket_middles(),
             population=queued.population,
         )

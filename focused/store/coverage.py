@@ -25,19 +25,22 @@ class CoverageStore:
     def __init__(self, store: CrawlStore):
         self.store = store
 
-    def progress(self) -> tuple[int, dict[str, str]]:
-        """(pages fetched crawl-wide, the last estimate's record), in one round trip."""
+    def progress(self) -> tuple[int, int, dict[str, str]]:
+        """(pages fetched and relevant pages found crawl-wide, the last estimate's record), in
+        one round trip."""
         store = self.store
 
         def read() -> list[Any]:
             pipe = store._client.pipeline(transaction=False)
             for shard in range(len(store.shards)):  # each shard counts its own pages
-                pipe.hget(store.key(keys.STATS, shard=shard), "fetched")
+                pipe.hmget(store.key(keys.STATS, shard=shard), "fetched", "relevant")
             pipe.hgetall(store.key(keys.COVERAGE))
             return pipe.execute()
 
-        *fetched, last = store.retrying(read)
-        return sum(int(n or 0) for n in fetched), last
+        *counts, last = store.retrying(read)
+        fetched = sum(int(n or 0) for n, _ in counts)
+        relevant = sum(int(r or 0) for _, r in counts)
+        return fetched, relevant, last
 
     def latest(self) -> dict[str, Any]:
         """The last estimate's record, its values decoded (empty before the first)."""
@@ -45,18 +48,6 @@ class CoverageStore:
         return coverage_record(
             store.retrying(lambda: store._client.hgetall(store.key(keys.COVERAGE)))
         )
-
-    def relevant_found(self) -> int:
-        """Relevant pages found crawl-wide."""
-        store = self.store
-
-        def read() -> list[Any]:
-            pipe = store._client.pipeline(transaction=False)
-            for shard in range(len(store.shards)):
-                pipe.hget(store.key(keys.STATS, shard=shard), "relevant")
-            return pipe.execute()
-
-        return sum(int(n or 0) for n in store.retrying(read))
 
     def record(self, estimate: Mapping[str, Any]) -> None:
         """Keep an estimate as the last one and in the log, at once."""

@@ -14,6 +14,7 @@ from typing import Any
 from focused.store import keys
 from focused.store.frontier.core import FrontierCore
 from focused.store.frontier.records import SCORE_BUCKETS, bucket_levels, score_bucket
+from focused.store.shards import add_up
 
 # Hosts per call of ``queued_scores.lua``: each call holds Redis for about a millisecond.
 HOSTS_PER_CALL = 200
@@ -91,10 +92,8 @@ class ScoreCounts(FrontierCore):
                 pipe.hgetall(store.key(keys.CALIBRATION, shard=shard))
             return pipe.execute()
 
-        totals: dict[int, list[int]] = {}
-        for counts in store.retrying(read):
-            for field, value in counts.items():
-                kind, bucket = field[0], int(field[1:])
-                pair = totals.setdefault(bucket, [0, 0])
-                pair[kind == "r"] += int(value)
-        return {bucket: (n, r) for bucket, (n, r) in sorted(totals.items())}
+        totals = add_up(store.retrying(read))
+        return {
+            bucket: (int(totals.get(f"n{bucket}", 0)), int(totals.get(f"r{bucket}", 0)))
+            for bucket in sorted({int(field[1:]) for field in totals})
+        }
