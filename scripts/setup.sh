@@ -9,8 +9,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.focused-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[test,docs]"
+    # pip's and the build's warnings (setuptools' notice on editable installs among them) go to
+    # a log, shown only when the install fails.
+    log=.venv/install.log
+    echo "setup: installing focused and its test tools in .venv (a minute or two) ..."
+    if ! { .venv/bin/python -m pip install --quiet --upgrade pip \
+           && .venv/bin/python -m pip install --quiet -e ".[test,docs]"; } >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "setup: the install failed (its log: $log)" >&2
+        exit 1
+    fi
     touch "$stamp"
 fi
 # Debian packages: WordNet 3.0 for the "semantic" relevance method (wordnet-base, in

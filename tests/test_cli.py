@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from focused.lab.demo import command_name
 from focused.store import keys
 from focused.store.client import connect
 from focused.store.frontier.base import Link
@@ -123,3 +124,20 @@ def test_reset_refuses_while_a_process_of_the_crawl_runs(frontier, crawl_name, r
     result = focused("reset", crawl_name, "--force", "--home", str(redis_home))
     assert result.returncode == 0, result.stderr
     assert not frontier().counts().get("queued")
+
+
+def test_the_demo_names_the_command_as_the_user_can_type_it(tmp_path, monkeypatch):
+    """``focused`` when the PATH finds the one that ran, else the path that ran, from here."""
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    program = bin_dir / "focused"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(program)])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert command_name() == ".venv/bin/focused"
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert command_name() == "focused"
+    monkeypatch.setattr(sys, "argv", ["/somewhere/focused/cli/main.py"])  # python -m
+    assert command_name() == "focused"

@@ -4,6 +4,7 @@ a false diffusion alarm."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,12 @@ def test_the_demo_stops_when_its_topic_is_covered_and_raises_no_false_alarm(tmp_
     snapshot = crawl_snapshot(Reader(connect(home=home)), "demo")
     assert snapshot["finish_reason"] == "focused_covered"
     assert snapshot["fetched"] < 1000
+    # The bar, the ending and the header agree with the crawl: it stopped short of its limit.
+    done_pages = snapshot["fetched"] + snapshot["failed"]
+    assert re.search(rf"^demo\s.*\s{done_pages}/1000\s", done.stdout, flags=re.M), done.stdout
+    assert f"focused (soft focus): stopped after {done_pages} pages" in out
+    assert "Crawling a web of 3,007 pages" in out
+    assert "`focused status demo`" in out  # the command as this test ran it
     # The harvest fell because the topic ran out: a notice, not the diffusion alarm.
     alarms = {alarm["name"]: alarm["level"] for alarm in snapshot["alarms"]}
     assert "diffusion" not in alarms and alarms.get("covered") == "notice"

@@ -42,7 +42,7 @@ def hostile(redis_client) -> Iterator[str]:
     redis_client.hset(prefix + keys.META, mapping={"focus": HOSTILE, "threshold": 0.5})
     redis_client.hset(prefix + keys.CENSUS, mapping={f"category {HOSTILE}": 3})
     redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={f"stat {HOSTILE}": HOSTILE})
-    hubs = [["javascript:document.title=1", 0.5], [f"https://example.org/{HOSTILE}", 0.25]]
+    hubs = [["javascript:document.title=1", 0.5], [f"https://example.org/{HOSTILE}", 0.000031]]
     redis_client.hset(
         prefix + keys.DISTILL,
         mapping={
@@ -149,6 +149,9 @@ def test_hostile_names_and_urls_stay_text(hostile, redis_home, tmp_path):
         f"https://example.org/{HOSTILE}",
     ]
     assert [link.get("href") for link in links] == [None, f"https://example.org/{HOSTILE}"]
+    # A big graph's hub scores are tiny, and shown as such, not as 0.0000.
+    scores = card.xpath(".//*[@data-figure='hub']/td[last()]/text()")
+    assert scores == ["0.5000", "3.10e-5"]
     # A topic that learns itself: its generation and top words (markup among them, as text).
     assert card.xpath(".//*[@data-figure='learned_generation']/@data-value") == ["2"]
     top = card.xpath(".//*[@data-figure='learned_top']")[0]

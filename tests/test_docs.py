@@ -23,6 +23,7 @@ import shlex
 import socket
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -146,18 +147,37 @@ def test_the_readmes_headline_harvest_is_the_evaluations_current_figure():
     assert headline == [default["development"], default["validation"]]
 
 
+def test_the_install_page_lists_every_extra_and_when_a_browser_is_needed():
+    page = (DOCS / "intro" / "install.md").read_text(encoding="utf-8")
+    table = page[page.index("| extra |") :].split("\n\n", 1)[0]
+    listed = re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert sorted(listed) == sorted(pyproject["project"]["optional-dependencies"])
+    chromium = page[page.index("## Chromium") :].split("\n## ", 1)[0]
+    assert "FOCUSED_RENDER" in chromium and "never needs" not in chromium
+
+
 def test_the_readme_is_short():
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 220
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built with warnings as errors."""
+    """The site built with warnings as errors; what the build printed is in ``../build.log``."""
     out = tmp_path_factory.mktemp("docs") / "html"
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
     result = subprocess.run([*command, str(DOCS), str(out)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    (out.parent / "build.log").write_text(result.stdout + result.stderr, encoding="utf-8")
     return out
+
+
+@pytest.mark.crawl
+def test_the_build_says_what_it_does_and_no_more(built: Path):
+    """Sphinx's progress, not an extension's dump of its whole configuration."""
+    printed = (built.parent / "build.log").read_text(encoding="utf-8")
+    assert "build succeeded" in printed
+    assert "MdParserConfig" not in printed and "myst v" not in printed
 
 
 class _Links(html.parser.HTMLParser):

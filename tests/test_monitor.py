@@ -10,6 +10,7 @@ from pathlib import Path
 
 from focused.monitor.snapshot import (
     NO_CATEGORY,
+    _process,
     alarms,
     crawl_snapshot,
     format_report,
@@ -33,8 +34,10 @@ def test_no_alarm_on_a_healthy_crawl():
     assert names("hard", 0.4, 0.45, 500, False) == []
 
 
-def test_frontier_running_dry_is_stagnation_in_any_mode():
-    assert names("soft", 0.4, 0.45, 50, True) == ["stagnation"]
+def test_frontier_running_dry_is_a_notice_not_an_alarm_in_any_mode():
+    for focus in ("soft", "hard", "breadth-first"):
+        raised = alarms(focus, 0.4, 0.45, 50, True, **LIMITS)
+        assert [(a.name, a.level) for a in raised] == [("exhausted", "notice")]
     assert names("soft", None, None, 0, True) == []  # nothing crawled yet
 
 
@@ -52,8 +55,10 @@ def test_soft_focus_drifting_is_diffusion():
 
 def test_report_after_a_crawl(crawl, redis_home, tmp_path):
     stats = crawl.run()  # the whole web: the frontier runs dry at the end
-    assert stats["focused/alarm/stagnation"] == 1
-    assert crawl.log().count("Alarm, stagnation: the frontier ran dry") == 1
+    # A web crawled to its end: a notice, logged as information, no alarm and no warning.
+    assert stats["focused/alarm/exhausted"] == 1 and "focused/alarm/stagnation" not in stats
+    assert crawl.log().count("INFO: Notice, exhausted: the frontier ran dry") == 1
+    assert "Alarm" not in crawl.log()
     png = tmp_path / "curve.png"
     result = subprocess.run(
         [
@@ -80,7 +85,7 @@ def test_report_after_a_crawl(crawl, redis_home, tmp_path):
     # The curve's harvest: the share of relevant pages among each 100 classified.
     first = [item for item in crawl.feed() if item["relevance"] is not None][:100]
     assert report["curve"][0]["harvest_100"] == round(sum(i["relevant"] for i in first) / 100, 4)
-    assert [a["name"] for a in report["alarms"]][:1] == ["stagnation"]
+    assert [a["name"] for a in report["alarms"]][:1] == ["exhausted"]
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
@@ -90,10 +95,13 @@ def test_the_status_page_explains_every_line_and_no_other(redis_client, crawl_na
     included), in the same words, and none that it does not print."""
     prefix = keys.prefix(crawl_name)
     redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
-    redis_client.hset(prefix + keys.LEARNED, mapping={"generation": 1, "top": "[]"})
-    redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={"focused/render/pages": 1})
-    redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={"focused/language/en": 2})
     try:
+        every_crawl = [
+            label for label, _ in status_rows(crawl_snapshot(Reader(redis_client), crawl_name))
+        ]
+        redis_client.hset(prefix + keys.LEARNED, mapping={"generation": 1, "top": "[]"})
+        redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={"focused/render/pages": 1})
+        redis_client.hset(prefix + keys.SCRAPY_STATS, mapping={"focused/language/en": 2})
         printed = [
             label for label, _ in status_rows(crawl_snapshot(Reader(redis_client), crawl_name))
         ]
@@ -103,6 +111,11 @@ def test_the_status_page_explains_every_line_and_no_other(redis_client, crawl_na
     explained = re.findall(r"^\| `([^`]+)` \|", page, re.M)
     assert len(printed) > 20
     assert explained == printed
+    # A row only some crawls print never widens the lines (labels are aligned) of every crawl.
+    optional = set(printed) - set(every_crawl)
+    assert "rendered pages" in optional
+    widest = max(len(label) for label in every_crawl)
+    assert all(len(label) <= widest for label in optional), optional
 
 
 def test_the_exporter_serves_rendered_pages_by_reason_and_hosts_flagged(redis_client, crawl_name):
@@ -170,3 +183,13 @@ def test_a_hung_process_is_shown_as_hung_and_not_as_an_ended_one(redis_client, c
         reset_crawl(redis_client, crawl_name)
     assert (snapshot["state"], snapshot["alive"]) == ("stopped", 0)
     assert "  vm:1:ab  hung  5 responses, 0 items, 0 relevant" in format_report(snapshot)
+
+
+def test_time_left_is_counted_from_now_not_from_the_last_beat():
+    """A process 50 pages from its limit at 10 pages/s, heard from 4 s ago, has 1 s left."""
+    record = {
+        "state": "running", "beat": "100", "pages": "950", "pages_per_s": "10",
+        "page_limit": "1000", "items": "0", "items_per_s": "0", "item_limit": "0",
+    }  # fmt: skip
+    assert _process("p", record, now=104.0)["time_left"] == 1.0
+    assert _process("p", record, now=110.0)["time_left"] == 0.0  # never below 0

@@ -141,11 +141,19 @@ def test_deploy_schedule_watch_and_collect_items_on_scrapyd(
         jobs = [line.split()[3] for line in lines]
         assert [job.rsplit("-", 1)[0] for job in jobs] == names
 
+        running_items_urls = []
+
         def finished() -> dict[str, dict]:
             listing = get_json(scrapyd + "listjobs.json?project=focused")
+            running_items_urls.extend(job.get("items_url") for job in listing["running"])
             return {job["id"]: job for job in listing["finished"]}
 
         wait_for(lambda: set(jobs) <= set(finished()), timeout=120, interval=0.5)
+        # As the how-to says: a running job's feed is null until its file exists, then the
+        # same URL as once it finished.
+        assert running_items_urls
+        feeds = {f"/items/focused/focused/{job}.jl" for job in jobs}
+        assert set(running_items_urls) <= {None, *feeds}
         done = finished()
         for job, name, url in zip(jobs, names, (jobs_url, node_redis), strict=True):
             log = (tmp_path / "node" / "logs" / "focused" / "focused" / f"{job}.log").read_text()

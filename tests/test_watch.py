@@ -16,17 +16,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import lxml.html
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scrapy.utils.test import get_crawler
 
-from focused.extensions.heartbeat import HUNG_BEATS
+from focused.extensions import heartbeat as heartbeat_module
+from focused.extensions.heartbeat import HUNG_BEATS, Heartbeat
 from focused.monitor.snapshot import crawl_snapshot
 from focused.settings import defaults
 from focused.store import keys
+from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import Link
+from focused.store.processes import ProcessRecords
 from focused.store.reads import Reader
 from tests.conftest import final_stats, wait_for
 
@@ -504,3 +508,20 @@ def test_status_watch_waits_for_a_crawl_that_has_not_started(
         if watch.poll() is None:
             watch.kill()
             watch.communicate()
+
+
+def test_a_process_rate_is_its_pace_now_not_since_its_start(redis_client, crawl_name, monkeypatch):
+    """Start-up (no response yet) and pages long past do not slow the rate the time left is
+    counted from: a process that waited 60 s, then crawls at 10 pages/s, shows 10 pages/s."""
+    crawler = get_crawler(settings_dict={"CLOSESPIDER_PAGECOUNT": 1000})
+    crawler.stats.open_spider()
+    heartbeat = Heartbeat(crawler, 5.0, page_limit=1000, item_limit=0)
+    store = CrawlStore(redis_client, crawl_name)
+    records = ProcessRecords(store)
+    clock = iter(range(0, 200, 5))  # a beat every 5 s, the heartbeat's clock alone
+    monkeypatch.setattr(heartbeat_module, "time", SimpleNamespace(monotonic=lambda: next(clock)))
+    for pages in [0] * 12 + [50, 100, 150]:  # a minute of start-up, then 10 pages/s
+        crawler.stats.set_value("response_received_count", pages)
+        heartbeat.record(records, finished=None)
+    beat = redis_client.hgetall(store.key(keys.PROC, heartbeat.id))
+    assert beat["pages"] == "150" and float(beat["pages_per_s"]) == 10.0

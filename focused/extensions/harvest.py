@@ -3,12 +3,13 @@
 - Harvest: the share of classified pages that are relevant, over this process's last 100
   and 1,000 (``focused/harvest/100``, ``focused/harvest/1000``), next to their mean
   relevance R (``focused/relevance/mean_100``, ``..._1000``).
-- Alarms (:func:`focused.monitor.snapshot.alarms`): *stagnation* (the frontier runs dry, or the
-  harvest collapses under hard focus) and *diffusion* (soft focus drifting into less relevant
-  pages), each logged once as a warning with its figures and counted as ``focused/alarm/<name>``;
-  when the harvest falls because the topic looks covered (the crawl's last estimate of what is
-  left, :mod:`focused.extensions.coverage`, expects little of the best queued URLs), the notice
-  *covered* instead, logged once as information.
+- Alarms (:func:`focused.monitor.snapshot.alarms`): *stagnation* (the harvest collapses under
+  hard focus) and *diffusion* (soft focus drifting into less relevant pages), each logged once
+  as a warning with its figures and counted as ``focused/alarm/<name>``; when the harvest falls
+  because the topic looks covered (the crawl's last estimate of what is left,
+  :mod:`focused.extensions.coverage`, expects little of the best queued URLs), the notice
+  *covered* instead, and when the frontier runs dry, the notice *exhausted*, each logged once
+  as information.
 - Every LOGSTATS_INTERVAL seconds one log line gives pages, relevant pages, the harvest
   and the frontier's queue depth.
 

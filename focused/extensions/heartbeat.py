@@ -2,7 +2,8 @@
 
 Every FOCUSED_HEARTBEAT_S seconds one script call writes the process's ``proc:<id>`` hash
 (host, pid, started, state, its pages, items and relevant pages, their rates over the last
-RATE_BEATS beats, its page and item limits CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
+RATE_BEATS beats (start-up, before the first response, left out), its page and item limits
+CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
 its last beat in the crawl's ``procs`` zset (on a cluster, of every shard: each shard's lease
 reaper reads its own; readers read shard 0's). Times are Redis's clock, so they
 compare across machines. The hash expires three beats after the last one: a process not
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 
 GONE_BEATS = 3  # a running process's record expires this many beats after its last one
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
-RATE_BEATS = 12  # pages/s and items/s are measured over this many beats
+RATE_BEATS = 3  # pages/s and items/s are measured over this many beats: what the crawl does now
 HUNG_BEATS = 60  # a reactor not heard from in this many beats is hung: its process stops beating
 
 
@@ -170,6 +171,8 @@ class Heartbeat:
     def record(self, records: ProcessRecords, finished: str | None, hung: bool = False) -> None:
         pages = self.stats.get_value("response_received_count", 0)
         items = self.stats.get_value("item_scraped_count", 0)
+        if not pages:  # start-up (the model, the seeds) is not the crawl's pace
+            self.counts.clear()
         self.counts.append((time.monotonic(), pages, items))
         (then, pages_then, items_then), now = self.counts[0], self.counts[-1][0]
         elapsed = now - then

@@ -9,7 +9,9 @@ against the web's own labels (ground truth), not the crawler's opinion of its pa
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,6 +66,7 @@ def crawl(
     }
     command = crawl_command(topic, options, feed)
     client = connect(home=home)
+    reader = Reader(client)
     reset_crawl(client, crawl_name)
     task = progress.add_task(crawl_name, total=pages)
     log = out / f"{crawl_name}.log"
@@ -72,14 +75,39 @@ def crawl(
             command, env=crawl_env(proxy, home), stderr=stderr, stdout=subprocess.DEVNULL
         )
         while process.poll() is None:
-            status = crawl_status(Reader(client), crawl_name)
-            progress.update(task, completed=status.get("fetched", 0) + status.get("failed", 0))
+            progress.update(task, completed=pages_done(reader, crawl_name))
             time.sleep(0.3)
     if process.returncode != 0:
         tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
         raise FocusedError(f"the {crawl_name} crawl failed ({log}): {tail[0]}")
-    progress.update(task, completed=pages)
+    # The bar ends where the crawl did: a crawl that stopped early ends short of its limit.
+    progress.update(task, completed=pages_done(reader, crawl_name))
     return feed
+
+
+def pages_done(reader: Reader, crawl_name: str) -> int:
+    """The pages a crawl has finished, fetched or failed: what its bar and its ending count."""
+    return finished(crawl_status(reader, crawl_name))
+
+
+def finished(status: Mapping[str, Any]) -> int:
+    """The pages fetched or failed of a crawl's status or snapshot."""
+    return int(status.get("fetched", 0)) + int(status.get("failed", 0))
+
+
+def command_name() -> str:
+    """How to call ``focused`` again from here: ``focused`` when that is what the PATH finds,
+    else the path the user ran (``.venv/bin/focused``)."""
+    ran = Path(sys.argv[0])
+    if ran.name != "focused":  # python -m focused.cli.main
+        return "focused"
+    found = shutil.which("focused")
+    if found and Path(found).resolve() == ran.resolve():
+        return "focused"
+    try:
+        return str(ran.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(ran)
 
 
 def harvest_curve(feed: Path, bundle: Bundle, category: str, skip: set[str]) -> list[bool]:
@@ -101,7 +129,7 @@ def ending(label: str, snapshot: Mapping[str, Any]) -> str:
         "focused_covered": "as its topic looks covered",
         "closespider_itemcount": "at its page limit",
     }.get(snapshot.get("finish_reason") or "", f"({snapshot.get('finish_reason')})")
-    line = f"{label}: stopped after {snapshot.get('fetched', 0)} pages {why}"
+    line = f"{label}: stopped after {finished(snapshot)} pages {why}"
     if coverage := snapshot.get("coverage"):
         in_reach = coverage["found"] + coverage["left"]
         line += f" ({coverage['found']} relevant found of about {in_reach:.0f} in reach)"
@@ -123,8 +151,8 @@ def run_demo(
     out = home_folder / "demo"
     out.mkdir(parents=True, exist_ok=True)
     console.print(
-        f"Crawling {len(bundle.pages)} pages on {len(topic.seeds)} seeds for topic "
-        f"[bold]{category}[/bold], {pages} pages per crawler ..."
+        f"Crawling a web of {len(bundle.pages):,} pages from {len(topic.seeds)} seeds for topic "
+        f"[bold]{category}[/bold], up to {pages:,} pages per crawler ..."
     )
     curves, endings = {}, []
     with (
@@ -151,8 +179,12 @@ def run_demo(
             )
             curves[label] = harvest_curve(feed, bundle, category, set(topic.seeds))
             endings.append(ending(label, crawl_snapshot(Reader(connect(home=home_folder)), name)))
-    table = Table(title=f"Harvest on '{category}' (share of fetched pages on the topic)")
-    table.add_column("pages fetched", justify="right")
+    table = Table(
+        title=f"Harvest on '{category}' (share of fetched pages on the topic)",
+        caption=f"pages counted in the order fetched; the {len(topic.seeds)} seeds and pages "
+        "that failed left out",
+    )
+    table.add_column("pages counted", justify="right")
     for label in curves:
         table.add_column(label, justify="right")
     shortest = min(len(curve) for curve in curves.values())
@@ -170,8 +202,9 @@ def run_demo(
         f"Share of fetched pages on '{category}' (by the web's labels)",
     )
     console.print(f"Harvest curves plotted in {plot}")
+    command = command_name()
     console.print(
-        f"Feeds, logs and the lists of good hubs and sites in {out}; `focused status demo` "
-        "shows the crawl's state in Redis, `focused hubs demo` its best hubs."
+        f"Feeds, logs and the lists of good hubs and sites in {out}; `{command} status demo` "
+        f"shows the crawl's state in Redis, `{command} hubs demo` its best hubs."
     )
     return 0

@@ -77,8 +77,9 @@ def alarms(
 ) -> list[Alarm]:
     """The alarms a crawl's figures raise (the crawl's extension and the readers agree).
 
-    Stagnation: the frontier ran dry, or under hard focus the harvest of the last 100 pages
-    fell below ``stagnation_harvest``. Diffusion: under any other strategy the last 100
+    Exhausted, a notice: the frontier ran dry, every URL in reach fetched (a site crawled to its
+    end is no fault). Stagnation: under hard focus the harvest of the last 100 pages fell below
+    ``stagnation_harvest``. Diffusion: under any other strategy the last 100
     pages' harvest fell below ``diffusion_ratio`` times the last 1,000's, the crawl drifting
     into less relevant pages, while the best queued URLs are expected to do better (by the
     last estimate of what is left, ``coverage``, when there is one); when they are not, the
@@ -87,7 +88,14 @@ def alarms(
     """
     raised = []
     if frontier_empty and pages:
-        raised.append(Alarm("stagnation", f"the frontier ran dry after {pages} pages"))
+        raised.append(
+            Alarm(
+                "exhausted",
+                f"the frontier ran dry after {pages} pages: every URL in reach was fetched. "
+                "To find more, add seeds (focused seed) or widen the topic",
+                "notice",
+            )
+        )
     if pages < min_pages or harvest_100 is None or harvest_1000 is None:
         return raised
     if focus == "hard" and harvest_100 < stagnation_harvest:
@@ -254,8 +262,9 @@ def _process(process_id: str, record: dict[str, str], now: float) -> dict[str, A
         process[name] = _number(record.get(name, "0"))
     process["alive"] = process["state"] == "running"  # the record expires three beats on
     process["beat_age"] = round(max(0.0, now - process["beat"]), 1)
+    # Counted from now, not from the last beat: the process went on at its rate since.
     left = [
-        (limit - done) / rate
+        (limit - done) / rate - process["beat_age"]
         for limit, done, rate in (
             (process["page_limit"], process["pages"], process["pages_per_s"]),
             (process["item_limit"], process["items"], process["items_per_s"]),
@@ -443,14 +452,16 @@ def _learned_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _render_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The status row of a crawl that fetched pages in the browser (none for others)."""
+    """The status row of a crawl that fetched pages in the browser (none for others): ``12
+    (always 0, little text 9, host 3); 1 host flagged``."""
     if not snapshot["rendered"] and not snapshot["render_hosts"]:
         return []
-    by = " / ".join(str(snapshot["rendered_by"][reason]) for reason in RENDER_REASONS)
-    hosts = f"{snapshot['render_hosts']} hosts rendered from then on"
-    return [
-        ("rendered pages (always / little text / host)", f"{snapshot['rendered']} ({by}), {hosts}")
-    ]
+    by = ", ".join(
+        f"{reason.replace('_', ' ')} {snapshot['rendered_by'][reason]}" for reason in RENDER_REASONS
+    )
+    flagged = snapshot["render_hosts"]
+    hosts = f"{flagged} host{'' if flagged == 1 else 's'} flagged"
+    return [("rendered pages", f"{snapshot['rendered']} ({by}); {hosts}")]
 
 
 def _language_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:

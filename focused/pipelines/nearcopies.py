@@ -69,7 +69,7 @@ class NearCopyPipeline:
         s = crawler.settings
         pages = choice(s, "FOCUSED_NEAR_COPIES")
         if pages == "none":
-            raise NotConfigured("FOCUSED_NEAR_COPIES is none")
+            raise NotConfigured  # the default: no message, which Scrapy would log as a warning
         return cls(
             NearCopyIndex(frontier_for(crawler).store),
             crawler.stats,

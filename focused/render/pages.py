@@ -90,7 +90,7 @@ class RenderMiddleware:
         s = crawler.settings
         mode = choice(s, "FOCUSED_RENDER")
         if mode == "never":
-            raise NotConfigured("FOCUSED_RENDER is never")
+            raise NotConfigured  # the default: no message, which Scrapy would log as a warning
         return cls(
             crawler,
             mode,

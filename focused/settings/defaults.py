@@ -447,11 +447,11 @@ FOCUSED_WARC_MAX_SIZE = 1_000_000_000
 
 # == Monitoring ==
 # Alarms (Chakrabarti et al. 1999), each logged once and counted in the stats
-# (focused/alarm/...): stagnation when the frontier runs dry, or under hard focus when the
-# harvest rate (share of relevant pages) of the last 100 pages falls below
-# FOCUSED_STAGNATION_HARVEST; diffusion when under soft focus it falls below
-# FOCUSED_DIFFUSION_RATIO times that of the last 1,000 pages. No alarm is raised before
-# FOCUSED_ALARM_MIN_PAGES pages have been fetched.
+# (focused/alarm/...): stagnation when under hard focus the harvest rate (share of relevant
+# pages) of the last 100 pages falls below FOCUSED_STAGNATION_HARVEST; diffusion when under
+# soft focus it falls below FOCUSED_DIFFUSION_RATIO times that of the last 1,000 pages. No
+# alarm is raised before FOCUSED_ALARM_MIN_PAGES pages have been fetched. A frontier that runs
+# dry (every URL in reach fetched) is the notice "exhausted", logged as information.
 FOCUSED_ALARM_MIN_PAGES = 200
 FOCUSED_STAGNATION_HARVEST = 0.1
 FOCUSED_DIFFUSION_RATIO = 0.5

@@ -25,6 +25,8 @@ const none = v => v === null || v === undefined;
 const int = v => none(v) ? "–" : Number(v).toLocaleString("en-US");
 const ratio = v => none(v) ? "–" : Number(v).toFixed(3);
 const rate = v => none(v) ? "–" : Number(v).toFixed(1);
+// Hub and authority scores add up to 1 over the whole graph: a big one's are tiny, not 0.
+const score = v => v === 0 || Math.abs(v) >= 0.001 ? v.toFixed(4) : v.toExponential(2);
 function duration(seconds) {
   if (none(seconds)) return "–";
   const t = Math.round(seconds);
@@ -172,7 +174,7 @@ function ranked(title, crawl, kind, entries) {
     entries.length ? h("table", {}, entries.map((e, i) =>
       h("tr", {"data-crawl": crawl, "data-figure": kind, "data-value": e.url},
         h("td", {class: "num"}, i + 1), h("td", {class: "url"}, link(e.url)),
-        h("td", {class: "num"}, e.score.toFixed(4))))) : h("p", {class: "note"}, "none"));
+        h("td", {class: "num"}, score(e.score))))) : h("p", {class: "note"}, "none"));
 }
 
 function distiller(c) {
