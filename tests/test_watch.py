@@ -525,3 +525,24 @@ def test_a_process_rate_is_its_pace_now_not_since_its_start(redis_client, crawl_
         heartbeat.record(records, finished=None)
     beat = redis_client.hgetall(store.key(keys.PROC, heartbeat.id))
     assert beat["pages"] == "150" and float(beat["pages_per_s"]) == 10.0
+    # A few seconds of pages give no rate yet (so no time left), rather than a wild one.
+    assert heartbeat.rate("items", 0.0, 0) == 0 and heartbeat.rate("items", 2.0, 3) == 0
+    assert heartbeat.rate("items", 6.0, 63) == 10.5
+
+
+def test_a_process_beats_while_items_flow_so_its_figures_stay_live(crawl, redis_client):
+    """With beats 30 s apart, a crawl of a few seconds still shows its items as they grow
+    (a beat a second while items flow), never far behind the crawl's own fetched count."""
+    process = crawl.start(FOCUSED_HEARTBEAT_S=30, FOCUSED_HOST_DELAY=0, CLOSESPIDER_ITEMCOUNT=250)
+    beats, behind = set(), []
+    try:
+        while process.poll() is None:
+            snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
+            for p in snapshot.get("processes", []) if snapshot.get("alive") else []:
+                beats.add(p["beat"])
+                behind.append(snapshot["fetched"] - p["items"])
+            time.sleep(0.2)
+    finally:
+        crawl.finish(process, 0, 120)
+    assert len(beats) >= 3, beats
+    assert max(behind) < 100, behind

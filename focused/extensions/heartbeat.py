@@ -2,8 +2,8 @@
 
 Every FOCUSED_HEARTBEAT_S seconds one script call writes the process's ``proc:<id>`` hash
 (host, pid, started, state, its pages, items and relevant pages, their rates over the last
-RATE_BEATS beats (start-up, before the first response, left out), its page and item limits
-CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
+RATE_WINDOW_S seconds (start-up, before the first response, left out), its page and item
+limits CLOSESPIDER_PAGECOUNT / CLOSESPIDER_ITEMCOUNT) and
 its last beat in the crawl's ``procs`` zset (on a cluster, of every shard: each shard's lease
 reaper reads its own; readers read shard 0's). Times are Redis's clock, so they
 compare across machines. The hash expires three beats after the last one: a process not
@@ -55,7 +55,9 @@ if TYPE_CHECKING:
 
 GONE_BEATS = 3  # a running process's record expires this many beats after its last one
 FINISHED_KEEP_S = 3600.0  # how long a finished process's record stays
-RATE_BEATS = 3  # pages/s and items/s are measured over this many beats: what the crawl does now
+RATE_WINDOW_S = 15.0  # pages/s and items/s are measured over this long: what the crawl does now
+RATE_MIN_S = 5.0  # and not before this long after the first one: no time left from a few pages
+LIVE_BEAT_S = 1.0  # while items flow, a process also beats as often as this: figures stay live
 HUNG_BEATS = 60  # a reactor not heard from in this many beats is hung: its process stops beating
 
 
@@ -100,7 +102,9 @@ class Heartbeat:
         self.item_limit = item_limit
         self.host = socket.gethostname()
         self.id = f"{'_'.join(self.host.split())}:{os.getpid()}:{secrets.token_hex(2)}"
-        self.counts: deque[tuple[float, int, int]] = deque(maxlen=RATE_BEATS + 1)
+        # (when, count) of responses and of items, each since its first (start-up left out)
+        self.counts: dict[str, deque[tuple[float, int]]] = {"pages": deque(), "items": deque()}
+        self.last_beat = float("-inf")  # monotonic
         self.task: task.LoopingCall | None = None  # the reactor's sign of life
         self.reactor_seen = time.monotonic()
         self.stopped = threading.Event()
@@ -117,6 +121,7 @@ class Heartbeat:
         )
         crawler.signals.connect(heartbeat.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(heartbeat.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(heartbeat.item_scraped, signal=signals.item_scraped)
         return heartbeat
 
     def spider_opened(self) -> None:
@@ -149,6 +154,19 @@ class Heartbeat:
     def reactor_alive(self) -> None:
         self.reactor_seen = time.monotonic()
 
+    def item_scraped(self) -> None:
+        """A beat now when the last is LIVE_BEAT_S old, so that readers see the process's counts
+        next to the crawl's (which move with every acknowledgement), not up to a beat behind;
+        skipped while the thread is beating."""
+        if time.monotonic() - self.last_beat < LIVE_BEAT_S or self.task is None:
+            return
+        if self.lock.acquire(blocking=False):
+            try:
+                if not self.stopped.is_set():
+                    self.record(self.records, None)
+            finally:
+                self.lock.release()
+
     def beat_on(self, records: ProcessRecords) -> None:
         """The thread's loop: a beat every interval while the reactor is alive; once, when it
         is found hung, a record that says so."""
@@ -168,14 +186,22 @@ class Heartbeat:
                 return  # the process has recorded its end
             self.record(records, finished, hung)
 
+    def rate(self, name: str, now: float, count: int) -> float:
+        """Responses or items a second over the last RATE_WINDOW_S seconds, from the last time
+        there were none (start-up is not the crawl's pace); 0 until RATE_MIN_S of them."""
+        samples = self.counts[name]
+        if not count:
+            samples.clear()
+        samples.append((now, count))
+        while len(samples) > 2 and now - samples[1][0] >= RATE_WINDOW_S:
+            samples.popleft()
+        then, count_then = samples[0]
+        return round((count - count_then) / (now - then), 3) if now - then >= RATE_MIN_S else 0
+
     def record(self, records: ProcessRecords, finished: str | None, hung: bool = False) -> None:
         pages = self.stats.get_value("response_received_count", 0)
         items = self.stats.get_value("item_scraped_count", 0)
-        if not pages:  # start-up (the model, the seeds) is not the crawl's pace
-            self.counts.clear()
-        self.counts.append((time.monotonic(), pages, items))
-        (then, pages_then, items_then), now = self.counts[0], self.counts[-1][0]
-        elapsed = now - then
+        now = self.last_beat = time.monotonic()
         record = {
             "host": self.host,
             "pid": os.getpid(),
@@ -184,8 +210,8 @@ class Heartbeat:
             "pages": pages,
             "items": items,
             "relevant": self.stats.get_value("focused/pages/relevant", 0),
-            "pages_per_s": round((pages - pages_then) / elapsed, 3) if elapsed else 0,
-            "items_per_s": round((items - items_then) / elapsed, 3) if elapsed else 0,
+            "pages_per_s": self.rate("pages", now, pages),
+            "items_per_s": self.rate("items", now, items),
             "page_limit": self.page_limit,
             "item_limit": self.item_limit,
         }
