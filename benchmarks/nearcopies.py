@@ -1,14 +1,20 @@
 """Near-copies: what the check finds, what it costs a page, and what it costs a crawl.
 
     .venv/bin/python benchmarks/nearcopies.py [--pages 2000] [--originals 30] [--runs 2]
-                                              [--crawl-pages 300] [--no-crawls]
+                                              [--shared-block 20] [--block-words 1000]
+                                              [--crawl-pages 300] [--no-crawls] [--planted-only]
 
-1. **The planted web** (``focused web generate --near-copies``): --pages synthetic pages and
-   three near-copies (a mirror, a printable version, a 5 % edit) of --originals pages on the
-   demo topic. Every good page's main text is checked against a near-copies index on a fresh
-   Redis, in the bundle's order (originals first), as ``FOCUSED_NEAR_COPIES=all`` would: recall
-   of the planted copies by kind, false positives (a distinct page, or the wrong original),
-   for several thresholds.
+1. **The planted web** (``focused web generate --near-copies --shared-block``): --pages
+   synthetic pages, three near-copies (a mirror, a printable version, a 5 % edit) of
+   --originals pages on the demo topic, and --shared-block other pages on it that share a block
+   of --block-words words inside their article (distinct pages, no copies). Every good page's
+   main text is checked against a near-copies index on a fresh Redis, in the bundle's order
+   (originals first), as ``FOCUSED_NEAR_COPIES=all`` would: recall of the planted copies by
+   kind, false positives (a distinct page, or the wrong original), for several thresholds.
+   Then the exact Jaccard of each copy with its original and of each pair of the pages sharing
+   the block (their distributions), and by the check as it decides between two pages (bands,
+   then agreeing values) the copies found and the pairs sharing the block taken for copies,
+   by threshold. --planted-only stops there.
 2. **Wikispeedia** (4,600 real articles, no copies planted): the pages flagged at the default
    threshold, with their pairs' exact Jaccard, the closest two distinct articles among 600,
    and the same costs on longer texts.
@@ -28,6 +34,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import subprocess
@@ -44,14 +51,19 @@ from datasketch import MinHash
 from datasketch.hashfunc import sha1_hash32
 
 from focused.lab.webs.bundle import Bundle
-from focused.lab.webs.nearcopies import NEAR_COPIES_FILE, generate_near_copy_web
+from focused.lab.webs.nearcopies import (
+    BLOCK_WORDS,
+    NEAR_COPIES_FILE,
+    SHARED_BLOCK_FILE,
+    generate_near_copy_web,
+)
 from focused.relevance import nearcopies as nc
 from focused.relevance.content import main_text
+from focused.settings.defaults import FOCUSED_NEAR_COPY_THRESHOLD as DEFAULT_THRESHOLD
 from focused.store.crawl import CrawlStore
 from focused.store.nearcopies import COPY, NearCopyIndex
 
-THRESHOLDS = (0.6, 0.7, 0.8, 0.9)
-DEFAULT_THRESHOLD = 0.7
+THRESHOLDS = (0.6, 0.7, 0.76, 0.8, 0.85, 0.9)
 
 
 def main_texts(bundle: Bundle) -> dict[str, str]:
@@ -104,9 +116,17 @@ def check_all(client: redis.Redis, texts: dict[str, str], threshold: float) -> d
     }
 
 
-def planted_web(work: Path, client: redis.Redis, pages: int, originals: int) -> None:
+def planted_web(
+    work: Path, client: redis.Redis, pages: int, originals: int, sharing: int, block: int
+) -> None:
     folder = generate_near_copy_web(
-        clean_dir(work / "planted"), originals=originals, n_pages=pages, n_hosts=100, seed=0
+        clean_dir(work / "planted"),
+        originals=originals,
+        shared_block=sharing,
+        block_words=block,
+        n_pages=pages,
+        n_hosts=100,
+        seed=0,
     )
     truth = {copy["url"]: copy for copy in json.loads((folder / NEAR_COPIES_FILE).read_text())}
     texts = main_texts(Bundle.load(folder))
@@ -126,11 +146,50 @@ def planted_web(work: Path, client: redis.Redis, pages: int, originals: int) -> 
         wrong = sum(
             truth.get(url, {}).get("copy_of") != original for url, original in found.items()
         )
-        print(f"{threshold:9.1f} | {result['bands']:5} | {' / '.join(recall):28} | {wrong:15} |"
+        print(f"{threshold:9.2f} | {result['bands']:5} | {' / '.join(recall):28} | {wrong:15} |"
               f" {result['checked']}")  # fmt: skip
         if threshold == DEFAULT_THRESHOLD:
             costs = result
     print_costs("planted web", costs)
+    shared = json.loads((folder / SHARED_BLOCK_FILE).read_text())
+    if len(shared) > 1:
+        block_pairs(texts, list(truth.values()), shared, block)
+
+
+def decided(a: str, b: str, threshold: float) -> bool:
+    """Whether the check takes ``b`` for a copy of ``a`` (or the other way round): a band in
+    common, then enough agreeing values."""
+    sa, sb = nc.signature(a), nc.signature(b)
+    if sa is None or sb is None:
+        return False
+    cut = nc.candidate_banding(threshold)
+    shared = set(nc.band_keys(sa, cut)) & set(nc.band_keys(sb, cut))
+    agree = round(nc.estimated_jaccard(nc.packed(sa), nc.packed(sb)) * nc.NUM_PERM)
+    return bool(shared) and agree >= nc.agreeing_needed(threshold)
+
+
+def block_pairs(
+    texts: dict[str, str], copies: list[dict[str, str]], shared: list[str], block: int
+) -> None:
+    """The planted copies against the pages sharing a block: their Jaccard distributions and,
+    by threshold, the copies found and the pairs of sharing pages taken for copies."""
+    pairs = {
+        kind: [(texts[c["copy_of"]], texts[c["url"]]) for c in copies if c["kind"] == kind]
+        for kind in ("mirror", "print", "edit")
+    }
+    pairs["sharing a block"] = list(itertools.combinations([texts[url] for url in shared], 2))
+    own = [len(texts[url].split()) - block for url in shared]
+    print(f"\n== {len(shared)} pages sharing a block of {block} words (their own:"
+          f" {min(own)}-{max(own)} words, median {statistics.median(own):.0f}) ==")  # fmt: skip
+    print("pairs | Jaccard min / p10 / median / p90 / max")
+    for kind, found in pairs.items():
+        values = np.percentile([nc.jaccard(a, b) for a, b in found], [0, 10, 50, 90, 100])
+        print(f"{kind} ({len(found)}) | {' / '.join(f'{v:.2f}' for v in values)}")
+    print("threshold | mirror / print / edit found | pairs sharing a block taken for copies")
+    for threshold in THRESHOLDS:
+        hits = [sum(decided(a, b, threshold) for a, b in found) for found in pairs.values()]
+        counts = [f"{hit}/{len(found)}" for hit, found in zip(hits, pairs.values(), strict=True)]
+        print(f"{threshold:9.2f} | {' / '.join(counts[:3]):27} | {counts[3]}")
 
 
 def wikispeedia(client: redis.Redis) -> None:
@@ -253,6 +312,11 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=2000, help="pages of the planted web")
     parser.add_argument("--originals", type=int, default=30, help="pages copied three times")
     parser.add_argument("--runs", type=int, default=2, help="pairs of crawls")
+    parser.add_argument(
+        "--shared-block", type=int, default=20, help="pages sharing a block in their article"
+    )
+    parser.add_argument("--block-words", type=int, default=BLOCK_WORDS, help="the block's words")
+    parser.add_argument("--planted-only", action="store_true", help="the planted web alone")
     parser.add_argument("--crawl-pages", type=int, default=300)
     parser.add_argument("--no-crawls", action="store_true", help="leave the crawls out")
     parser.add_argument(
@@ -262,7 +326,11 @@ def main() -> None:
     args = parser.parse_args()
     with redis_server(args.work / "redis") as url:
         client = redis.Redis.from_url(url, decode_responses=True)
-        planted_web(args.work, client, args.pages, args.originals)
+        planted_web(
+            args.work, client, args.pages, args.originals, args.shared_block, args.block_words
+        )
+        if args.planted_only:
+            return
         wikispeedia(client)
         memory_curve(client, args.memory_pages)
     if not args.no_crawls:

@@ -229,9 +229,12 @@ def test_a_covered_topic_shows_its_estimate_and_a_notice_not_an_alarm(
     # newest first: the last 100 pages irrelevant, the 900 before a third relevant
     redis_client.rpush(prefix + keys.RECENT, *([0.1] * 100 + [0.9, 0.1, 0.1] * 300))
     estimate = Coverage(found=217, left=7.2, low=0.0, high=16.5, next=0.6, queued=900)
-    CoverageStore(CrawlStore(redis_client, name)).record(
-        {**estimate.record(), "pages": 990, "hosts": 150, "covered_since": None}
-    )
+    store = CrawlStore(redis_client, name)
+    with store.held_lock(keys.COVERAGE_LOCK, 5) as lease:
+        assert lease is not None
+        CoverageStore(store).record(
+            {**estimate.record(), "pages": 990, "hosts": 150, "covered_since": None}, lease
+        )
     try:
         with serving("dashboard", "--home", str(redis_home)) as url:
             page = lxml.html.fromstring(chromium(url, tmp_path, "--dump-dom"))

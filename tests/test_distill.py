@@ -12,7 +12,7 @@ import pytest
 
 from focused.cli.main import main
 from focused.distill.hits import weighted_hits
-from focused.distill.job import distill, distill_locked
+from focused.distill.job import distill_locked
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
 from focused.store.crawl import CrawlStore
@@ -123,7 +123,8 @@ def test_weighted_hits_matches_the_paper_edge_by_edge(frontier):
 
 def test_reboost_raises_the_top_hubs_queued_neighbours(frontier):
     crawl(frontier, WEB)
-    result = distill(frontier, authority_share=0.5, top_hubs=1, boost=1.0)
+    result = distill_locked(frontier, authority_share=0.5, top_hubs=1, boost=1.0)
+    assert result is not None
     # The best hub hub.test/a links to one page not fetched: z.test/new, queued at 0.1
     assert result.hubs[0][0] == "http://hub.test/a"
     assert (result.neglected, result.reboosted) == (1, 1)

@@ -320,8 +320,10 @@ def test_crawl_estimates_reads_a_finished_crawls_log_and_stops_its_redis(tmp_pat
     store = CrawlStore(client, "science")
     client.hset(store.key(keys.STATS), "fetched", 100)
     history = [_estimate(50), _estimate(100, found=20)]
-    for record in history:
-        CoverageStore(store).record(record)
+    with store.held_lock(keys.COVERAGE_LOCK, 5) as lease:
+        assert lease is not None
+        for record in history:
+            CoverageStore(store).record(record, lease)
     client.close()
     assert stop_if_last(home) and embedded_server(home) is None  # the crawl has ended
     assert crawl_estimates(home.parent) == history

@@ -11,6 +11,7 @@ import redis
 from focused.monitor.coverage import Coverage
 from focused.monitor.metrics import CrawlCollector
 from focused.monitor.snapshot import crawl_snapshot, status_rows
+from focused.store import keys
 from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.frontier.base import Ack, Link
 from focused.store.frontier.records import (
@@ -122,9 +123,13 @@ def test_the_estimates_are_kept_and_read_by_status_and_the_exporter(frontier):
     f.push_many([Link(f"http://e{i}.test/", 0.9) for i in range(30)])  # some on every shard
     records = CoverageStore(f.store)
     assert records.progress() == (0, 0, {}) and records.history() == []
-    for pages, left in ((50, 30.0), (100, 12.5)):
-        estimate = Coverage(found=20, left=left, low=left / 2, high=left * 2, next=4.0, queued=3)
-        records.record({**estimate.record(), "pages": pages, "covered_since": None})
+    with f.store.held_lock(keys.COVERAGE_LOCK, 5) as lease:
+        assert lease is not None
+        for pages, left in ((50, 30.0), (100, 12.5)):
+            estimate = Coverage(
+                found=20, left=left, low=left / 2, high=left * 2, next=4.0, queued=3
+            )
+            records.record({**estimate.record(), "pages": pages, "covered_since": None}, lease)
     assert [r["pages"] for r in records.history()] == [50, 100]
     assert coverage_record(records.progress()[2])["left"] == 12.5
     snapshot = crawl_snapshot(Reader(f.store._client), f.store.crawl)

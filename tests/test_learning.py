@@ -14,6 +14,7 @@ from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.learned import TOPIC, LearnedTopic
 from focused.relevance.vectors import CategoryVectors, WordVectors
+from focused.store import keys
 from focused.store.frontier.base import Link
 from focused.store.learning import LearningStore, SampledPage
 from tests.conftest import focused
@@ -104,9 +105,11 @@ def test_the_learning_store_keeps_the_last_pages_and_publishes_generations(front
     store.add([SampledPage(i / 10, i % 2, f"page {i}") for i in range(7)])
     assert [p.text for p in store.pages()] == [f"page {i}" for i in range(2, 7)]
     assert store.state().generation == 0 and store.generation() is None
-    assert store.publish(60, ["a", "b"], [TOPIC, "other/0"], ["w1", "w2"], 1, 1) == 1
-    store.postpone(110, refused=True)
-    assert store.publish(160, ["c"], [TOPIC], [], 1, 0) == 2
+    with crawl.held_lock(keys.LEARN_LOCK, 5) as lease:
+        assert lease is not None
+        assert store.publish(60, ["a", "b"], [TOPIC, "other/0"], ["w1", "w2"], 1, 1, lease) == 1
+        store.postpone(110, lease, refused=True)
+        assert store.publish(160, ["c"], [TOPIC], [], 1, 0, lease) == 2
     published = store.generation()
     assert (published.number, published.pages, published.texts) == (2, 160, ["c"])
     record = crawl._client.hgetall(crawl.key("learned"))

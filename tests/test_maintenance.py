@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from scrapy.utils.test import get_crawler
 
-from focused.distill.job import distill
+from focused.distill.job import distill_locked
 from focused.items import PageItem
 from focused.lab.webs.server import read_log
 from focused.schedulers.revisits import revisit_round
@@ -65,7 +65,8 @@ def test_a_page_already_queued_is_not_queued_twice(frontier):
 def test_hubs_are_revisited_from_the_distillers_last_run(frontier):
     frontier.push_many([Link("http://seed.test/", 1.0)])
     fetch_all(frontier, {"http://seed.test/": 0.2, **PAGES})
-    result = distill(frontier, top_hubs=0)
+    result = distill_locked(frontier, top_hubs=0)
+    assert result is not None
     assert revisit_round(frontier, "hub", 1) == 1
     (item,) = frontier.pop_ready(10).leased
     assert item.revisit and item.url == result.hubs[0][0]

@@ -11,6 +11,7 @@ from scrapy.utils.test import get_crawler
 
 from focused.errors import FocusedError
 from focused.store import keys
+from focused.store.lock import Lease
 from focused.store.periodic import PeriodicJob
 
 FAILURES = "focused/test/failed"
@@ -37,19 +38,19 @@ def periodic(redis_client, crawl_name, job, every: int = 3, **options):
 
 
 def test_the_job_runs_every_n_pages_counted_crawl_wide(redis_client, crawl_name):
-    runner, results = periodic(redis_client, crawl_name, lambda n: n * 10)
+    runner, results = periodic(redis_client, crawl_name, lambda n, lease: n * 10)
     assert not runner.offer(2, 0, 1) and results == []  # two pages since the last run
     assert runner.offer(3, 0, 2) and results == [20]  # three: due, with its arguments
     assert not runner.offer(5, 3, 3) and results == [20]
     assert runner.offer(9, 3, 4) and results == [20, 40]
-    never, ran = periodic(redis_client, crawl_name, lambda: 1, every=0)
+    never, ran = periodic(redis_client, crawl_name, lambda lease: 1, every=0)
     assert not never.offer(1000, 0) and ran == []  # every 0: only when started
     assert never.start() and ran == [1]
     assert not redis_client.exists(runner.lock)  # each run let the lock go
 
 
 def test_a_run_in_progress_is_not_entered_again(redis_client, crawl_name):
-    def job() -> str:
+    def job(lease: Lease) -> str:
         inside.append((runner.running, runner.offer(100, 0), runner.start()))
         return "done"
 
@@ -62,7 +63,7 @@ def test_a_run_in_progress_is_not_entered_again(redis_client, crawl_name):
 
 def test_one_process_at_a_time_under_the_crawl_lock(redis_client, crawl_name):
     calls: list = []
-    runner, results = periodic(redis_client, crawl_name, lambda: calls.append(1) or "ran")
+    runner, results = periodic(redis_client, crawl_name, lambda lease: calls.append(1) or "ran")
     redis_client.set(runner.lock, "another process", px=5000)
     assert runner.start() and calls == [] and results == [None]  # held elsewhere: not run
     assert redis_client.get(runner.lock) == "another process"  # and left to its holder
@@ -75,7 +76,7 @@ def test_a_failing_run_is_logged_once_and_counted_and_the_job_backs_off(
 ):
     errors = [RuntimeError("broken model"), FocusedError("Redis connection lost")]
 
-    def job() -> str:
+    def job(lease: Lease) -> str:
         if errors:
             raise errors.pop(0)
         return "ran"
@@ -106,7 +107,7 @@ def test_a_failing_run_is_logged_once_and_counted_and_the_job_backs_off(
 
 
 def test_a_skipped_run_is_a_warning(redis_client, crawl_name, caplog):
-    def job() -> None:
+    def job(lease: Lease) -> None:
         raise FocusedError("Redis connection lost")
 
     runner, _ = periodic(redis_client, crawl_name, job)

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import textwrap
 from collections import Counter
 
 import pytest
@@ -19,7 +23,9 @@ from focused.links.extract import extract_links
 from focused.monitor.snapshot import crawl_status
 from focused.store import keys
 from focused.store.client import connect
+from focused.store.crawl import CrawlStore
 from focused.store.reads import Reader
+from focused.store.seeds import PushedSeeds, push_seeds
 from focused.topic.files import load_topic
 from tests.conftest import focused, redis_serve, wait_for
 
@@ -141,3 +147,55 @@ def test_a_crawl_whose_seeds_all_fail_says_so_with_its_exit_code(crawl, web):
     assert result.returncode == 0, result.stderr
     stats = crawl.run("pushed.jsonl", CLOSESPIDER_ITEMCOUNT=3)
     assert stats["item_scraped_count"] >= 3 and "no seed could be" not in crawl.log("pushed.jsonl")
+
+
+def test_a_mover_paused_past_its_lease_trims_no_seed_pushed_since(
+    redis_client, redis_home, crawl_name
+):
+    """The seed mover's own calls (PushedSeeds.move, as SeedFeeder makes them) in a process
+    stopped between reading the seeds and trimming them, past its lease: another process moves
+    the same seeds and new ones are pushed; the stopped one, let go on, trims none of them."""
+    store = CrawlStore(redis_client, crawl_name)
+    first = [f"http://first.test/{i}" for i in range(3)]
+    push_seeds(store, first)
+    mover = textwrap.dedent(f"""
+        import sys
+        from focused.store.client import connect
+        from focused.store.crawl import CrawlStore
+        from focused.store.lock import LockLost
+        from focused.store.seeds import PushedSeeds
+
+        def push(urls):  # stopped here (SIGSTOP), between reading and trimming
+            print(len(urls), flush=True)
+            sys.stdin.readline()
+            return len(urls)
+
+        seeds = PushedSeeds(CrawlStore(connect(home={str(redis_home)!r}), {crawl_name!r}))
+        try:
+            seeds.move(1000, 1.0, push)
+            print("trimmed", flush=True)
+        except LockLost:
+            print("refused", flush=True)
+    """)
+    process = subprocess.Popen(
+        [sys.executable, "-c", mover], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        assert process.stdout.readline().strip() == "3"
+        process.send_signal(signal.SIGSTOP)
+        lock = store.key(keys.START_URLS_LOCK)
+        wait_for(lambda: not redis_client.exists(lock), 5)  # its lease ran out
+        moved = PushedSeeds(store).move(1000, 5, len)  # another process moves them
+        assert moved is not None and moved.urls == first
+        pushed = [f"http://pushed-since.test/{i}" for i in range(3)]
+        push_seeds(store, pushed)
+        process.send_signal(signal.SIGCONT)
+        process.stdin.write("go on\n")
+        process.stdin.flush()
+        assert process.stdout.readline().strip() == "refused"
+        assert process.wait(30) == 0
+    finally:
+        process.kill()
+        process.wait(30)
+    assert redis_client.lrange(store.key(keys.START_URLS), 0, -1) == pushed  # none lost

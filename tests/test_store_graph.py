@@ -43,12 +43,15 @@ def test_the_distiller_counts_and_its_record(frontier):
     graph = GraphStore(frontier.store)
     assert graph.distiller_counts() == (0, 0, 0.0)
     fetch(frontier, "http://a.test/", 0.9, [])
-    graph.record_distillation({"fetched": 1, "time": 1234.5, "pages": 1}, {0: 0.75})
-    assert graph.distiller_counts() == (1, 1, 1234.5)
     store = frontier.store
-    assert store._client.hget(store.key(keys.DISTILL), "runs") == "1"
-    assert store._client.zrange(store.key(keys.HUBS), 0, -1, withscores=True) == [("0", 0.75)]
-    graph.record_distillation({"fetched": 1}, {})  # a run without hubs drops the last ones
+    with store.held_lock(keys.DISTILL_LOCK, 5) as lease:
+        assert lease is not None
+        graph.record_distillation({"fetched": 1, "time": 1234.5, "pages": 1}, {0: 0.75}, lease)
+        assert graph.distiller_counts() == (1, 1, 1234.5)
+        assert store._client.hget(store.key(keys.DISTILL), "runs") == "1"
+        hubs = store._client.zrange(store.key(keys.HUBS), 0, -1, withscores=True)
+        assert hubs == [("0", 0.75)]
+        graph.record_distillation({"fetched": 1}, {}, lease)  # no hubs: the last ones dropped
     assert store._client.hget(store.key(keys.DISTILL), "runs") == "2"
     assert not store._client.exists(store.key(keys.HUBS))
     # The exporter shows a record without its seconds (the exporter's page answered 500).
@@ -66,7 +69,7 @@ def test_the_distiller_counts_and_its_record(frontier):
 
 def test_the_distill_job_takes_the_distill_lock(frontier):
     store = frontier.store
-    job = GraphStore(store).distill_job(lambda: "ran", lock_s=5)
+    job = GraphStore(store).distill_job(lambda lease: "ran", lock_s=5)
     assert job.run() == "ran"
     store._client.set(store.key(keys.DISTILL_LOCK), "another process")
     assert job.run() is None

@@ -63,13 +63,15 @@ def test_pushed_seeds_are_read_then_trimmed_by_one_process(redis_client, crawl_n
     assert (key, waiting) == (store.key(keys.START_URLS), 3)
     seeds = PushedSeeds(store)
     assert seeds.waiting() == 3
-    with seeds.moving(30) as held:
-        assert held
-        with PushedSeeds(store).moving(30) as other:
-            assert not other
-        assert seeds.head(2) == ["http://a.test/", "http://b.test/"]
-        seeds.drop_head(2)
-    assert seeds.head(10) == ["http://c.test/"]
+
+    def push(urls: list[str]) -> int:
+        assert PushedSeeds(store).move(10, 30, push) is None  # held by this one
+        return len(urls)
+
+    moved = seeds.move(2, 30, push)
+    assert moved is not None and moved.urls == ["http://a.test/", "http://b.test/"]
+    assert moved.pushed == 2
+    assert redis_client.lrange(key, 0, -1) == ["http://c.test/"]
 
 
 def test_the_warc_index_remembers_records_by_url(redis_client, crawl_name):

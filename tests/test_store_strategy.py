@@ -35,18 +35,20 @@ def test_hmm_model_is_stored_under_a_new_version_with_its_alphas(store):
     hmm = HMMStore(store, keep=10)
     assert hmm.model() is None
     fields = {"meta": b'{"params": {}}', "transmat": b"\x00\x01\xff"}
-    assert hmm.store_model(fields, fitted=7) == 1
-    assert hmm.model() == ({**fields, "version": b"1", "fitted": b"7"}, 1)
-    assert hmm.store_model(fields, fitted=9) == 2
-    assert hmm.log_page(None, 0, None) == HMMCounts(version=2, fitted=9, logged=0)
-    hmm.store_alphas([(5, b"a" * 16), (5 + keys.HMM_ALPHA_BUCKETS, b"b" * 16)])
+    with store.held_lock(keys.HMM_LOCK, 5) as lease:
+        assert lease is not None
+        assert hmm.store_model(fields, 7, lease) == 1
+        assert hmm.model() == ({**fields, "version": b"1", "fitted": b"7"}, 1)
+        assert hmm.store_model(fields, 9, lease) == 2
+        assert hmm.log_page(None, 0, None) == HMMCounts(version=2, fitted=9, logged=0)
+        hmm.store_alphas([(5, b"a" * 16), (5 + keys.HMM_ALPHA_BUCKETS, b"b" * 16)], lease)
     assert (hmm.alpha(5), hmm.alpha(5 + keys.HMM_ALPHA_BUCKETS)) == (b"a" * 16, b"b" * 16)
     assert hmm.for_thread().alpha(5) == b"a" * 16
 
 
 def test_hmm_fitter_takes_the_crawls_hmm_lock(store):
     hmm = HMMStore(store, keep=10)
-    job = hmm.fitter(lambda: store._client.get(store.key(keys.HMM_LOCK)), lock_s=5)
+    job = hmm.fitter(lambda lease: store._client.get(lease.key) == lease.token, lock_s=5)
     assert job.run()  # the job ran holding the lock
     store._client.set(store.key(keys.HMM_LOCK), "another process")
     assert job.run() is None
@@ -66,12 +68,14 @@ def test_genetic_log_reads_back_from_any_byte_on(store):
 def test_genetic_generations_are_recorded_and_counted(store):
     genetic = GeneticStore(store)
     genetic.log_page(b"x")
-    genetic.record_generation({"last": 1, "generations": 1, "raised": 4, "seconds": 0.5})
+    with store.held_lock(keys.GENETIC_LOCK, 5) as lease:
+        assert lease is not None
+        genetic.record_generation({"last": 1, "generations": 1, "raised": 4, "seconds": 0.5}, lease)
     counts = genetic.counts()
     assert (counts.pages, counts.last, counts.generations) == (1, 1, 1)
     assert store._client.hget(store.key(keys.GENETIC), "raised") == "4"
     assert genetic.log_page(b"y") == (2, 1)  # pages at the last generation, read back
-    job = genetic.generation_job(lambda: "ran", lock_s=5)
+    job = genetic.generation_job(lambda lease: "ran", lock_s=5)
     assert job.run() == "ran"
 
 

@@ -198,7 +198,7 @@ def test_a_process_that_finds_a_newer_model_under_the_lock_loads_it_instead(
     assert one.stats.get_value("focused/hmm/fits") == 1
     # The second process read version 0 (the fit was due for it too) before the first stored
     # version 1 and let the lock go: under the lock it sees the newer model and does not fit.
-    two.fitted(two.fit_and_store(0))
+    two.fitted(two.fitter.run(0))
     assert two.stats.get_value("focused/hmm/fits") is None and two.model is None
     assert redis_client.hget(keys.prefix(crawl_name) + keys.HMM, "version") == "1"
     two.links(page("http://w.test/", HUB, False, None, []))

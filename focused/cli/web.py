@@ -79,6 +79,14 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         " demo topic, listed in near_copies.json",
     )
     parser.add_argument(
+        "--shared-block",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --near-copies: put one long block of text (1,000 words) inside the article of"
+        " N other pages on the demo topic, distinct pages that are no copies (shared_block.json)",
+    )
+    parser.add_argument(
         "--languages",
         metavar="CODES",
         help="write pages in these languages, by share: en,de,fr (equal shares) or"
@@ -182,11 +190,14 @@ def _run_generate_near_copies(args: argparse.Namespace) -> int:
     folder = generate_near_copy_web(
         args.folder,
         originals=args.near_copies,
+        shared_block=args.shared_block,
         **_web_options(args),
     )
+    sharing = f", a block shared by {args.shared_block} more" if args.shared_block else ""
     print(
         f"wrote {args.pages} pages on {args.hosts} hosts and near-copies of {args.near_copies}"
-        f" to {folder} (copies: {folder / NEAR_COPIES_FILE}; demo topic: {folder / 'topic.toml'})"
+        f"{sharing} to {folder} (copies: {folder / NEAR_COPIES_FILE}; demo topic:"
+        f" {folder / 'topic.toml'})"
     )
     return 0
 

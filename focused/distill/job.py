@@ -27,6 +27,7 @@ from focused.store.shards import host_hash
 if TYPE_CHECKING:
     import redis
 
+    from focused.store.lock import Lease
     from focused.store.periodic import PeriodicJob
 
 KEEP_HUBS = 1000  # hub scores kept in Redis (``hubs``) by a run, for maintenance mode
@@ -108,12 +109,17 @@ def distill(
     top_hubs: int = 10,
     boost: float | None = 1.0,
     top: int = 10,
+    lease: Lease | None = None,
 ) -> Distillation:
     """Score the crawl graph; with ``boost``, raise the ``top_hubs`` best hubs' queued
     neighbours to it (none when ``top_hubs`` is 0).
 
-    The run is recorded in the crawl's ``distill`` hash, and its best hubs' scores in ``hubs``,
-    unless ``boost`` is None (``focused hubs`` only reads).
+    A run under the crawl's lock (``lease``: :func:`distill_job`) with ``boost`` is recorded
+    in the crawl's ``distill`` hash, and its best hubs' scores in ``hubs``, only while the lease
+    is its own (LockLost otherwise); ``focused hubs`` only reads. The boost is not fenced: a
+    run paused past its lease raises the queued URLs that an older graph's best hubs link to,
+    links still worth fetching, and each shard's queues are a slot of their own on a cluster,
+    which one script cannot check the lock in.
     """
     started = time.perf_counter()
     store = GraphStore(frontier.store)
@@ -124,7 +130,7 @@ def distill(
         result.neglected = len(queued)
         result.reboosted = frontier.raise_to(boost, queued)
     result.seconds = time.perf_counter() - started
-    if boost is not None:
+    if boost is not None and lease is not None:
         record = {
             "fetched": graph.fetched,
             "time": time.time(),
@@ -139,7 +145,7 @@ def distill(
         }
         ranked = np.argsort(-scores.hub, kind="stable")[:KEEP_HUBS]
         hubs = {int(graph.orders[i]): float(scores.hub[i]) for i in ranked if scores.hub[i] > 0}
-        store.record_distillation(record, hubs)
+        store.record_distillation(record, hubs, lease)
     return result
 
 

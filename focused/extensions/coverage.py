@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from focused.store.frontier.queue import RedisFrontier
+    from focused.store.lock import Lease
 
 logger = logging.getLogger(__name__)
 CHECK_S = 1.0
@@ -112,8 +113,9 @@ class CoverageMonitor:
         if due and time.monotonic() >= self.not_before:
             self.job.start(self.frontier)
 
-    def estimate(self, frontier: RedisFrontier) -> dict[str, Any]:
-        """Estimate what is left now and record it (in the job's thread, under the lock)."""
+    def estimate(self, frontier: RedisFrontier, *, lease: Lease) -> dict[str, Any]:
+        """Estimate what is left now and record it (in the job's thread, under the lock whose
+        ``lease`` fences the record)."""
         started = time.perf_counter()
         records = self.thread_records
         fetched, relevant, fields = records.progress()
@@ -145,7 +147,7 @@ class CoverageMonitor:
             "by_bucket": [sum(host[b] for host in queued.hosts) for b in range(SCORE_BUCKETS)],
             "calibration": [list(calibration.get(b, (0, 0))) for b in range(SCORE_BUCKETS)],
         }
-        records.record(record)
+        records.record(record, lease)
         return record
 
     def done(self, record: dict[str, Any] | None) -> None:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from focused.pipelines.classify import ClassifierPipeline
     from focused.store.frontier.queue import RedisFrontier
+    from focused.store.lock import Lease
 
 logger = logging.getLogger(__name__)
 
@@ -161,8 +162,11 @@ class TopicLearner:
 
     # -- the refit, in the job's thread, one process at a time --------------------------------
 
-    def refit(self) -> Refit:
-        """File the sample's pages, refuse a drifting refit, publish and re-score."""
+    def refit(self, *, lease: Lease) -> Refit:
+        """File the sample's pages, refuse a drifting refit, publish and re-score (what it
+        writes, fenced by the lock's ``lease``; the re-scoring of the queue is not: a refit
+        paused past its lease scores queued links by a model one refit older, and the next
+        refit scores them again)."""
         started = time.perf_counter()
         state = self.worker_store.state()
         sample = self.worker_store.pages()
@@ -172,7 +176,7 @@ class TopicLearner:
                 [p.text for p in sample], [p.relevance for p in sample], self.user
             )
         except ValueError as exc:  # too early: too few pages on one side
-            self.worker_store.postpone(state.fetched)
+            self.worker_store.postpone(state.fetched, lease)
             return Refit(0, time.perf_counter() - started, 0, str(exc), early=True)
         learned.fit_examples(texts, labels)
         seeds = [p for p in sample if p.depth == 0]
@@ -180,11 +184,13 @@ class TopicLearner:
             self.user, self.user_before, [p.text for p in seeds], [p.relevance for p in seeds]
         )
         if why:
-            self.worker_store.postpone(state.fetched, refused=True)
+            self.worker_store.postpone(state.fetched, lease, refused=True)
             return Refit(0, time.perf_counter() - started, 0, why)
         top = learned.top_words(TOP_WORDS)
         positive, negative = learned.n_positive_, learned.n_negative_
-        number = self.worker_store.publish(state.fetched, texts, labels, top, positive, negative)
+        number = self.worker_store.publish(
+            state.fetched, texts, labels, top, positive, negative, lease
+        )
         rescored = self.rescore(learned) if self.rescores else 0
         generation = Generation(number, state.fetched, texts, labels, top, positive, negative)
         return Refit(number, time.perf_counter() - started, rescored, model=(generation, learned))

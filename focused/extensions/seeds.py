@@ -9,7 +9,9 @@ depth 0). Pushed URLs that are not http(s) are dropped, counted and logged.
 
 Nothing is lost if a process dies while moving them: it reads the head of the list, pushes it
 into the frontier and only then trims it, under a lock that expires; a crash before the trim
-leaves the URLs for the next process, whose push finds them already seen.
+leaves the URLs for the next process, whose push finds them already seen. The trim is refused
+to a process whose lock ran out before it (paused past its lease while another process moved
+the same seeds): it would trim seeds pushed since, never moved.
 Stats: ``focused/seeds/read``, ``focused/seeds/new``, ``focused/seeds/invalid``.
 
 SeedCheck ends a crawl that could fetch no page at all (every seed failed or was bad, in this
@@ -29,7 +31,7 @@ from twisted.internet import task
 from focused.errors import NO_SEED, FocusedError
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Link
-from focused.store.lock import LEASE_S
+from focused.store.lock import LEASE_S, LockLost
 from focused.store.seeds import PushedSeeds
 from focused.topic.files import is_seed_url
 
@@ -78,29 +80,33 @@ class SeedFeeder:
     def move(self) -> int:
         """Move pushed seeds into the frontier; returns how many were new to the crawl."""
         seeds = self.seeds
+
+        def push(urls: list[str]) -> tuple[int, int]:
+            good = [url.strip() for url in urls if is_seed_url(url.strip())]
+            return len(good), self.frontier.push_many([Link(url, 1.0, 0) for url in good])
+
         try:
             if not seeds.waiting():
                 return 0
-            with seeds.moving(LEASE_S) as held:
-                if not held:
-                    return 0  # another process is moving them
-                urls = seeds.head(BATCH)
-                good = [url.strip() for url in urls if is_seed_url(url.strip())]
-                new = self.frontier.push_many([Link(url, 1.0, 0) for url in good])
-                seeds.drop_head(len(urls))
+            moved = seeds.move(BATCH, LEASE_S, push)
+        except LockLost as exc:  # paused past its lease: another process moved them
+            logger.warning("Pushed seeds left to the next move: %(error)s", {"error": exc})
+            return 0
         except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
             return 0
-        self.stats.inc_value("focused/seeds/read", len(urls))
+        if moved is None:
+            return 0  # another process is moving them
+        read, (good, new) = len(moved.urls), moved.pushed
+        self.stats.inc_value("focused/seeds/read", read)
         self.stats.inc_value("focused/seeds/new", new)
-        if len(good) < len(urls):
-            self.stats.inc_value("focused/seeds/invalid", len(urls) - len(good))
+        if good < read:
+            self.stats.inc_value("focused/seeds/invalid", read - good)
             logger.warning(
-                "Dropped %(n)d pushed seeds that are not http(s) URLs",
-                {"n": len(urls) - len(good)},
+                "Dropped %(n)d pushed seeds that are not http(s) URLs", {"n": read - good}
             )
         logger.info(
             "Moved %(read)d pushed seeds into the frontier, %(new)d new to the crawl",
-            {"read": len(urls), "new": new},
+            {"read": read, "new": new},
         )
         return new
 

@@ -25,7 +25,8 @@ The check is part of the page's acknowledgement (:meth:`RedisFrontier.complete_m
 cluster a call to its text's shard first, then its verdict in its own shard's call): the
 frontier pipeline sends each page's checksum and ``Last-Modified`` (:func:`duplicate_fields`)
 with its batch, and a duplicate is acknowledged as such, counted as ``duplicate`` (or
-``unchanged``) in the crawl's Redis stats, and none of its links are queued. The pipeline then
+``unchanged``) in the crawl's Redis stats, and none of its links are queued but a
+near-copy's (they may differ from those of the page it copies). The pipeline then
 marks the item (:func:`mark_duplicate`): ``bad = "duplicate"`` with the reason in its
 ``duplicate`` field (the WARC writer keeps a URL that came back unchanged as a revisit record),
 and no relevance. Stats: ``focused/pages/duplicate``, and by reason ``focused/duplicate/text``,

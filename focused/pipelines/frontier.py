@@ -120,20 +120,19 @@ class FrontierPipeline:
             return Ack(lease, item["url"], "failed" if item["status"] is None else "bad")
         self.strategy.learn(item)
         checksum, last_modified = duplicate_fields(item) if self.duplicates else ("", "")
-        near_copy = bool(item.get("near_duplicate_of"))  # its links are not queued
         return Ack(
             lease,
             item["url"],
             "page",
             item["relevance"] or 0.0,
             item["relevant"],
-            () if near_copy else self.strategy.links(item),
+            self.strategy.links(item),
             item["category"] or "",
             self.hub_score(item),
             checksum,
             last_modified,
             bool(item.get("revisit")),
-            near_copy,
+            bool(item.get("near_duplicate_of")),  # a duplicate whose links are queued
         )
 
     async def process_item(self, item: Any) -> Any:

@@ -37,9 +37,11 @@ class NearCopyPipeline:
     A near-copy (estimated Jaccard of two-word shingles at FOCUSED_NEAR_COPY_THRESHOLD or
     above, :mod:`focused.relevance.nearcopies`) gets ``near_duplicate_of``, the URL of the page
     it copies; the frontier pipeline then acknowledges it as a duplicate (reason ``near``,
-    :mod:`focused.pipelines.duplicates`): not counted as classified nor relevant, its links not
-    queued. Any other page is indexed, up to FOCUSED_NEAR_COPY_MAX_PAGES pages (0: no cap);
-    past it pages are still checked, and the first one left out is logged. A page without a
+    :mod:`focused.pipelines.duplicates`): not counted as classified nor relevant. Its links are
+    queued all the same (those the page it copies queued are seen already): a page that
+    shares most of its text with another may still link elsewhere. Any other page is indexed,
+    up to FOCUSED_NEAR_COPY_MAX_PAGES pages (0: no cap); past it pages are still checked, and
+    the first one left out is logged. A page without a
     main text yet has it extracted here (in a thread), for the check only. Stats:
     ``focused/nearcopies/checked``, ``.../found``, ``.../short`` (too short to compare),
     ``.../unindexed`` (left out past the cap), ``.../indexed`` (pages in the index, crawl-wide,
@@ -52,7 +54,7 @@ class NearCopyPipeline:
         stats: StatsCollector,
         *,
         pages: str = "relevant",
-        threshold: float = 0.7,
+        threshold: float = 0.8,
         max_pages: int = 0,
     ):
         self.index = index

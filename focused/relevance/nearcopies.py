@@ -20,8 +20,8 @@ on two planets of one star, 0.03 on the synthetic web. Three-word shingles keep 
 memory a page); with single words, pages on one topic of the synthetic web share up to 0.26.
 
 The bands are chosen for a threshold CANDIDATE_MARGIN below the one asked, so that a page just
-above it is nearly always a candidate (0.99 at 0.82 for the default 0.7, 0.92 with bands for
-0.7 itself): the verification holds the line.
+above it is nearly always a candidate (0.99 at 0.82 for a threshold of 0.7, 0.92 with bands
+for 0.7 itself): the verification holds the line.
 """
 
 from __future__ import annotations

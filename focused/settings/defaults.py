@@ -373,22 +373,26 @@ FOCUSED_SKIP_DUPLICATES = True
 # Near-copies: a page whose main text nearly copies that of a page checked before in this crawl
 # (the same article under another URL or on another host, a printable version, a mirror with
 # its own header and footer, a copy with a few words changed) is a duplicate (reason "near"):
-# not relevant, its links not queued, and the feed's near_duplicate_of names the page it
-# copies (focused/nearcopies/found). FOCUSED_NEAR_COPIES names the pages checked: "relevant"
+# not relevant (its links are queued all the same: they may differ from its original's), and
+# the feed's near_duplicate_of names the page it copies (focused/nearcopies/found).
+# FOCUSED_NEAR_COPIES names the pages checked: "relevant"
 # (they have their main text already), "all" (extracting the main text of the others costs
 # more CPU than the check: Results, Near-copies) or "none", the default until the check is
 # cheaper: "relevant" costs a crawl about 6% more CPU and a quarter more Redis CPU a page on a
 # web without copies (one script call a relevant page; Results, Near-copies). Two pages are
 # near-copies when the Jaccard similarity of their sets of two-word shingles reaches
-# FOCUSED_NEAR_COPY_THRESHOLD, estimated from MinHash signatures: a copy with 5% of its words
-# changed keeps 0.82, a different page on the same topic shares rarely more than 0.3 (0.38 at
-# most on Wikispeedia).
+# FOCUSED_NEAR_COPY_THRESHOLD, estimated from MinHash signatures: mirrors and printable
+# versions keep 1.0, a copy with 5% of its words changed 0.82, a different page on the same
+# topic rarely more than 0.3 (0.38 at most on Wikispeedia), but distinct pages that share a
+# long block inside their article up to 0.73 (a block 3 times as long as their own text) or
+# 0.80 (4.6 times): at 0.8 none of 20 such pages was taken for a copy in a crawl, and every
+# mirror and printable version and 9 of 10 edited copies were (How-to, Drop near-copies).
 # The pages checked are indexed in the crawl's Redis, for every process: about 2 KB a page in a
 # small index, 0.8 KB at 200,000 pages and 0.6 KB at a million (Results, Near-copies); past
 # FOCUSED_NEAR_COPY_MAX_PAGES pages (0: no cap) it takes no more, and pages are still checked
 # against it (logged once; counted in focused/nearcopies/unindexed).
 FOCUSED_NEAR_COPIES = "none"
-FOCUSED_NEAR_COPY_THRESHOLD = 0.7
+FOCUSED_NEAR_COPY_THRESHOLD = 0.8
 FOCUSED_NEAR_COPY_MAX_PAGES = 1_000_000
 
 # Pages with bytes that are not in their declared encoding are counted

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from focused.store import keys
 from focused.store.crawl import CrawlStore
 from focused.store.periodic import PeriodicJob
+
+if TYPE_CHECKING:
+    from focused.store.lock import Lease
 
 T = TypeVar("T")
 LOG_LEN = 1000
@@ -49,20 +52,22 @@ class CoverageStore:
             store.retrying(lambda: store._client.hgetall(store.key(keys.COVERAGE)))
         )
 
-    def record(self, estimate: Mapping[str, Any]) -> None:
-        """Keep an estimate as the last one and in the log, at once."""
+    def record(self, estimate: Mapping[str, Any], lease: Lease) -> None:
+        """Keep an estimate as the last one and in the log, at once, only while ``lease`` (of
+        ``coverage:lock``) is the estimate's: one made by a process paused past it would
+        replace a newer one, which the stop on coverage reads (LockLost)."""
         store = self.store
         key, log = store.key(keys.COVERAGE), store.key(keys.COVERAGE_LOG)
-
-        def write() -> None:
-            pipe = store._client.pipeline()
-            pipe.delete(key)
-            pipe.hset(key, mapping={name: json.dumps(value) for name, value in estimate.items()})
-            pipe.rpush(log, json.dumps(estimate, separators=(",", ":")))
-            pipe.ltrim(log, -LOG_LEN, -1)
-            pipe.execute()
-
-        store.retrying(write)
+        fields = (v for name, value in estimate.items() for v in (name, json.dumps(value)))
+        store.fenced(
+            lease,
+            [
+                ("DEL", key),
+                ("HSET", key, *fields),
+                ("RPUSH", log, json.dumps(estimate, separators=(",", ":"))),
+                ("LTRIM", log, -LOG_LEN, -1),
+            ],
+        )
 
     def recent(self, count: int) -> list[dict[str, Any]]:
         """The last ``count`` estimates, oldest first."""

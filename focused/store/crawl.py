@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,13 +22,14 @@ from redis.cluster import RedisCluster
 from focused.errors import CrawlVanished, FocusedError, did_you_mean
 from focused.store import keys, scripts
 from focused.store.client import binary_client
-from focused.store.lock import held_lock
+from focused.store.lock import Lease, fenced, held_lock
 from focused.store.periodic import PeriodicJob
 from focused.store.retries import RedisCall, retrying
 from focused.store.shards import crawl_shards
 
 if TYPE_CHECKING:
     from redis.commands.core import Script
+    from redis.typing import EncodableT
 
 T = TypeVar("T")
 # How a frontier script's error reply starts when the crawl's epoch is gone (``frontier.lua``).
@@ -59,7 +60,8 @@ class CrawlStore:
       call that finds the crawl's epoch gone (its state vanished: ``frontier.lua``) is reported
       and raised the same way, as a CrawlVanished, without retries.
     - ``script(name)`` registers one of the project's Lua scripts (:mod:`focused.store.scripts`).
-    - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time).
+    - ``held_lock`` and ``periodic`` take one of the crawl's locks (one process at a time);
+      ``fenced`` writes only while a lease of one is still its holder's.
     - ``for_thread()`` is a copy for a worker thread: the callbacks belong to the reactor's
       thread, so the copy reports by raising only.
 
@@ -140,11 +142,16 @@ class CrawlStore:
         return self._client.register_script(scripts.source(name, **values))
 
     @contextmanager
-    def held_lock(self, name: str, seconds: float) -> Iterator[bool]:
+    def held_lock(self, name: str, seconds: float) -> Iterator[Lease | None]:
         """Try to take the crawl's lock ``key(name)`` for the block (expiring after
-        ``seconds``); yields whether this process holds it."""
-        with held_lock(self._client, self.key(name), seconds, self.retrying) as held:
-            yield held
+        ``seconds``); yields its lease when this process holds it, else None."""
+        with held_lock(self._client, self.key(name), seconds, self.retrying) as lease:
+            yield lease
+
+    def fenced(self, lease: Lease, commands: Sequence[tuple[EncodableT, ...]]) -> Any:
+        """Write ``commands`` (name, key, arguments each) at once only while ``lease`` holds
+        its lock, else raise LockLost; the last one's reply (:func:`focused.store.lock.fenced`)."""
+        return fenced(self._client, lease, commands, self.retrying)
 
     def periodic(
         self, name: str, job: Callable[..., T | None], *, lock: str, lock_s: float, **periodic: Any

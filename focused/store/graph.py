@@ -24,7 +24,10 @@ from focused.store.frontier.records import PAGE_RECORD, page_urls, split_url, ur
 from focused.store.shards import add_up, fetched_per_shard, host_hash
 
 if TYPE_CHECKING:
+    from redis.typing import EncodableT
+
     from focused.store.crawl import CrawlStore
+    from focused.store.lock import Lease
     from focused.store.periodic import PeriodicJob
 
 __all__ = ["CrawlGraph", "GraphStore"]
@@ -98,22 +101,24 @@ class GraphStore:
         *fetched, (last_fetched, last_time) = store.retrying(read)
         return sum(int(n or 0) for n in fetched), int(last_fetched or 0), float(last_time or 0)
 
-    def record_distillation(self, record: Mapping[str, Any], hubs: Mapping[int, float]) -> None:
+    def record_distillation(
+        self, record: Mapping[str, Any], hubs: Mapping[int, float], lease: Lease
+    ) -> None:
         """Record a distiller run (``distill``: its figures, its run counted) and its best
-        hubs' scores by fetch order (``hubs``, replacing the last run's), at once."""
+        hubs' scores by fetch order (``hubs``, replacing the last run's), at once, only while
+        ``lease`` (of ``distill:lock``) is the run's: a run paused past it would put an older
+        graph's hubs over a newer run's (LockLost)."""
         store = self.store
         key, hubs_key = store.key(keys.DISTILL), store.key(keys.HUBS)
-
-        def write() -> None:
-            pipe = store._client.pipeline()
-            pipe.hset(key, mapping={name: value for name, value in record.items()})
-            pipe.hincrby(key, "runs", 1)
-            pipe.delete(hubs_key)
-            if hubs:
-                pipe.zadd(hubs_key, {str(order): score for order, score in hubs.items()})
-            pipe.execute()
-
-        store.retrying(write)
+        writes: list[tuple[EncodableT, ...]] = [
+            ("HSET", key, *(v for name, value in record.items() for v in (name, value))),
+            ("HINCRBY", key, "runs", 1),
+            ("DEL", hubs_key),
+        ]
+        if hubs:
+            scores = (v for order, score in hubs.items() for v in (score, str(order)))
+            writes.append(("ZADD", hubs_key, *scores))
+        store.fenced(lease, writes)
 
     def distill_job(
         self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any

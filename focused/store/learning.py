@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
 
     from focused.store.crawl import CrawlStore
+    from focused.store.lock import Lease
     from focused.store.periodic import PeriodicJob
 
 T = TypeVar("T")
@@ -121,8 +122,12 @@ class LearningStore:
         top_words: Iterable[str],
         positive: int,
         negative: int,
+        lease: Lease,
     ) -> int:
-        """Publish a refit's examples as the next generation; returns its number."""
+        """Publish a refit's examples as the next generation; returns its number. Only while
+        ``lease`` (of ``learn:lock``) is the refit's (LockLost): a refit paused past it would
+        publish an older sample over the one refitted meanwhile, and every process refits
+        from what is published."""
         blob = zlib.compress(json.dumps([list(texts), list(labels)]).encode("utf-8"))
         record: dict[FieldT, EncodableT] = {
             "pages": pages,
@@ -132,29 +137,23 @@ class LearningStore:
             "negative": negative,
         }
         hash_key, examples = self.store.key(keys.LEARNED), self.store.key(keys.LEARNED_EXAMPLES)
+        fields = [v for name, value in record.items() for v in (name, value)]
+        writes: list[tuple[EncodableT, ...]] = [
+            ("SET", examples, blob),
+            ("HSET", hash_key, *fields),
+            ("HINCRBY", hash_key, "generation", 1),
+        ]
+        return int(self.store.fenced(lease, writes))
 
-        def write() -> int:
-            pipe = self.store._binary.pipeline(transaction=True)
-            pipe.set(examples, blob)
-            pipe.hset(hash_key, mapping=record)
-            pipe.hincrby(hash_key, "generation", 1)
-            return int(pipe.execute()[-1])
-
-        return self.store.retrying(write)
-
-    def postpone(self, pages: int, *, refused: bool = False) -> None:
+    def postpone(self, pages: int, lease: Lease, *, refused: bool = False) -> None:
         """Count the next refit from ``pages`` on without publishing one: too early, or
-        ``refused`` as drift (counted)."""
+        ``refused`` as drift (counted). Only while ``lease`` (of ``learn:lock``) is the
+        refit's (LockLost): one paused past it would set the count back."""
         hash_key = self.store.key(keys.LEARNED)
-
-        def write() -> None:
-            pipe = self.store._client.pipeline(transaction=True)
-            if refused:
-                pipe.hincrby(hash_key, "refused", 1)
-            pipe.hset(hash_key, "pages", pages)
-            pipe.execute()
-
-        self.store.retrying(write)
+        writes: list[tuple[EncodableT, ...]] = (
+            [("HINCRBY", hash_key, "refused", 1)] if refused else []
+        )
+        self.store.fenced(lease, [*writes, ("HSET", hash_key, "pages", pages)])
 
     def refit_job(
         self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any

@@ -5,9 +5,10 @@ host queue or the whole crawl log, too long for the reactor's thread and pointle
 in one crawl. :class:`PeriodicJob` holds what they share: the trigger (N more pages than at the
 last run, as the feature counts them crawl-wide), the crawl's lock (:func:`held_lock`, so one
 process runs the job and the others find it held), the run in a thread, no second start while a
-run is in progress, and failures logged and counted alike: a Redis outage (FocusedError) or a
-write Redis refuses (OOM, READONLY, ...) as a skipped run (a warning), anything else as a
-failed run (an error with its traceback), both counted in the feature's ``failures`` stat.
+run is in progress, and failures logged and counted alike: a Redis outage (FocusedError), a
+lease lost before a fenced write (LockLost, :mod:`focused.store.lock`) or a write Redis refuses
+(OOM, READONLY, ...) as a skipped run (a warning), anything else as a failed run (an error
+with its traceback), both counted in the feature's ``failures`` stat.
 
 A failed run is not tried again at once: the next trigger runs the job only after ``backoff``
 seconds, doubled after each failure in a row (up to :data:`MAX_BACKOFF_S`), so a Redis that
@@ -51,7 +52,10 @@ class PeriodicJob(Generic[T]):
     at a time under the lock ``lock`` (a lease of ``lock_s`` seconds, renewed while the job
     runs), in a thread.
 
-    ``call`` runs each Redis call of the lock (retries that are safe off the reactor's thread);
+    ``job`` gets the lock's ``lease`` (keyword), so that its writes that a holder whose lease
+    ran out would get wrong are refused (:func:`~focused.store.lock.fenced`, a LockLost: the run
+    is skipped, as on a Redis outage). ``call`` runs each Redis call of the lock (retries that
+    are safe off the reactor's thread);
     ``done`` gets each run's result, None when another process held the lock. ``name`` names a
     run in the feature's ``log`` ("<name> skipped: ...", "<name> failed"). Without
     ``background`` the job runs in the caller's thread (tests, strategies outside a crawl).
@@ -93,10 +97,11 @@ class PeriodicJob(Generic[T]):
         self.not_before = 0.0  # monotonic time before which the job is not started again
 
     def run(self, *args: Any, **kwargs: Any) -> T | None:
-        """The job under the crawl's lock, in the caller's thread; None when another process
-        holds the lock."""
-        with held_lock(self.client, self.lock, self.lock_s, self.call) as held:
-            return self.job(*args, **kwargs) if held else None
+        """The job under the crawl's lock, in the caller's thread, given the lock's ``lease``
+        for the writes it fences (:func:`~focused.store.lock.fenced`); None when another
+        process holds the lock."""
+        with held_lock(self.client, self.lock, self.lock_s, self.call) as lease:
+            return self.job(*args, lease=lease, **kwargs) if lease else None
 
     def offer(self, pages: int, last: int, *args: Any, **kwargs: Any) -> bool:
         """Start the job with these arguments if ``every`` pages were counted crawl-wide since

@@ -47,6 +47,7 @@ _ALONE = (
     "revisit_next",
     "unlock",
     "renew",
+    "fenced",
     "time",
     "nearcopies",
 )

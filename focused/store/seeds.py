@@ -5,14 +5,16 @@ its frontier (:class:`PushedSeeds`, :mod:`focused.extensions.seeds`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from focused.store import keys, replies
 
 if TYPE_CHECKING:
     from focused.store.crawl import CrawlStore
+
+T = TypeVar("T")
 
 
 def push_seeds(store: CrawlStore, urls: list[str]) -> tuple[str, int]:
@@ -23,7 +25,7 @@ def push_seeds(store: CrawlStore, urls: list[str]) -> tuple[str, int]:
 
 class PushedSeeds:
     """The crawl's list of pushed seeds as a crawl reads it: the head of the list, trimmed only
-    once moved into the frontier, by one process at a time (:meth:`moving`). Calls go through
+    once moved into the frontier, by one process at a time (:meth:`move`). Calls go through
     the crawl's store, with its retries."""
 
     def __init__(self, store: CrawlStore):
@@ -34,18 +36,30 @@ class PushedSeeds:
         """How many seeds wait in the list."""
         return self.store.retrying(lambda: self.store._client.llen(self.key))
 
-    @contextmanager
-    def moving(self, lock_s: float) -> Iterator[bool]:
-        """Try to take the crawl's lock on moving the seeds for the block (a lease of
-        ``lock_s`` seconds, renewed while it runs); yields whether this process holds it."""
-        with self.store.held_lock(keys.START_URLS_LOCK, lock_s) as held:
-            yield held
+    def move(self, count: int, lock_s: float, push: Callable[[list[str]], T]) -> Moved[T] | None:
+        """Move the first ``count`` seeds under the crawl's lock on moving them (a lease of
+        ``lock_s`` seconds, renewed while it runs): read them, ``push`` them (into the
+        frontier), then trim them from the list. None when another process holds the lock.
 
-    def head(self, count: int) -> list[str]:
-        """The first ``count`` seeds of the list (they stay in it)."""
-        seeds = self.store.retrying(lambda: self.store._client.lrange(self.key, 0, count - 1))
-        return replies.texts(seeds)
+        The trim is fenced (:func:`~focused.store.lock.fenced`): a process paused past its
+        lease, whose seeds another process moved meanwhile, would trim as many seeds pushed
+        since, never moved. It raises LockLost instead and trims nothing; what it pushed was
+        the head the other process moved, which the frontier had seen already.
+        """
+        with self.store.held_lock(keys.START_URLS_LOCK, lock_s) as lease:
+            if lease is None:
+                return None
+            urls = replies.texts(
+                self.store.retrying(lambda: self.store._client.lrange(self.key, 0, count - 1))
+            )
+            pushed = push(urls)
+            self.store.fenced(lease, [("LTRIM", self.key, len(urls), -1)])
+            return Moved(urls, pushed)
 
-    def drop_head(self, count: int) -> None:
-        """Remove the first ``count`` seeds, once moved."""
-        self.store.retrying(lambda: self.store._client.ltrim(self.key, count, -1))
+
+@dataclass(frozen=True)
+class Moved(Generic[T]):
+    """Seeds moved: the URLs read from the list, and what pushing them returned."""
+
+    urls: list[str]
+    pushed: T

@@ -28,14 +28,17 @@ from focused.store import keys, replies
 from focused.store.shards import is_cluster
 
 if TYPE_CHECKING:
-    from redis.typing import EncodableT, FieldT
+    from redis.typing import EncodableT
 
     from focused.store.crawl import CrawlStore
+    from focused.store.lock import Lease
     from focused.store.periodic import PeriodicJob
 
 __all__ = ["AgentCredit", "GeneticStore", "HMMCounts", "HMMStore", "InfoSpidersStore"]
 
 T = TypeVar("T")
+# α written a script call: each call checks the fitter's lease, and none holds Redis long.
+ALPHA_WRITES = 1000
 
 
 @dataclass(frozen=True)
@@ -92,17 +95,15 @@ class HMMStore:
         key, field = self._alpha_at(fp)
         return replies.blob(self.store.retrying(lambda: self.store._binary.hget(key, field)))
 
-    def store_alphas(self, alphas: Iterable[tuple[int, bytes]]) -> None:
-        """Store the α of many pages, (fingerprint, α) each, in one round trip."""
-        fields = [(*self._alpha_at(fp), alpha) for fp, alpha in alphas]
-
-        def write() -> None:  # a new pipeline per try: a failed execute empties it
-            pipe = self.store._binary.pipeline(transaction=False)
-            for key, field, alpha in fields:
-                pipe.hset(key, field, alpha)
-            pipe.execute()
-
-        self.store.retrying(write)
+    def store_alphas(self, alphas: Iterable[tuple[int, bytes]], lease: Lease) -> None:
+        """Store the α of many pages, (fingerprint, α) each, ALPHA_WRITES a call, only while
+        ``lease`` (of ``hmm:lock``) is the fit's (LockLost): a fit paused past it would put its
+        model's α over those of the model fitted meanwhile."""
+        writes: list[tuple[EncodableT, ...]] = [
+            ("HSET", *self._alpha_at(fp), alpha) for fp, alpha in alphas
+        ]
+        for start in range(0, len(writes), ALPHA_WRITES):
+            self.store.fenced(lease, writes[start : start + ALPHA_WRITES])
 
     def model(self) -> tuple[dict[str, bytes], int] | None:
         """The stored model's fields (name -> bytes) and version; None before the first."""
@@ -126,19 +127,21 @@ class HMMStore:
         records, (logged, version) = self.store.retrying(read)
         return records, int(logged or 0), int(version or 0)
 
-    def store_model(self, fields: Mapping[str, bytes], fitted: int) -> int:
+    def store_model(self, fields: Mapping[str, bytes], fitted: int, lease: Lease) -> int:
         """Store a fitted model's fields, fitted at ``fitted`` logged pages, under the next
-        version; returns that version."""
-        record: dict[FieldT, EncodableT] = {name: value for name, value in fields.items()}
-        record["fitted"] = fitted
-
-        def store() -> list[Any]:
-            pipe = self.store._binary.pipeline(transaction=True)
-            pipe.hset(self.model_key, mapping=record)
-            pipe.hincrby(self.model_key, "version", 1)
-            return pipe.execute()
-
-        return int(self.store.retrying(store)[-1])
+        version, only while ``lease`` (of ``hmm:lock``) is the fit's (LockLost: a fit paused
+        past it would replace the model fitted meanwhile on a longer log); returns that
+        version."""
+        record = [v for name, value in fields.items() for v in (name, value)]
+        return int(
+            self.store.fenced(
+                lease,
+                [
+                    ("HSET", self.model_key, *record, "fitted", fitted),
+                    ("HINCRBY", self.model_key, "version", 1),
+                ],
+            )
+        )
 
     def fitter(
         self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any
@@ -204,10 +207,13 @@ class GeneticStore:
         )
         return GenerationCounts(int(pages or 0), int(last or 0), int(done or 0))
 
-    def record_generation(self, record: Mapping[str, int | float]) -> None:
-        """Record a generation's figures (``last``, ``generations`` and what it found)."""
-        fields: dict[FieldT, EncodableT] = {name: value for name, value in record.items()}
-        self.store.retrying(lambda: self.store._client.hset(self.key, mapping=fields))
+    def record_generation(self, record: Mapping[str, int | float], lease: Lease) -> None:
+        """Record a generation's figures (``last``, ``generations`` and what it found), only
+        while ``lease`` (of ``genetic:lock``) is the generation's (LockLost): one paused past
+        it would set ``last`` and ``generations`` back to before the generation run
+        meanwhile."""
+        fields = [v for name, value in record.items() for v in (name, value)]
+        self.store.fenced(lease, [("HSET", self.key, *fields)])
 
     def generation_job(
         self, job: Callable[..., T | None], *, lock_s: float, **periodic: Any

@@ -50,7 +50,7 @@ from scipy import sparse
 from focused.relevance.linkmodel import LinkContext
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import SCORE_LEVELS, split_url, unpack_score
-from focused.store.lock import LEASE_S
+from focused.store.lock import LEASE_S, Lease
 from focused.store.strategy import GeneticStore
 from focused.strategies.focus import SoftFocus
 
@@ -297,7 +297,7 @@ def evolve(
 
 
 def evolve_due(
-    frontier: RedisFrontier, log: EdgeLog, *, size: int, **options: Any
+    frontier: RedisFrontier, log: EdgeLog, *, size: int, lease: Lease, **options: Any
 ) -> Generation | None:
     """:func:`evolve` when ``size`` pages were logged since the last generation of any
     process (read again under the lock), recorded in the crawl's :class:`GeneticStore`; None
@@ -316,7 +316,7 @@ def evolve_due(
         "raised": result.raised,
         "seconds": round(result.seconds, 3),
     }
-    log.state.record_generation(record)
+    log.state.record_generation(record, lease)
     return result
 
 

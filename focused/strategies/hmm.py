@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from focused.spiders.focused import FocusedSpider
     from focused.store.crawl import CrawlStore
     from focused.store.frontier.queue import RedisFrontier
+    from focused.store.lock import Lease
 
 logger = logging.getLogger(__name__)
 
@@ -315,7 +316,7 @@ class HMMStrategy(SoftFocus):
         self.model = load_model(fields)
         self._inc("loads")
 
-    def fit_and_store(self, seen: int) -> tuple[PathHMM, int, int] | int | None:
+    def fit_and_store(self, seen: int, *, lease: Lease) -> tuple[PathHMM, int, int] | int | None:
         """The fitter's job, run under the crawl's HMM lock: fit on the log (and the example
         paths) and store the model and the α of the logged pages. Returns (model, version,
         pages), the logged count when there is not enough to learn from yet, or None when
@@ -344,9 +345,10 @@ class HMMStrategy(SoftFocus):
             return logged
         alphas = path_alphas(model, all_parents)[: len(parents)].astype(ALPHA)
         self.worker_state.store_alphas(
-            (int(fp), alpha.tobytes()) for fp, alpha in zip(heads["fp"], alphas, strict=True)
+            ((int(fp), alpha.tobytes()) for fp, alpha in zip(heads["fp"], alphas, strict=True)),
+            lease,
         )
-        version = self.worker_state.store_model(dump_model(model), fitted=logged)
+        version = self.worker_state.store_model(dump_model(model), logged, lease)
         logger.info(
             "HMM fitted on %(n)d pages (%(relevant)d relevant, %(k)d clusters) in "
             "%(s).2f s: version %(version)d",

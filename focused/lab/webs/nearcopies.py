@@ -14,8 +14,14 @@ each copy links to a page of its own (``http://only.copies.web.test/<kind>/<path
 nowhere else: a crawl that takes a near-copy for what it is never queues it. The other pages of
 the web, many on the same topic, are distinct: none may be taken for a copy.
 
+With ``shared_block``, as many other pages on the demo topic (the next ones a crawl fetches
+early) get one long block of text, the same in each (a quoted release, a syndicated
+paragraph run), inside their article after its first paragraph: distinct pages, each with its
+own text and links, that no near-copy check may take for copies of each other.
+
 ``near_copies.json`` holds the truth: for each copy its ``url``, the ``copy_of`` URL, its
-``kind`` and its ``only_link``. The same ``seed`` gives the same web otherwise.
+``kind`` and its ``only_link``; ``shared_block.json`` the URLs of the pages sharing the block.
+The same ``seed`` gives the same web otherwise.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ from focused.lab.webs.bundle import TOPICS_FILE, Bundle, write_bundle
 from focused.lab.webs.generate import BACKGROUND, DEMO_CATEGORY, HTML_TYPE, generate_web
 
 NEAR_COPIES_FILE = "near_copies.json"
+SHARED_BLOCK_FILE = "shared_block.json"
+# Words of the block the shared_block pages share: about 3 times their own article.
+BLOCK_WORDS = 1000
 MIRROR = "http://mirror.copies.web.test"
 SYNDICATED = "http://syndicated.copies.web.test"
 ONLY = "http://only.copies.web.test"
@@ -45,18 +54,27 @@ _WORD = re.compile(r"(?<![<\w/=\"])\b[A-Za-z]+\b(?![^<]*>)")
 
 
 def generate_near_copy_web(
-    folder: str | Path, *, originals: int = 10, seed: int = 0, **web: Any
+    folder: str | Path,
+    *,
+    originals: int = 10,
+    shared_block: int = 0,
+    block_words: int = BLOCK_WORDS,
+    seed: int = 0,
+    **web: Any,
 ) -> Path:
     """Write the synthetic web (``web``: :func:`~focused.lab.webs.generate.generate_web`'s
     options) with three near-copies of each of ``originals`` pages on the demo topic, and
-    ``near_copies.json``. Returns the folder."""
+    ``near_copies.json``; and a block of ``block_words`` words in the article of
+    ``shared_block`` other pages on the demo topic, listed in ``shared_block.json``. Returns
+    the folder."""
     folder = generate_web(folder, seed=seed, **web)
     bundle = Bundle.load(folder)
     topics = json.loads((folder / TOPICS_FILE).read_text(encoding="utf-8"))
     demo = next(t for t in topics["topics"] if t["category"] == DEMO_CATEGORY)
     records = [_record(page) for page in bundle.pages.values()]
     by_url = {record["url"]: record for record in records}
-    chosen = _originals(by_url, bundle, demo["seeds"], originals)
+    early = _originals(by_url, bundle, demo["seeds"], originals + shared_block)
+    chosen, sharing = early[:originals], early[originals:]
     rng = np.random.default_rng(seed)
     truth, added = [], []
     for original in chosen:
@@ -72,11 +90,18 @@ def generate_near_copy_web(
             links.append(f'<a href="{url}">{kind}</a>')
         footer = f"<footer>{' | '.join(links)}</footer>\n</body>"
         record["body"] = record["body"].replace("</body>", footer)
+    bodies = {url: by_url[url]["body"].decode("utf-8") for url in sharing}
+    block = _block(block_words, " ".join(bodies.values()), rng) if sharing else ""
+    for url, body in bodies.items():
+        first = _PARAGRAPHS.search(body)
+        at = first.end() if first else body.index("</body>")
+        by_url[url]["body"] = body[:at] + block + body[at:]
     labels = dict(bundle.labels)
     labels.update({item["url"]: bundle.categories(item["copy_of"]) for item in truth})
     labels.update({item["only_link"]: [] for item in truth})
     write_bundle(folder, [*records, *added], labels=labels, topics=topics)
     (folder / NEAR_COPIES_FILE).write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
+    (folder / SHARED_BLOCK_FILE).write_text(json.dumps(sharing, indent=1) + "\n", encoding="utf-8")
     return folder
 
 
@@ -96,8 +121,9 @@ def _page(url: str, body: str) -> dict[str, Any]:
 def _originals(
     by_url: dict[str, dict[str, Any]], bundle: Bundle, seeds: list[str], n: int
 ) -> list[str]:
-    """The demo topic's seed pages, then the pages on its topic they link to, in order: ``n``
-    good HTML pages that a crawl of the topic fetches early."""
+    """The demo topic's seed pages, the pages on its topic they link to, then the others on
+    its topic, in order: ``n`` good HTML pages, the first ones those a crawl of the topic
+    fetches early."""
     good = [
         url
         for url, record in by_url.items()
@@ -111,7 +137,7 @@ def _originals(
         for target in re.findall(rb'href="([^"]+)"', by_url[seed]["body"])
         if target.decode() in good
     ]
-    ordered = [*seeds, *(target.decode() for target in linked)]
+    ordered = [*seeds, *(target.decode() for target in linked), *good]
     return list(dict.fromkeys(url for url in ordered if url in good))[:n]
 
 
@@ -162,6 +188,17 @@ def _edited(article: str, rng: np.random.Generator) -> str:
             out += [article[at : match.start()], vocabulary[int(rng.integers(len(vocabulary)))]]
             at = match.end()
     return "".join([*out, article[at:]])
+
+
+def _block(words: int, articles: str, rng: np.random.Generator) -> str:
+    """A block of ``words`` words drawn from the words of ``articles`` (on the topic as they
+    are), in paragraphs of 60 words (sentences of 12)."""
+    vocabulary = [word.lower() for word in _WORD.findall("".join(_PARAGRAPHS.findall(articles)))]
+    drawn = [vocabulary[i] for i in rng.integers(len(vocabulary), size=words)]
+    sentences = [" ".join(drawn[i : i + 12]).capitalize() + "." for i in range(0, words, 12)]
+    return "".join(
+        f"<p>{' '.join(sentences[i : i + 5])}</p>\n" for i in range(0, len(sentences), 5)
+    )
 
 
 def _only_page(kind: str, original: str) -> str:

@@ -68,7 +68,8 @@ class Acknowledging(Outbox):
         ``redirect`` (a redirect, whose target is among the links) or ``failed`` (no
         response). A page with a ``checksum`` is first checked for duplicates
         (:mod:`focused.pipelines.frontier`): a duplicate is acknowledged as such (``duplicate``,
-        or ``unchanged`` for a revisit found as it was) and none of its links are queued. A
+        or ``unchanged`` for a revisit found as it was) and none of its links are queued, but
+        a ``near_copy``'s (its links may differ from those of the page it copies). A
         page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
         into the census, and its links to other servers into the crawl graph. A relevant page
         counts for its site and its parent page, and a ``hub_score`` is kept (Badia et al. 2006's
@@ -125,7 +126,8 @@ class Acknowledging(Outbox):
                 raise PartlyAcknowledged(exc, results) from exc
             replies = [reply[3 * n : 3 * n + 3] for n in range(len(indices))]
             extra_new += int(reply[3 * len(indices)])
-            orders = [0 if why else int(order) for order, _, why in replies]
+            # The pages whose links are queued: not a duplicate's, but a near-copy's.
+            orders = [int(order) if why in ("", NEAR_COPY) else 0 for order, _, why in replies]
             for shard, pairs in parented(away, orders).items():
                 riding.setdefault(shard, []).extend(pairs)
             if away and any(orders):

@@ -82,7 +82,7 @@ class Ack:
     (:func:`~focused.relevance.preprocess.text_checksum`), ``""`` for no duplicates check;
     ``last_modified`` its ``Last-Modified`` as unix seconds (``""`` for none). A
     ``near_copy`` (:mod:`focused.pipelines.nearcopies`) is acknowledged as a duplicate, NEAR_COPY,
-    unless the duplicates check finds it is an exact one.
+    its links queued all the same, unless the duplicates check finds it is an exact one.
     """
 
     lease: str

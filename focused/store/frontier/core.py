@@ -26,6 +26,7 @@ from focused.links.urls import BadURL
 from focused.store import keys, replies, scripts
 from focused.store.crawl import CrawlStore
 from focused.store.frontier.base import (
+    NEAR_COPY,
     Budgets,
 )
 from focused.store.frontier.records import (
@@ -78,7 +79,11 @@ PAGE_FIELDS = (
     "links",
 )
 # The values every frontier script uses besides the key names (``scripts.source``).
-SCRIPT_VALUES: dict[str, scripts.Value] = {**PACKING, "PAGE_FIELDS": PAGE_FIELDS}
+SCRIPT_VALUES: dict[str, scripts.Value] = {
+    **PACKING,
+    "PAGE_FIELDS": PAGE_FIELDS,
+    "NEAR_COPY": NEAR_COPY,
+}
 # A frontier key named in a script's code: ``frontier.key.stats``, ``key.stats``.
 _KEY_NAMED = re.compile(r"\bkey\.([a-z_]+)")
 _COMMENT = re.compile(r"--[^\n]*")

@@ -97,8 +97,9 @@ end
 
 -- Acknowledge one page, why a duplicate ('' for none): its lease off 'leases' (or, run out
 -- first, its URL out of its queue again), its host's tally, its fetch order and url: record,
--- its features and its links (none of a duplicate's). Returns its fetch order (0: failed, or
--- a lease that does not parse) and its new URLs.
+-- its features and its links (none of a duplicate's but a near-copy's: its links may differ
+-- from those of the page it copies, and the seen URLs among them are not queued again).
+-- Returns its fetch order (0: failed, or a lease that does not parse) and its new URLs.
 local function acknowledge(page, why)
   local kind = page.kind
   if kind == 'page' and why ~= '' then
@@ -155,7 +156,7 @@ local function acknowledge(page, why)
     end
     append(batch.hashes, record_key(frontier, URLS, order), order, record)
   end
-  if why ~= '' then return order, 0 end
+  if why ~= '' and why ~= NEAR_COPY then return order, 0 end
   return order, push_packed(frontier, batch.pushes, page.links, order)
 end
 
@@ -191,7 +192,7 @@ for at = FIRST_PAGE, #ARGV, #PAGE_FIELDS do
   local why = checked[place_of_page]
   if not why or why == '' then why = page.duplicate end  -- a near-copy's, if not an exact one
   local order, new = acknowledge(page, why)
-  batch.pushed[#batch.pushed + 1] = why == '' and order or 0
+  batch.pushed[#batch.pushed + 1] = (why == '' or why == NEAR_COPY) and order or 0
   out[#out + 1] = order
   out[#out + 1] = new
   out[#out + 1] = why
