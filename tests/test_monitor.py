@@ -13,6 +13,7 @@ from focused.monitor.snapshot import (
     alarms,
     crawl_snapshot,
     format_report,
+    format_status,
     status_rows,
 )
 from focused.store import keys
@@ -170,3 +171,20 @@ def test_a_hung_process_is_shown_as_hung_and_not_as_an_ended_one(redis_client, c
         reset_crawl(redis_client, crawl_name)
     assert (snapshot["state"], snapshot["alive"]) == ("stopped", 0)
     assert "  vm:1:ab  hung  5 responses, 0 items, 0 relevant" in format_report(snapshot)
+
+
+def test_status_and_report_show_no_control_character(redis_client, crawl_name):
+    """What Redis holds goes to a terminal, which would obey \x1b[31m or \x1b]0;...\x07."""
+    prefix = keys.prefix(crawl_name)
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
+    redis_client.zadd(prefix + keys.PROCS, {"vm:1:ab": 1})
+    record = {"host": "vm", "pid": 1, "started": 1, "beat": 2, "state": "finished"}
+    record |= {"reason": "\x1b[31mred\x1b]0;retitled\x07\x9b", "pages": 5, "items": 3}
+    redis_client.hset(prefix + keys.PROC + "vm:1:ab", mapping=record)
+    try:
+        snapshot = crawl_snapshot(Reader(redis_client), crawl_name)
+    finally:
+        reset_crawl(redis_client, crawl_name)
+    for shown in (format_status(snapshot), format_report(snapshot)):
+        assert "finished ( [31mred ]0;retitled  )" in shown
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", shown)
