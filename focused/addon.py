@@ -54,6 +54,7 @@ class FocusedAddon:
         settings["EXTENSIONS"].setdefault("focused.extensions.maintenance.Maintenance", 530)
         settings["EXTENSIONS"].setdefault("focused.extensions.seeds.SeedFeeder", 535)
         settings["EXTENSIONS"].setdefault("focused.extensions.seeds.SeedCheck", 536)
+        settings["EXTENSIONS"].setdefault("focused.extensions.seeds.SeedRelevance", 536)
         settings["EXTENSIONS"].setdefault("focused.extensions.topicedits.TopicEdits", 537)
         settings["EXTENSIONS"].setdefault("focused.extensions.warc.WarcWriter", 540)
         settings["EXTENSIONS"].setdefault("focused.extensions.heartbeat.Heartbeat", 550)

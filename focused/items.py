@@ -41,6 +41,8 @@ class PageItem(scrapy.Item):
     depth = scrapy.Field()
     parent = scrapy.Field()  # URL of the page the link was found on
     host = scrapy.Field()
+    # <title> (else the first <h1>): white space collapsed, control characters made spaces,
+    # at most relevance.text.MAX_TITLE characters (relevance.text.page_text)
     title = scrapy.Field()
     bad = scrapy.Field()  # None, or why the page was skipped (not_html, http_404, ...)
     # The page's main text (focused.relevance.content) if FOCUSED_MAIN_TEXT selects it, else None;

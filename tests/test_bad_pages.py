@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
+from lxml.html import fromstring
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse
 from scrapy.utils._download_handlers import wrap_twisted_exceptions
@@ -159,6 +160,38 @@ def test_a_tag_of_too_many_attributes_is_found_before_lxml_reads_it():
     page = "<html><body>" + '<div class="c" id="d" title="a > b">x</div>' * 10_000 + "</body>"
     assert too_many_attributes(page, 1000) == 0
     assert too_many_attributes(page.replace('id="d"', 'id="d" e f g'), 5) == 6
+    # A quote that opens no value is a character of a name, to lxml as to a browser: a stray
+    # one, or one in the tag's name, hides no attribute.
+    names = " ".join(f"a{i}" for i in range(2000))
+    assert too_many_attributes(f'<p b"c {names}>', 1000) == 2001
+    assert too_many_attributes(f'<p="{names}">', 1000) == 1999
+
+
+# Shapes of 1997 markup (the WebKB pages') that a count pairing every two quotes took for tags
+# of thousands of attributes, among Web Accessibility marks (<!WA0>): a quoted value left open,
+# a quote at the end of an unquoted value, a value that runs over the next attribute's name.
+# Each has an odd number of quotes: the pairing went wrong from there to the page's end.
+OLD_MARKUP = {
+    "open-quote": '<!WA38><!WA38><A HREF="http://www.cs.example.edu/cade-14.html>\n\t\tCADE 14'
+    '\t</A> --\n  <LI> <B>Publishers: </B>\n\t<A HREF="http://science.example.de">   Springer'
+    "\t</A> --\n",
+    "quote-in-unquoted-value": '<!WA9><!WA9><a href=http://www.cs.example.edu/spoken-math.ps">'
+    "\nHere </a> is the Postscript file of the examples, in case\nyou want them first.\n<p>\n",
+    "value-over-a-name": '<BODY BACKGROUND="/gif.dir/rust.jpg BGCOLOR="#FFFACD" LINK="#FF0000">'
+    '\n<!WA0><IMG SRC="http://cs.example.edu/gif.dir/badge.gif" ALT="Badge.gif">\n'
+    '<i>"To Compute and To Serve"</i><br>\n',
+}
+# What follows on those pages: a list of links.
+LINK_ITEM = '<LI> <!WA40><!WA40><A HREF="http://www.example.edu/~{0}/">Home page {0}</A> --\n'
+
+
+@pytest.mark.parametrize("shape", sorted(OLD_MARKUP))
+def test_old_markup_is_counted_as_lxml_reads_it(shape: str) -> None:
+    links = "".join(LINK_ITEM.format(n) for n in range(300))
+    page = f"<html><title>Old</title><body><UL>{OLD_MARKUP[shape]}{links}</UL></body></html>"
+    assert too_many_attributes(page, 1000) == 0
+    most = max(len(element.attrib) for element in fromstring(page).iter())
+    assert too_many_attributes(page, most - 1) >= most  # never fewer than lxml reads
 
 
 def test_failure_reasons_are_short_names_not_class_names():

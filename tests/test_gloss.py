@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import sys
+import threading
 
 import pytest
 
@@ -17,6 +19,7 @@ from focused.relevance.wordnet import (
     _LemmaIndex,
     _WordNet,
     find_wordnet,
+    load_wordnet,
 )
 
 
@@ -157,3 +160,60 @@ def test_kept_glosses_are_the_ones_looked_up_afresh(glosser, monkeypatch):
         assert glosser.gloss(anchor) == glosser._gloss(found)
         assert len(glosser.glosses) <= 4 + 3  # full: starts again, then an anchor's lookups
     assert glosser.gloss("Music of Laos") == glosser._gloss(glosser.synsets("music"))
+
+
+def test_threads_gloss_what_one_thread_glosses(glosser):
+    """A refit's thread and the crawl's gloss with the process's one WordNet reader at once:
+    each gets the glosses that one thread alone gets (nltk's reader seeks and reads one file
+    handle per part of speech; without turns they read each other's lines)."""
+    folder = find_wordnet()
+    nouns = list(glosser.wordnet.all_lemma_names("n"))[::40][:2000]
+    alone = AnchorGlosser()
+    alone.wordnet = _WordNet(folder)  # no synset read yet: every one is read from its file
+    expected = [alone.gloss(noun) for noun in nouns]
+    shared = _WordNet(folder)
+    glossers = [AnchorGlosser() for _ in range(4)]
+    for each in glossers:
+        each.wordnet = shared
+    got: dict[int, str] = {}
+    failures: list[BaseException] = []
+
+    def gloss(worker: int) -> None:
+        try:
+            for i in range(worker, len(nouns), len(glossers)):
+                got[i] = glossers[worker].gloss(nouns[i])
+        except BaseException as exc:
+            failures.append(exc)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can
+    try:
+        threads = [threading.Thread(target=gloss, args=(w,)) for w in range(len(glossers))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not failures
+    assert [got[i] for i in range(len(nouns))] == expected
+
+
+def test_a_synset_nltk_cannot_read_is_left_out_of_the_gloss(glosser, tmp_path):
+    """A damaged data file: nltk warns and gives None for the synset, and the gloss has the
+    senses it could read."""
+    folder = find_wordnet()
+    for file in folder.iterdir():
+        (tmp_path / file.name).symlink_to(file)
+    owl = glosser.wordnet.synset("owl.n.01")
+    data = (folder / "data.noun").read_bytes()
+    at = owl.offset()
+    (tmp_path / "data.noun").unlink()
+    (tmp_path / "data.noun").write_bytes(data[:at] + b"x" * 8 + data[at + 8 :])
+    load_wordnet(tmp_path)  # lets nltk read the folder
+    damaged = AnchorGlosser()
+    damaged.wordnet = _WordNet(tmp_path)
+    with pytest.warns(UserWarning, match="No WordNet synset found"):
+        # Its own definition, and none of its broader terms: the first of them is "owl".
+        assert damaged.gloss("Tawny Owl") == glosser.wordnet.synset("tawny_owl.n.01").definition()
+        assert damaged.gloss("owls") == ""

@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp
+import pyarrow.parquet as pq
 import pytest
 import redis
 import requests
@@ -31,6 +32,7 @@ from focused.lab.webs.bundle import Bundle, url_key, write_bundle
 from focused.lab.webs.generate import HOSTILE_FILE
 from focused.lab.webs.hostile import SPELLED_HOST, SPELLINGS, generate_hostile_web
 from focused.lab.webs.server import ServedWeb, WebServer, read_log, serve
+from focused.relevance.text import MAX_TITLE
 from tests.conftest import Crawl, final_stats, focused
 
 pytestmark = pytest.mark.crawl  # all tests but two serve, crawl or make the web in a subprocess
@@ -102,6 +104,7 @@ def test_every_case_is_linked_from_the_seeds(hostile: Path, cases: dict[str, dic
         "trap": 2,
         "bad-page": 8,
         "charset": 1,
+        "title": 1,
         "retry-after": 2,
         "robots": 3,
     }
@@ -115,7 +118,7 @@ def test_every_case_is_linked_from_the_seeds(hostile: Path, cases: dict[str, dic
 def test_generate_hostile_from_the_command_line(tmp_path: Path, hostile: Path) -> None:
     done = focused("web", "generate", "--hostile", str(tmp_path / "web"), "--pages", "100")
     assert done.returncode == 0, done.stderr
-    assert "39 hostile cases" in done.stdout
+    assert "40 hostile cases" in done.stdout
     assert (tmp_path / "web" / HOSTILE_FILE).is_file()
     # The same seed gives the same web; an ordinary web written over it drops the hostile list.
     again = generate_hostile_web(tmp_path / "again", n_pages=100, n_hosts=10, seed=3)
@@ -256,6 +259,8 @@ class Crawled:
     stats: dict[str, float]
     feed: dict[str, dict]  # by url_key
     served: list[dict]  # the server's log
+    name: str  # the crawl's
+    warc: Path  # its WARC files' folder
 
 
 @pytest.fixture(scope="module")
@@ -269,8 +274,10 @@ def crawled(
 
 
 def crawl_hostile(hostile: Path, redis_home: Path, workdir: Path, **settings: object) -> Crawled:
-    """One crawl of the hostile web, watched for its peak memory."""
+    """One crawl of the hostile web, watched for its peak memory, its pages described in WARC
+    files (the data set's source)."""
     log_path = workdir / "served.jsonl"
+    warc = workdir / "warc"
     with ServedWeb(hostile, log_path=log_path) as served:
         name = f"hostile-{uuid.uuid4().hex[:8]}"
         crawl = Crawl(hostile / "topic.toml", served.proxy, redis_home, name, workdir)
@@ -282,6 +289,7 @@ def crawl_hostile(hostile: Path, redis_home: Path, workdir: Path, **settings: ob
             RETRY_TIMES=1,
             DOWNLOAD_TIMEOUT=DOWNLOAD_TIMEOUT,
             CLOSESPIDER_TIMEOUT=CLOSESPIDER_TIMEOUT,
+            FOCUSED_WARC_DIR=warc,
             **settings,
         )
         peak = 0
@@ -296,7 +304,8 @@ def crawl_hostile(hostile: Path, redis_home: Path, workdir: Path, **settings: ob
     log = crawl.log()
     stats = final_stats(log) if "Dumping Scrapy stats:" in log else {}
     feed = {url_key(item["url"]): item for item in crawl.feed()}
-    return Crawled(process.returncode, seconds, peak, log, stats, feed, read_log(log_path))
+    served_log = read_log(log_path)
+    return Crawled(process.returncode, seconds, peak, log, stats, feed, served_log, name, warc)
 
 
 def _peak_rss(pid: int) -> int:
@@ -385,6 +394,25 @@ def test_a_wrong_charset_is_read_as_what_it_is(crawled: Crawled, cases: dict[str
     item = crawled.feed.get(url_key(cases["wrong-charset"]["url"]))
     assert item is not None and item["bad"] is None, item
     assert item["title"] == "Declared UTF-16" and item["relevance"] is not None
+
+
+def test_a_title_of_control_characters_is_cleaned_and_cut(
+    crawled: Crawled, cases: dict[str, dict], redis_home: Path, tmp_path: Path
+) -> None:
+    """In the feed and in the exported data set: a terminal showing either obeys nothing."""
+    key = url_key(cases["control-title"]["url"])
+    item = crawled.feed.get(key)
+    assert item is not None and item["bad"] is None and item["relevance"] is not None, item
+    out = tmp_path / "pages.parquet"
+    options = ["--format", "parquet", "-o", str(out), "--warc-dir", str(crawled.warc)]
+    result = focused("export", crawled.name, "--home", str(redis_home), *options)
+    assert result.returncode == 0, result.stderr
+    [row] = [row for row in pq.read_table(out).to_pylist() if url_key(row["url"]) == key]
+    for title in (item["title"], row["title"]):
+        assert (
+            title.startswith("[31mRed title [0m on cycling on cycling") and len(title) == MAX_TITLE
+        )
+        assert not re.search("[\x00-\x1f\x7f-\x9f]", title)
 
 
 def _private(url: str) -> bool:

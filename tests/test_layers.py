@@ -196,7 +196,7 @@ def _under(module: str, *packages: str) -> bool:
 SEAMS = {
     "focused.relevance": (
         {"scrapy", "twisted", "redis", "scrapy_redis"},
-        ("focused.relevance", "focused.errors"),
+        ("focused.relevance", "focused.errors", "focused.printable"),
     ),
     "focused.lab.webs": ({"scrapy", "twisted", "redis", "scrapy_redis"}, None),
 }

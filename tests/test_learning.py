@@ -154,6 +154,28 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
     assert "topic weighs most" in status.stdout and json.loads(record["top"])[0] in status.stdout
 
 
+def test_a_resumed_crawl_refits_without_an_error(crawl, web, tmp_path):
+    """A resume starts with many links queued: its refit's thread scores their anchors again,
+    glossing them with WordNet while the crawl's thread glosses the new pages' links."""
+    topic = tmp_path / "keywords.toml"
+    text = (web / "topic.toml").read_text()
+    topic.write_text(
+        text[: text.index("[relevance]")]
+        + '[relevance]\nmethod = "keywords"\nkeywords = ["cycling", "bicycle"]\n'
+    )
+    crawl.topic = topic
+    crawl.run(CLOSESPIDER_ITEMCOUNT=40, FOCUSED_LEARN_PAGES=30, FOCUSED_ANCHOR_GLOSS=True)
+    stats = crawl.run(
+        "resumed.jsonl",
+        CLOSESPIDER_ITEMCOUNT=150,
+        FOCUSED_LEARN_PAGES=30,
+        FOCUSED_ANCHOR_GLOSS=True,
+    )
+    assert stats["focused/learn/rescored"] > 0 and stats["focused/links/glossed"] > 0
+    for log in (crawl.log(), crawl.log("resumed.jsonl")):
+        assert " ERROR: " not in log and "Traceback" not in log, log[-3000:]
+
+
 def test_after_a_refit_pages_are_judged_by_it_and_keep_their_first_r(vectors):
     """The pipeline takes a refit up: it gives the page's R and joins its links' (log-odds),
     while ``first_relevance``, what the next refit learns from, stays the first model's."""

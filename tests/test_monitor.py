@@ -14,6 +14,7 @@ from focused.monitor.snapshot import (
     alarms,
     crawl_snapshot,
     format_report,
+    format_status,
     status_rows,
 )
 from focused.store import keys
@@ -193,3 +194,20 @@ def test_time_left_is_counted_from_now_not_from_the_last_beat():
     }  # fmt: skip
     assert _process("p", record, now=104.0)["time_left"] == 1.0
     assert _process("p", record, now=110.0)["time_left"] == 0.0  # never below 0
+
+
+def test_status_and_report_show_no_control_character(redis_client, crawl_name):
+    """What Redis holds goes to a terminal, which would obey \x1b[31m or \x1b]0;...\x07."""
+    prefix = keys.prefix(crawl_name)
+    redis_client.hset(prefix + keys.STATS, mapping={"fetched": 3, "classified": 3})
+    redis_client.zadd(prefix + keys.PROCS, {"vm:1:ab": 1})
+    record = {"host": "vm", "pid": 1, "started": 1, "beat": 2, "state": "finished"}
+    record |= {"reason": "\x1b[31mred\x1b]0;retitled\x07\x9b", "pages": 5, "items": 3}
+    redis_client.hset(prefix + keys.PROC + "vm:1:ab", mapping=record)
+    try:
+        snapshot = crawl_snapshot(Reader(redis_client), crawl_name)
+    finally:
+        reset_crawl(redis_client, crawl_name)
+    for shown in (format_status(snapshot), format_report(snapshot)):
+        assert "finished ( [31mred ]0;retitled  )" in shown
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", shown)

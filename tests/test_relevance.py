@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from focused.relevance import (
     page_text,
     read_taxonomy,
 )
+from focused.relevance.text import MAX_TITLE
 
 # Each category's own words; documents are drawn from them plus shared filler.
 WORDS = {
@@ -88,6 +90,17 @@ def test_page_text_takes_h1_without_title_and_a_parsed_root_unchanged():
     before = html.tostring(root)
     assert page_text(root) == ("Birds", "Birds owl")
     assert html.tostring(root) == before
+
+
+def test_page_text_has_no_control_characters_and_a_bounded_title():
+    """A terminal obeys \x1b[31m; the feed, the data set and the logs keep the title."""
+    page = page_text(
+        "<title>\x01\x1b[31mRed\x9b title\x7f" + " on cycling" * 100_000 + "</title>"
+        "<body><p>Bo\x00dy\x07 text \x1b]0;retitled\x07</p></body>"
+    )
+    assert page.title.startswith("[31mRed title on cycling") and len(page.title) == MAX_TITLE
+    assert page.text == "Bo\ufffddy text ]0;retitled"  # libxml2 reads NUL as U+FFFD
+    assert not re.search("[\x00-\x1f\x7f-\x9f]", page.title + page.text)
 
 
 @pytest.mark.parametrize(

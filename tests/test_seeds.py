@@ -17,6 +17,7 @@ from scrapy.http import HtmlResponse
 
 from focused.commands.crawl import EXIT_CODES
 from focused.errors import NO_SEED
+from focused.extensions.seeds import SEEDS_JUDGED
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.server import read_log
 from focused.links.extract import extract_links
@@ -199,3 +200,26 @@ def test_a_mover_paused_past_its_lease_trims_no_seed_pushed_since(
         process.kill()
         process.wait(30)
     assert redis_client.lrange(store.key(keys.START_URLS), 0, -1) == pushed  # none lost
+
+
+def test_a_topic_that_no_seed_matches_says_so_once(crawl, web, tmp_path):
+    """Keywords in French, German and Chinese on an English web: every seed's R near 0."""
+    text = (web / "topic.toml").read_text()
+    crawl.topic = tmp_path / "foreign.toml"
+    crawl.topic.write_text(
+        text[: text.index("[relevance]")] + '[relevance]\nmethod = "keywords"\n'
+        'keywords = ["vélo", "cyclisme", "Fahrrad", "Radsport", "自行车"]\n'
+    )
+    crawl.run(CLOSESPIDER_ITEMCOUNT=60)
+    warnings = re.findall(r"WARNING: No seed looks relevant: .*", crawl.log())
+    assert len(warnings) == 1, crawl.log()[-3000:]
+    assert re.fullmatch(
+        rf"WARNING: No seed looks relevant: the best of the first {SEEDS_JUDGED} seed pages has"
+        r" R 0\.\d{4}, under the threshold 0\.5; do the topic's words match these pages \(their"
+        r" language\)\?",
+        warnings[0],
+    )
+    # The web's own topic: its seeds are relevant.
+    crawl.topic, crawl.name = web / "topic.toml", f"{crawl.name}-own"
+    crawl.run("own.jsonl", CLOSESPIDER_ITEMCOUNT=60)
+    assert "No seed looks relevant" not in crawl.log("own.jsonl")

@@ -16,13 +16,13 @@ Stats: ``focused/seeds/read``, ``focused/seeds/new``, ``focused/seeds/invalid``.
 
 SeedCheck ends a crawl that could fetch no page at all (every seed failed or was bad, in this
 run or an earlier one) with the finish reason ``focused_no_seed`` (exit code 5) and one line,
-rather than as "finished".
+rather than as "finished". SeedRelevance warns once, at the start, when no seed looks relevant.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -34,6 +34,7 @@ from focused.store.frontier.base import Link
 from focused.store.lock import LEASE_S, LockLost
 from focused.store.seeds import PushedSeeds
 from focused.topic.files import is_seed_url
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 BATCH = 1000
+# Seed pages SeedRelevance judges (at most): seeds come in among the first pages, not first.
+SEEDS_JUDGED = 5
 
 
 class SeedFeeder:
@@ -156,3 +159,54 @@ class SeedCheck:
             {"why": why, "crawl": crawl},
         )
         raise CloseSpider(NO_SEED)
+
+
+class SeedRelevance:
+    """Warns once, at the start, when no seed looks relevant: a topic whose words match none of
+    its seeds (keywords in French on an English web: every seed's R near 0) otherwise crawls
+    on without a word, finding nothing.
+
+    The seeds are judged once this process has had an item for SEEDS_JUDGED pages of depth 0
+    (a page fetched, bad or failed; or for each of the topic's seeds, if fewer), or, in a crawl
+    of several processes that share them, once it has classified FOCUSED_ALARM_MIN_PAGES pages,
+    when the harvest's alarms start. A relevant seed ends the watch; seeds that were all bad
+    are SeedCheck's; a resumed crawl fetches no seed again, so it says nothing.
+    """
+
+    def __init__(self, crawler: Crawler, min_pages: int):
+        self.crawler = crawler
+        self.min_pages = min_pages
+        self.seeds = 0  # items of depth 0
+        self.judged: list[float] = []  # their R, for those classified
+        self.pages = 0  # pages classified
+        self.done = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SeedRelevance:
+        check = cls(crawler, crawler.settings.getint("FOCUSED_ALARM_MIN_PAGES"))
+        crawler.signals.connect(check.item_scraped, signal=signals.item_scraped)
+        return check
+
+    def item_scraped(self, item: Any) -> None:
+        if self.done or item.get("revisit"):
+            return
+        relevance = item.get("relevance")
+        self.pages += relevance is not None
+        if item.get("depth", 0) == 0:
+            if item.get("relevant"):
+                self.done = True
+                return
+            self.seeds += 1
+            if relevance is not None:
+                self.judged.append(float(relevance))
+        plan = crawl_plan(self.crawler)
+        if self.seeds < min(SEEDS_JUDGED, len(plan.topic.seeds)) and self.pages < self.min_pages:
+            return
+        self.done = True
+        if self.judged:
+            logger.warning(
+                "No seed looks relevant: the best of the first %(n)d seed pages has R"
+                " %(best).4f, under the threshold %(threshold)g; do the topic's words match"
+                " these pages (their language)?",
+                {"n": len(self.judged), "best": max(self.judged), "threshold": plan.threshold},
+            )

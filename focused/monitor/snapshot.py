@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from focused.monitor.coverage import NEXT, Coverage
+from focused.printable import printable
 from focused.settings import defaults
 
 if TYPE_CHECKING:
@@ -557,11 +558,12 @@ def status_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def format_status(snapshot: dict[str, Any]) -> str:
     """A crawl's snapshot (:func:`crawl_snapshot`) as aligned lines for people, then a line
-    per process."""
+    per process; no control character from a page or from Redis reaches the terminal."""
     rows = status_rows(snapshot)
     width = max(len(name) for name, _ in rows)
     lines = [f"{name:<{width}}  {_show(value)}" for name, value in rows]
-    return "\n".join(lines + [f"  {format_process(p)}" for p in snapshot["processes"]])
+    lines += [f"  {format_process(p)}" for p in snapshot["processes"]]
+    return printable("\n".join(lines), lines=True)
 
 
 def _tries(failed: int) -> str:
@@ -572,7 +574,8 @@ def _tries(failed: int) -> str:
 
 
 def format_report(report: dict[str, Any], top: int = 15) -> str:
-    """A snapshot as a report for people: status, alarms, census, num_tries, harvest curve."""
+    """A snapshot as a report for people: status, alarms, census, num_tries, harvest curve
+    (no control character in it, as in :func:`format_status`)."""
     lines = [format_status(report), "", "alarms:"]
     lines += [f"  {a['name']}: {a['message']}" for a in report["alarms"]] or ["  none"]
     lines += ["", f"census of classified pages by best category (top {top}):"]
@@ -592,4 +595,4 @@ def format_report(report: dict[str, Any], top: int = 15) -> str:
     ]
     if report.get("plot"):
         lines += ["", f"harvest curve plotted in {report['plot']}"]
-    return "\n".join(lines)
+    return printable("\n".join(lines), lines=True)

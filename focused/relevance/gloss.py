@@ -94,13 +94,17 @@ class AnchorGlosser:
                 return gloss
         return ""
 
-    def _gloss(self, synsets: list[Synset]) -> str:
-        """Definitions and hypernym names of the first ``senses`` of ``synsets``."""
+    def _gloss(self, synsets: list[Synset | None]) -> str:
+        """Definitions and hypernym names of the first ``senses`` of ``synsets``. A synset
+        nltk could not read (None, after its warning "No WordNet synset found") is left out."""
         parts: list[str] = []
         for synset in synsets[: self.senses]:
+            if synset is None:
+                continue
             parts.append(synset.definition())
             level = [synset]
             for _ in range(self.depth):
-                level = [h for s in level for h in s.hypernyms() + s.instance_hypernyms()]
+                related = (h for s in level for h in s.hypernyms() + s.instance_hypernyms())
+                level = [h for h in related if h is not None]
                 parts.extend(name.replace("_", " ") for s in level for name in s.lemma_names())
         return " ".join(parts)

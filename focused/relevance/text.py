@@ -11,7 +11,9 @@ from lxml import etree, html
 from nltk.stem.porter import PorterStemmer
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-__all__ = ["PageText", "analyze", "page_text"]
+from focused.printable import printable
+
+__all__ = ["MAX_TITLE", "PageText", "analyze", "page_text"]
 
 # Text nodes outside elements whose content is not prose; comments are not text() nodes.
 _VISIBLE_TEXT = etree.XPath(
@@ -22,10 +24,14 @@ _VISIBLE_TEXT = etree.XPath(
 _UTF8_HTML = html.HTMLParser(encoding="utf-8")
 WORD = re.compile(r"[^\W\d_]{2,}")  # runs of two or more letters, in any script
 _STEMMER = PorterStemmer()
+# Characters of a title kept: titles of real pages have tens (a browser's tab shows fewer), and
+# one of a megabyte would be kept in every feed line, export row and log line that names it.
+MAX_TITLE = 1000
 
 
 class PageText(NamedTuple):
-    """A page's title and visible body text, whitespace collapsed."""
+    """A page's title (at most MAX_TITLE characters) and visible body text, whitespace
+    collapsed and control characters made spaces."""
 
     title: str
     text: str
@@ -54,7 +60,7 @@ def _parse(page: str | bytes) -> etree._Element | None:
 
 
 def _collapse(parts: list[str]) -> str:
-    return " ".join(" ".join(parts).split())
+    return " ".join(printable(" ".join(parts)).split())
 
 
 def page_text(page: str | bytes | etree._Element) -> PageText:
@@ -72,7 +78,7 @@ def page_text(page: str | bytes | etree._Element) -> PageText:
         title = root.find(".//h1")
     body = root.find("body")  # the parser puts it under <html>; a fragment has none
     return PageText(
-        "" if title is None else _collapse(list(title.itertext())),
+        "" if title is None else _collapse(list(title.itertext()))[:MAX_TITLE],
         _collapse(_VISIBLE_TEXT(root if body is None else body)),
     )
 

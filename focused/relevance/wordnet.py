@@ -1,5 +1,6 @@
 """WordNet 3.0 for the methods that read it (Batsakis et al. 2009's semantic model, the anchor
-glosses): nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process.
+glosses): nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process and
+shared by its threads.
 
 The folder is the ``wordnet`` argument, else the environment variable FOCUSED_WORDNET, else
 ``/usr/share/wordnet``, where Debian's ``wordnet-base`` installs it (``scripts/setup.sh``
@@ -16,6 +17,7 @@ import io
 import json
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -24,7 +26,7 @@ from typing import IO, Any
 
 import nltk
 import nltk.data
-from nltk.corpus.reader.wordnet import WordNetCorpusReader
+from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
 
 from focused.errors import FocusedError
 from focused.relevance.cache import default_cache_dir, keep
@@ -175,10 +177,16 @@ class _WordNet(WordNetCorpusReader):
     With ``index`` (a file in the cache folder) the lemma index and the satellite adjectives
     are read from that file if it holds them, else built from the index files and written
     there.
+
+    A synset is read by seeking its data file, one handle the reader keeps, to the synset's
+    offset and reading a line, so two threads reading at once (a refit's and the crawl's)
+    read each other's lines, and nltk gives None; the reads take turns (``_reading``, a lock
+    its holder may take again: reading a satellite adjective reads its head adjective).
     """
 
     def __init__(self, folder: Path, index: Path | None = None):
         self._folder = folder
+        self._reading = threading.RLock()
         self._kept = None if index is None else _read_index(index)
         with warnings.catch_warnings():  # "multilingual functions are not available"
             warnings.simplefilter("ignore", UserWarning)
@@ -213,6 +221,10 @@ class _WordNet(WordNetCorpusReader):
         if file in _PLAIN_FILES:
             return (self._folder / file).open(encoding="utf-8")
         return super().open(file)
+
+    def synset_from_pos_and_offset(self, pos: str, offset: int) -> Synset | None:
+        with self._reading:
+            return super().synset_from_pos_and_offset(pos, offset)
 
     def map_wn(self, version: str = "wordnet") -> None:
         return None

@@ -46,10 +46,21 @@ GARBLED = "\ufffd" + CONTROLS.decode("ascii")
 FALLBACK_CODECS = ("utf-8", "cp1252")
 
 
-# A start tag, its quoted values read whole (a ">" in one does not end it), and one attribute
-# (with its value, if any) in it: one pass over the page, whose time grows with its length.
-START_TAG = re.compile(r"""<[A-Za-z](?:[^>"']+|"[^"]*"|'[^']*')*""")
-ATTRIBUTE = re.compile(r"""[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
+# A start tag as an HTML parser's tokenizer reads it (the HTML standard's, which libxml2 2.14
+# follows): its name, then attributes, each a name and maybe "=" and a value, between white
+# space and slashes. A quote opens a value only after "=", and a value quoted so runs to its
+# closing quote (a ">" in it does not end the tag); elsewhere a quote is a character of a name
+# or an unquoted value, as in the 1990s' `<a href="x.html>` and `<a href=x.html">`. One pass
+# over the page, whose time grows with its length. The name runs to white space, "/" or ">"
+# (an "=" or a quote in it is part of it: `<p="x y">` is a "p="x" of an attribute y").
+_SPACE = "\t\n\f\r "
+ATTRIBUTE = re.compile(
+    rf"""[^{_SPACE}/>][^{_SPACE}/>=]*"""
+    rf"""(?:[{_SPACE}]*=[{_SPACE}]*(?:"[^"]*"?|'[^']*'?|[^{_SPACE}>]*))?"""
+)
+START_TAG = re.compile(
+    rf"<[A-Za-z][^{_SPACE}/>]*(?P<attributes>(?:[{_SPACE}/]+|{ATTRIBUTE.pattern})*)"
+)
 
 
 def too_many_attributes(text: str, limit: int) -> int:
@@ -57,13 +68,13 @@ def too_many_attributes(text: str, limit: int) -> int:
 
     lxml (libxml2) compares each attribute of a tag with the ones before it: the time grows with
     the square of a tag's attributes, and the parse runs on the reactor's thread, so one such
-    tag stops the process. An attribute takes two characters at least, so only tags that long
-    are counted.
+    tag stops the process. The tags are read as the parser reads them (``START_TAG``), so that a
+    stray quote does not make one tag of the rest of the page; an attribute takes two
+    characters at least, so only tags that long are counted.
     """
     for tag in START_TAG.finditer(text):
         if tag.end() - tag.start() > 2 * limit:
-            # The tag's name is the first match.
-            attributes = len(ATTRIBUTE.findall(text, tag.start() + 1, tag.end())) - 1
+            attributes = len(ATTRIBUTE.findall(text, tag.start("attributes"), tag.end()))
             if attributes > limit:
                 return attributes
     return 0

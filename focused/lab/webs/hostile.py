@@ -18,7 +18,8 @@ the demo topic's seed pages, one case of each kind:
 - **bad pages**: binary bodies served as HTML, a gzip bomb (1 GiB of zeros in about 1 MB), a
   64 MiB page, an endless page, a slow-loris page (a byte every 2 s), a truncated page
   (Content-Length beyond the body), 429 and 503 answers with ``Retry-After: 60``; and a good
-  page declared UTF-16 that is ASCII;
+  page declared UTF-16 that is ASCII, and one whose megabyte of title starts with control
+  characters;
 - **robots.txt files** that are binary, huge (64 MiB) or full of garbage lines;
 - **private addresses**: links to loopback, private and link-local hosts in many spellings
   (``127.1``, ``0x7f.0.0.1``, ``2130706433``, ``localhost``, ``169.254.169.254``...).
@@ -521,6 +522,22 @@ def _bad_pages(rng: np.random.Generator) -> list[Case]:
             " and title are the page's, and it is classified like any page",
             good=[url],
             records=[_record(url, ascii_page, headers=utf16)],
+        )
+    )
+    # A title of control characters (a terminal obeys \x1b[31m) and of a megabyte.
+    url = f"{BODY}/control-title"
+    title = "\x01\x1b[31mRed\x9b title\x00\x1b[0m" + " on cycling" * 100_000
+    controls = _page("Control characters", "A cycling page whose title a terminal obeys.")
+    controls = controls.replace("<title>Control characters</title>", f"<title>{title}</title>")
+    cases.append(
+        Case(
+            name="control-title",
+            kind="title",
+            url=url,
+            expect="its title in the feed and the data set has no control character and is"
+            " cut to a thousand characters; it is classified like any page",
+            good=[url],
+            records=[_record(url, controls)],
         )
     )
     for status, host in ((429, "busy"), (503, "down")):
