@@ -62,6 +62,16 @@ FOCUSED_RETRY_AFTER_MAX = 600.0
 FOCUSED_MIN_DOWNLOAD_RATE = 1000.0
 FOCUSED_MIN_RATE_AFTER_S = 5.0
 FOCUSED_SLOW_HOST_BACKOFF_S = 60.0
+# A body whose Content-Length cannot come in before DOWNLOAD_TIMEOUT at its rate so far is
+# stopped too (it would time out). A download still coming in FOCUSED_SLOW_DOWNLOAD_S seconds
+# after its headers is slow, whatever its rate; slow downloads hold at most
+# FOCUSED_SLOW_HOST_SLOTS of CONCURRENT_REQUESTS together (a share), and one that turns slow
+# past it is stopped and tried again later, as after a timeout (its host backed off too), so
+# the other hosts keep their slots; 0: no cap. With 40 hosts sending 1,100 bytes a second, just
+# above the minimum rate, beside a web of 600 pages on 20 hosts, a crawl fetched 539 of its 599
+# pages in the time a crawl without them took for all (22 before; Results, Reliability).
+FOCUSED_SLOW_DOWNLOAD_S = 2.0
+FOCUSED_SLOW_HOST_SLOTS = 0.25
 
 # Networks a crawl may fetch from although they are not public: a list of CIDRs such as
 # "10.0.0.0/8" (comma-separated with -s); the topic file's allowed_networks adds more.
