@@ -159,6 +159,14 @@ FOCUSED_DOMAIN_MAX_HOSTS = 15
 # many hosts' fetches (Results, Reliability). The suffixes of FOCUSED_PRIVATE_SUFFIXES are the
 # user's own and are not counted so. 0: no limit.
 FOCUSED_SUFFIX_MAX_HOSTS = 30
+# A link farm by its shape, whatever its names: a page that links to no page of its own host,
+# and to new hosts for at least half of the hosts it links to, spreads like a farm's. The new
+# hosts that a chain of such pages leads to, from its second page on, are the chain's lineage;
+# a host of a lineage not fetched yet is held (held/hosts) once this many hosts of that lineage
+# have been: a farm spread over many platforms or IP networks, each under its own budgets, costs
+# at most this many hosts and the first page's. A host that a page that does not spread links to
+# is taken out of any lineage. 0: no limit.
+FOCUSED_FARM_MAX_HOSTS = 10
 # Suffixes under which unrelated sites sit, as in the Public Suffix List's private section (an
 # intranet's "sites.corp": team1.sites.corp and team2.sites.corp are then two domains). The
 # defaults are those the project's offline webs put their sites under: the generated webs'
