@@ -1,11 +1,12 @@
 """Slow hosts and a link farm on a private suffix, beside a plain synthetic web, in a crawl.
 
-    .venv/bin/python benchmarks/hostilehosts.py --slow-hosts 40 [-s KEY=VALUE ...]
+    .venv/bin/python benchmarks/hostilehosts.py --slow-hosts 40 [--slow-rate 1100] [-s ...]
     .venv/bin/python benchmarks/hostilehosts.py --farm-domain netlify.app [-s KEY=VALUE ...]
 
 Generates the web of ``focused web generate --pages 600 --hosts 20 --slow-hosts N`` (hosts that
-declare 100,000 bytes and send a byte a second), or ``--pages 3000 --hosts 150 --traps
---farm-domain NAME`` (a link farm under NAME), crawls it with one process on an embedded Redis
+declare 100,000 bytes and send a byte, or ``--slow-rate`` bytes, a second), or ``--pages 3000
+--hosts 150 --traps --farm-domain NAME`` (a link farm under NAME: a name, an IP network, or
+names separated by commas), crawls it with one process on an embedded Redis
 (FOCUSED_HOST_DELAY=0.25, CLOSESPIDER_TIMEOUT=150, and for the farm CLOSESPIDER_PAGECOUNT=1000;
 ``-s`` adds or overrides settings), and prints one JSON line from the server's access log: the
 crawl's seconds, the fetches of the web's own pages (``plain``, the pages it has, and when the
@@ -31,6 +32,7 @@ from focused.lab.webs.server import ServedWeb, read_log
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slow-hosts", type=int, default=0)
+    parser.add_argument("--slow-rate", type=int, default=1)
     parser.add_argument("--farm-domain", default="")
     parser.add_argument("-s", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
@@ -43,12 +45,17 @@ def main() -> None:
             n_hosts=150,
             hostile=False,
             traps=True,
-            farm_domain=args.farm_domain,
+            farm_domain=args.farm_domain.split(","),
         )
         settings["CLOSESPIDER_PAGECOUNT"] = 1000
     else:
         web = generate_hostile_web(
-            folder / "web", n_pages=600, n_hosts=20, hostile=False, slow_hosts=args.slow_hosts
+            folder / "web",
+            n_pages=600,
+            n_hosts=20,
+            hostile=False,
+            slow_hosts=args.slow_hosts,
+            slow_rate=args.slow_rate,
         )
     settings |= dict(setting.split("=", 1) for setting in args.settings)
     settings["FOCUSED_CRAWL"] = f"hostilehosts-{int(time.time())}"

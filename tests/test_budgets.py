@@ -34,8 +34,12 @@ def frontier_client(request: pytest.FixtureRequest) -> redis.Redis:
         ("https://www.news.x.co.uk:8443", "x.co.uk"),
         ("http://s9.farm.test", "farm.test"),  # not in the list: the last two labels
         ("http://intranet", "intranet"),
-        ("http://127.0.0.1:8080", "127.0.0.1"),
-        ("http://[::1]", "[::1]"),
+        # An IP literal: its /24 or /64, whoever holds an address most often holds its block.
+        ("http://127.0.0.1:8080", "127.0.0.0/24"),
+        ("http://198.51.100.77", "198.51.100.0/24"),
+        ("http://[::1]", "::/64"),
+        ("http://[2a05:d018:0:7::5]:8080", "2a05:d018:0:7::/64"),
+        ("http://[::ffff:198.51.100.77]", "198.51.100.0/24"),
         ("http://www.bio.web.test", "web.test"),
     ],
 )
@@ -169,6 +173,48 @@ def test_the_host_count_budget_of_a_platform_holds_the_fourth_farm_host(redis_cl
     assert serve(f, 10) == ["http://good.test/b", *farm[3:]]
     assert f.counts()["held/hosts"] == 2
     assert redis_client.hget(f.store.key(keys.PRIVATE_SUFFIX, "netlify.app"), "h") == "5"
+
+
+PLATFORMS = ("netlify.app", "github.io", "pages.dev")
+
+
+def farm_links(url: str) -> list[Link]:
+    """The links of a farm page: ``sN`` links to five new hosts, ``s(5N+1)`` to ``s(5N+5)``,
+    each under the next of PLATFORMS in turn (every host a registered domain of its own, each
+    platform under its own budget); no link to its own host."""
+    n = int(url.split("//s", 1)[1].split(".", 1)[0])
+    return [Link(f"http://s{m}.{PLATFORMS[m % 3]}/", 0.9) for m in range(5 * n + 1, 5 * n + 6)]
+
+
+def test_a_farm_spread_over_platforms_is_held_by_its_shape(redis_client, crawl_name):
+    """Pages that link to no page of their own host and to new hosts only, host after host:
+    past the first farm page's hosts, FOCUSED_FARM_MAX_HOSTS hosts of the chain are fetched
+    while other hosts have URLs; a host a page that does not spread links to is not held."""
+    f = RedisFrontier.for_crawl(
+        redis_client, crawl_name, host_delay=0, host_concurrency=1, budgets=Budgets(farm_hosts=3)
+    )
+    good = [Link(f"http://good.test/{i}", 0.5 - i / 1000) for i in range(100)]
+    f.push_many([Link("http://s0.netlify.app/", 0.9), *good])
+    # good.test/0 links to its own host and to a farm host, which leaves the lineage (and, here,
+    # links nowhere).
+    kept = "http://s27.pages.dev/"
+    links = {"http://good.test/0": [Link("http://good.test/x", 0.1), Link(kept, 0.9)], kept: []}
+    fetched: list[str] = []
+    while len(fetched) < 60:
+        leased = f.pop_ready(10).leased
+        for one in leased:
+            if one.url in links or ".test/" in one.url:
+                page_links = links.get(one.url, [])
+            else:
+                page_links = farm_links(one.url)
+            f.complete(one.lease, one.url, "page", 0.5, False, page_links)
+        fetched += [one.url for one in leased]
+    farm = {url for url in fetched if ".test/" not in url}
+    # s0, the five hosts it links to (its chain's first: not counted), three more, and s27.
+    assert len(farm) == 1 + 5 + 3 + 1, sorted(farm)
+    assert kept in farm
+    assert f.counts()["held/hosts"] >= 20
+    assert redis_client.hget(f.store.key(keys.LINEAGE, "s0.netlify.app"), "h") == "3"
 
 
 def test_a_domain_over_its_page_budget_is_held(frontier):

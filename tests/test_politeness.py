@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import itertools
 import time
+import uuid
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from focused.lab.webs.bundle import write_bundle
+from focused.lab.webs.bundle import Bundle, url_key, write_bundle
+from focused.lab.webs.hostile import generate_hostile_web
 from focused.lab.webs.server import ServedWeb, read_log
 from tests.conftest import Crawl, final_stats
 
@@ -219,3 +221,65 @@ def test_slow_bodies_are_stopped_and_slow_hosts_backed_off(
     assert stats["focused/slow/backed_off"] >= 2
     # The other hosts were crawled all the same.
     assert "http://www.c.test/c1" in feed
+
+
+# A generated web of 600 pages on 20 hosts, with and without 40 hosts trickling 1,100 bytes a
+# second (just above FOCUSED_MIN_DOWNLOAD_RATE; half of them declaring their 100,000 bytes, half
+# chunked), linked from the seeds as relevant-looking pages, so fetched first.
+TRICKLE_WEB = {"n_pages": 600, "n_hosts": 20, "seed": 0, "hostile": False}
+TRICKLING = 40
+TRICKLE_RATE = 1100
+KEPT = 0.8  # of the other hosts' throughput
+
+
+def plain_fetch_times(web: Path, log: Path) -> list[float]:
+    """Seconds from the crawl's first request to each fetch of the web's own pages."""
+    plain = {key for key, page in Bundle.load(web).pages.items() if page.behaviour is None}
+    served = read_log(log)
+    start = min(entry["time"] for entry in served)
+    return sorted(
+        entry["time"] - start
+        for entry in served
+        if entry["status"] == 200 and url_key(entry["url"]) in plain
+    )
+
+
+@pytest.mark.crawl
+def test_hosts_trickling_just_above_the_minimum_rate_leave_the_others_their_throughput(
+    tmp_path, redis_home, redis_client
+):
+    """The web's own pages fetched by the time a crawl without the trickling hosts had all of
+    its own: at least KEPT as many with them (the hosts backed off, their slots capped)."""
+    times: dict[int, list[float]] = {}
+    stats: dict[int, dict] = {}
+    for trickling in (0, TRICKLING):
+        web = generate_hostile_web(
+            tmp_path / f"web-{trickling}",
+            slow_hosts=trickling,
+            slow_rate=TRICKLE_RATE,
+            **TRICKLE_WEB,  # type: ignore[arg-type]
+        )
+        log = tmp_path / f"served-{trickling}.jsonl"
+        workdir = tmp_path / f"crawl-{trickling}"
+        workdir.mkdir()
+        # The crawl with them runs twice as long as the one without took, at most.
+        limit = 2 * times[0][-1] + 10 if times else 150
+        with ServedWeb(web, log_path=log) as served:
+            run = Crawl(
+                web / "topic.toml", served.proxy, redis_home, f"trickle-{uuid.uuid4().hex}", workdir
+            )
+            stats[trickling] = run.run(
+                timeout=300, FOCUSED_HOST_DELAY=0.25, CLOSESPIDER_TIMEOUT=limit
+            )
+        times[trickling] = plain_fetch_times(web, log)
+    bound = times[0][-1]
+    kept = sum(t <= bound for t in times[TRICKLING])
+    figures = (
+        f"without them {len(times[0])} of the web's pages in {bound:.1f} s; with them {kept} by"
+        f" then ({len(times[TRICKLING])} in all, the last at {times[TRICKLING][-1]:.1f} s)"
+    )
+    print(figures)
+    assert kept >= KEPT * len(times[0]), figures
+    slow = stats[TRICKLING]
+    assert slow["focused/slow/stopped"] >= TRICKLING // 2, slow  # those that declare a size
+    assert slow["focused/slow/capped"] >= 1, slow  # chunked: past the slow downloads' share

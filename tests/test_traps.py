@@ -251,3 +251,44 @@ def test_farm_and_traps_take_at_most_five_percent_and_cost_no_relevant_page(
     print(figures)
     assert taken <= MAX_SHARE * total, figures
     assert len(found) >= MIN_FOUND * len(found_before), figures
+
+
+# Platforms of the Public Suffix List's private section: a farm spread over them stays under
+# each one's FOCUSED_SUFFIX_MAX_HOSTS.
+PLATFORMS = [
+    "netlify.app", "github.io", "pages.dev", "vercel.app", "herokuapp.com", "blogspot.com",
+    "web.app", "firebaseapp.com", "glitch.me", "onrender.com", "fly.dev", "azurewebsites.net",
+    "appspot.com", "gitlab.io", "workers.dev", "repl.co", "readthedocs.io", "wixsite.com",
+    "myshopify.com", "ngrok.io",
+]  # fmt: skip
+FARMS = {"ipv6": "2a05:d018::/64", "platforms": PLATFORMS}
+
+
+@pytest.mark.parametrize("farm", FARMS)
+def test_a_farm_on_ip_literals_or_many_platforms_takes_at_most_five_percent(
+    farm: str,
+    without_traps: Crawled,
+    webs: dict[str, Path],
+    redis_home: Path,
+    redis_client: redis.Redis,
+    tmp_path: Path,
+) -> None:
+    """A farm whose hosts are IPv6 literals of one /64 (no name, so no registered domain), or
+    are spread over 20 platforms (each under its own 30-host budget), is bounded by the budget
+    of its /64 or by its shape: pages linking to no page of their own host, only to new hosts."""
+    web = generate_hostile_web(
+        tmp_path / "web", hostile=False, traps=True, farm_domain=FARMS[farm], **WEB
+    )
+    crawled = crawl(web, redis_home, tmp_path)
+    plain = Bundle.load(webs["plain"])
+    plain_hosts = {urlsplit(key).hostname for key in plain.pages}
+    on_farm = Counter(urlsplit(e["url"]).hostname not in plain_hosts for e in crawled.served)
+    total = on_farm[True] + on_farm[False]
+    found, found_before = (c.relevant(plain) for c in (crawled, without_traps))
+    figures = (
+        f"{on_farm[True]} of {total} fetches on the farm;"
+        f" relevant found {len(found)} with it, {len(found_before)} without"
+    )
+    print(figures)
+    assert on_farm[True] <= MAX_SHARE * total, figures
+    assert len(found) >= MIN_FOUND * len(found_before), figures

@@ -55,7 +55,9 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         default=FARM,
         metavar="NAME",
         help=f"put the --traps link farm's hosts under NAME (default {FARM}; a private suffix of"
-        " the Public Suffix List such as netlify.app makes each host a domain of its own)",
+        " the Public Suffix List such as netlify.app makes each host a domain of its own; an IP"
+        " network such as 2a05:d018::/64 puts them on its addresses; NAME,NAME,... spreads them"
+        " over several names)",
     )
     parser.add_argument(
         "--slow-hosts",
@@ -63,6 +65,14 @@ def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="add N hosts whose page declares 100,000 bytes and sends a byte a second",
+    )
+    parser.add_argument(
+        "--slow-rate",
+        type=int,
+        default=1,
+        metavar="BYTES",
+        help="the --slow-hosts pages send BYTES a second (default 1; 1100 trickles just above"
+        " the default FOCUSED_MIN_DOWNLOAD_RATE)",
     )
     parser.add_argument(
         "--js",
@@ -171,8 +181,9 @@ def _run_generate_hostile(args: argparse.Namespace) -> int:
         **_web_options(args),
         hostile=args.hostile,
         traps=args.traps,
-        farm_domain=args.farm_domain,
+        farm_domain=[name for name in args.farm_domain.split(",") if name],
         slow_hosts=args.slow_hosts,
+        slow_rate=args.slow_rate,
     )
     n_cases = len(json.loads((folder / HOSTILE_FILE).read_text())["cases"])
     print(

@@ -5,7 +5,11 @@
 suffix anyone may register under. It comes from ``tldextract``'s bundled snapshot of the list,
 private section included (blogspot.com, github.io), and is never fetched: a crawl reaches no
 address for it. A name whose last labels are in no suffix of the list (``.test``, an
-intranet's names) has its last two labels as its domain; an IP address is its own domain.
+intranet's names) has its last two labels as its domain. An IP address has no owner's name, and
+whoever holds one address of a network most often holds its neighbours: an IPv4 address's
+domain is its /24 (``198.51.100.0/24``), an IPv6 address's its /64 (``2001:db8:1:2::/64``, the
+block one site or customer is given), so that a link farm on IP-literal hosts is one domain to
+the budgets.
 
 ``private_suffixes`` adds suffixes under which unrelated sites sit, like the list's private
 section: an intranet's ``sites.corp``, or the ``web.test`` of the project's synthetic webs.
@@ -19,12 +23,15 @@ also counts a platform's hosts together. The ``private_suffixes`` given are the 
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from functools import lru_cache
 
 import tldextract
 
 CACHED = 65_536  # hosts whose domain a process remembers
+# The network an IP address is counted in, as a registered domain, by IP version.
+IP_DOMAIN_PREFIX = {4: 24, 6: 64}
 
 
 class RegisteredDomains:
@@ -50,8 +57,12 @@ class RegisteredDomains:
 
     def _domain(self, host: str) -> str:
         parts = self._extract(host)
-        if parts.ipv4 or parts.ipv6:
-            return parts.domain
+        address = parts.ipv4 or parts.ipv6
+        if address:
+            ip = ipaddress.ip_address(address)
+            if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+                ip = ip.ipv4_mapped
+            return str(ipaddress.ip_network(f"{ip}/{IP_DOMAIN_PREFIX[ip.version]}", strict=False))
         if parts.suffix and parts.domain:
             return f"{parts.domain}.{parts.suffix}"
         labels = [label for label in (parts.subdomain, parts.domain, parts.suffix) if label]

@@ -49,6 +49,12 @@ class TooSlow(StopDownload):
         super().__init__(fail=True)
 
 
+class SlowSlotsTaken(TooSlow, DownloadTimeoutError):
+    """A download stopped because it turned slow while slow downloads held their share of the
+    slots (FOCUSED_SLOW_HOST_SLOTS): its page may be good, so it is tried again later, as
+    after a timeout (and is one, if its tries run out)."""
+
+
 TIMEOUTS = (DownloadTimeoutError, tx.TimeoutError, tx.TCPTimedOutError, TimeoutError)
 
 

@@ -121,6 +121,7 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
                 domain_hosts=s.getint("FOCUSED_DOMAIN_MAX_HOSTS"),
                 host_queued=s.getint("FOCUSED_HOST_MAX_QUEUED"),
                 suffix_hosts=s.getint("FOCUSED_SUFFIX_MAX_HOSTS"),
+                farm_hosts=s.getint("FOCUSED_FARM_MAX_HOSTS"),
                 private_suffixes=tuple(s.getlist("FOCUSED_PRIVATE_SUFFIXES")),
             ),
             on_rejected=on_rejected,

@@ -34,7 +34,8 @@ key (after prefix)     type    what it holds
                                it may be hit again, ``c`` URLs fetched (the seed-000 server
                                priority); with budgets ``d`` its registered domain, ``s`` popped
                                from before, ``b`` why it is held, ``u`` the private suffix of
-                               the Public Suffix List it is under (``netlify.app``), if any; a
+                               the Public Suffix List it is under (``netlify.app``), if any,
+                               ``f`` its lineage (``fl:``), if any; a
                                hash per host, so each is a few bytes to read
 ``held``               zset    hosts over a budget, with queued URLs, served only when no other
                                host is ready or waiting; score as in ``ready``
@@ -42,6 +43,9 @@ key (after prefix)     type    what it holds
                                hosts, ``h`` its hosts popped from
 ``ps:<suffix>``        hash    one private suffix of the Public Suffix List (``github.io``;
                                budgets on): ``h`` the hosts under it popped from
+``fl:<lineage>``       hash    the hosts first seen on pages that spread like a link farm's, from
+                               the second such page of a chain on (budgets on; named by the
+                               registered domain of the chain's first): ``h`` those popped from
 ``robots:<origin>``    string  a host's robots.txt for every process of the crawl: ``1`` then its
                                body (at most 512 KiB), or ``0`` for one that could not be
                                fetched (everything allowed); expires after a day
@@ -161,6 +165,7 @@ HOST = "h:"
 HELD = "held"
 DOMAIN = "d:"
 PRIVATE_SUFFIX = "ps:"
+LINEAGE = "fl:"
 ROBOTS = "robots:"
 SEEN = "seen:"
 OUTBOX = "outbox"

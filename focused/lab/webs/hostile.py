@@ -36,11 +36,17 @@ breaking it, every page of it on the demo topic:
 
 ``farm_domain`` puts the farm under another name than ``farm.test``: under a suffix of the
 Public Suffix List's private section (``netlify.app``, ``github.io``) each of its hosts is a
-registered domain of its own, as on those platforms.
+registered domain of its own, as on those platforms. An IP network (``2a05:d018::/64``) puts
+it on IP-literal hosts, the network's addresses (``http://[2a05:d018::7]/``); several names
+spread it over them, host N under the (N mod their number)th, so that each name has a share of
+its hosts (``sN.netlify.app``, ``sN+1.github.io``, ...).
 
 ``slow_hosts`` (``--slow-hosts N``) adds, with or without those, N hosts
 (``www.slowK.web.test``, each a registered domain of its own) whose one page, linked from the
-seeds, declares a 100,000-byte body and sends it a byte a second.
+seeds, declares a 100,000-byte body and sends it a byte a second, or ``slow_rate`` bytes a
+second (``--slow-rate``: 1,100 trickles just above the default minimum rate of 1,000, and would
+finish in 91 s). Past 10 bytes a second every other one sends its 100,000 bytes chunked, with no
+Content-Length to tell how long it will take.
 
 The same ``seed`` with and without them gives the same web otherwise, for comparing crawls.
 
@@ -77,6 +83,7 @@ from focused.lab.webs.generate import (
     generate_web,
     word_lists,
 )
+from focused.lab.webs.server import farm_host, farm_network, farm_record_url
 
 LINKS = "http://links.hostile.web.test"  # pages with bad hrefs and odd bases
 FOUND = "http://found.hostile.web.test"  # good pages linked only from hostile ones
@@ -172,6 +179,7 @@ class Case:
     never: list[str] = field(default_factory=list)
     prefix: str | None = None
     domain: str | None = None  # a farm: every host under it is the case's
+    domains: list[str] = field(default_factory=list)  # a farm: its names or IP network, in turn
     anchor: str = ""  # of the links from the seeds (default: the name)
     links: list[str] = field(default_factory=list)  # linked from the seeds (default: url)
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -195,18 +203,19 @@ def generate_hostile_web(
     overwrite: bool = False,
     hostile: bool = True,
     traps: bool = False,
-    farm_domain: str = FARM,
+    farm_domain: str | Sequence[str] = FARM,
     slow_hosts: int = 0,
+    slow_rate: int = 1,
 ) -> Path:
     """Write the synthetic web of ``n_pages`` plus every hostile case (``hostile``), the
     link farm under ``farm_domain`` and the host traps (``traps``) and ``slow_hosts`` slow hosts
-    into ``folder``, and ``hostile.json``, the list of cases; return the folder. Deterministic
-    for a ``seed``."""
+    (sending ``slow_rate`` bytes a second) into ``folder``, and ``hostile.json``, the list of
+    cases; return the folder. Deterministic for a ``seed``."""
     rng = np.random.default_rng(seed)
     cases = hostile_cases(rng) if hostile else []
     if traps:
         cases.append(_farm(rng, farm_domain))
-    cases += [_slow_host(n) for n in range(slow_hosts)]
+    cases += [_slow_host(n, slow_rate) for n in range(slow_hosts)]
 
     def on_seed_host(origin: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         host_traps = _host_traps(origin)
@@ -676,41 +685,54 @@ def _on_topic_text(rng: np.random.Generator, n_words: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def _slow_host(n: int) -> Case:
+def _slow_host(n: int, rate: int = 1) -> Case:
+    """A host whose page sends ``rate`` bytes a second; past 10, in ten pieces a second, and
+    chunked for odd ``n``."""
     url = f"http://www.slow{n}.web.test/"
-    body = _page(f"Slow host {n}", "A cycling page sent one byte a second.")
+    body = _page(f"Slow host {n}", f"A cycling page sent {rate} bytes a second.")
+    pieces = 10 if rate >= 10 else 1
+    behaviour = {"name": "slow", "interval": 1 / pieces, "chunk": rate // pieces, "size": SLOW_SIZE}
+    if rate >= 10 and n % 2:
+        behaviour["chunked"] = 1
     return Case(
         name=f"slow-host-{n}",
         kind="slow-host",
         url=url,
-        expect=f"declares {SLOW_SIZE} bytes and sends a byte a second: stopped as too slow, its"
+        expect=f"declares {SLOW_SIZE} bytes and sends {rate} a second: stopped as too slow, its"
         " host backed off; the other hosts are crawled meanwhile",
         reason="too_slow",
         anchor="Peloton Breakaway",
-        records=[
-            _record(url, body, behaviour={"name": "slow", "interval": 1.0, "size": SLOW_SIZE})
-        ],
+        records=[_record(url, body, behaviour=behaviour)],
     )
 
 
-def _farm(rng: np.random.Generator, domain: str = FARM) -> Case:
+def _farm(rng: np.random.Generator, domain: str | Sequence[str] = FARM) -> Case:
     anchors = ("Peloton Sprint", "Bicycle Stage", "Cyclist Climb", "Velodrome Saddle", "Tour Gear")
     body = _page(
         "Cycling news {{n}}",
         f"Page {{{{n}}}}. {_on_topic_text(rng, 150)}",
         [("{{next}}", anchor) for anchor in anchors[:FARM_LINKS]],
     )
+    domains = [domain] if isinstance(domain, str) else list(domain)
+    behaviour: dict[str, Any] = {"name": "farm", "links": FARM_LINKS}
+    if len(domains) > 1:
+        behaviour["of"] = len(domains)
+    spread = len(domains) > 1
+    records = [
+        _record(farm_record_url(name), body, behaviour=behaviour | ({"at": at} if spread else {}))
+        for at, name in enumerate(domains)
+    ]
     return Case(
         name="link-farm",
         kind="farm",
-        url=f"http://s0.{domain}/",
-        expect=f"every page links to {FARM_LINKS} new hosts under {domain}: bounded by the"
-        " budget of hosts per registered domain, or per private suffix",
-        domain=domain,
+        url=f"http://{farm_host(domains[0], 0)}/",
+        expect=f"every page links to {FARM_LINKS} new hosts under {', '.join(domains)}: bounded"
+        " by the budget of hosts per registered domain (an IP network's /64 or /24), per"
+        " private suffix, or per lineage of farm-like pages",
+        domain=domains[0] if not spread and farm_network(domains[0]) is None else None,
+        domains=domains,
         anchor="Peloton Breakaway",
-        records=[
-            _record(f"http://{domain}/", body, behaviour={"name": "farm", "links": FARM_LINKS})
-        ],
+        records=records,
     )
 
 

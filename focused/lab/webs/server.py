@@ -31,11 +31,15 @@ writes only as fast as the client reads, and a stream stops when its client goes
   links to another path under the record's URL, made from a hash of the URL asked.
 - ``farm``: host ``sN.HOST`` (any N) is page N of a link farm (``{{n}}``: N); its ``links``
   (5) ``{{next}}`` link to the new hosts ``s(kN+1).HOST`` to ``s(kN+k).HOST``; its robots.txt
-  is a 404.
+  is a 404. A record on an IP literal makes the farm's hosts the addresses of its /64 (IPv6)
+  or /24 (IPv4) network, host N the one N + 1 past the network's address (:func:`farm_host`).
+  Farm records with ``of`` (their number) and ``at`` (0 to ``of`` - 1) are one farm spread
+  over their hosts' names: host N is under the name of the record ``at`` N mod ``of``.
 - ``endless``: the body, repeated for ever (chunked, no Content-Length).
 - ``huge``: the body, repeated to ``size`` bytes (Content-Length says so from the start).
-- ``slow``: the body one byte every ``interval`` seconds (2), after the headers (slow loris);
-  with a ``size``, Content-Length says ``size`` bytes and the body is repeated to it.
+- ``slow``: the body one byte (``chunk`` bytes) every ``interval`` seconds (2), after the
+  headers (slow loris); with a ``size``, the body is repeated to ``size`` bytes, which
+  Content-Length says unless ``chunked`` is 1 (then none does).
 - ``truncated``: Content-Length says ``missing`` bytes (1000) more than the body, which is
   sent before the connection is closed.
 - ``gzip-bomb``: ``size`` zero bytes (1 GiB), gzip'd (about 1 KB per MiB on the wire), sent
@@ -86,7 +90,8 @@ _READY = re.compile(r"^serving (\d+) pages on http://[^:]+:(\d+) ")
 # refused by the HTTP parser before the log.
 MAX_REQUEST_LINE = 1 << 20
 FAMILIES = ("chain", "calendar", "session-ids", "repeat", "deep", "facets", "soft-404")
-DOMAINS = ("farm",)  # a record's host and every host under it
+DOMAINS = ("farm",)  # a record's host and every host under it (or in its IP network)
+FARM_NETWORK = {4: 24, 6: 64}  # the prefix of a farm on IP literals, by IP version
 # The filters a facets page adds, each in turn, and their values.
 FACETS = {
     "color": ("red", "blue", "black", "white", "green", "silver"),
@@ -123,13 +128,22 @@ class WebServer:
         # be one of theirs. Empty for a bundle without behaviours, whose path stays one lookup.
         self._families: list[tuple[str, Page]] = []
         self._domains: list[tuple[str, Page]] = []  # (".host", record) of the domains
+        self._networks: list[tuple[IPNetwork, Page]] = []  # a farm on IP literals
+        self._spread: dict[int, str] = {}  # a spread farm's names, by their records' "at"
         for page in bundle.pages.values():
             if page.behaviour is not None:
                 _check_behaviour(page)
                 if page.behaviour["name"] in FAMILIES:
                     self._families.append((url_key(page.url), page))
                 elif page.behaviour["name"] in DOMAINS:
-                    self._domains.append((f".{urlsplit(url_key(page.url)).hostname}", page))
+                    host = urlsplit(url_key(page.url)).hostname or ""
+                    network = farm_network(host)
+                    if network is not None:
+                        self._networks.append((network, page))
+                    else:
+                        self._domains.append((f".{host}", page))
+                    if "at" in page.behaviour:
+                        self._spread[int(page.behaviour["at"])] = host
                 elif page.behaviour["name"] == "gzip-bomb":  # made now, not while a client waits
                     gzip_bomb(_bomb_size(page))
         self._families.sort(key=lambda family: -len(family[0]))
@@ -214,9 +228,12 @@ class WebServer:
         page = self.bundle.pages.get(key)
         if page is None and self._families:
             page = next((p for prefix, p in self._families if key.startswith(prefix)), None)
-        if page is None and self._domains:
+        if page is None and (self._domains or self._networks):
             host = urlsplit(key).hostname or ""
             page = next((p for domain, p in self._domains if host.endswith(domain)), None)
+            address = _ip(host)
+            if page is None and address is not None:
+                page = next((p for net, p in self._networks if address in net), None)
         return page
 
     def _count(self, started: float, method: str, url: str, status: int, sent: int) -> None:
@@ -298,11 +315,19 @@ class WebServer:
         if parts.path == "/robots.txt":
             sent = 0 if request.method == "HEAD" else len(_NOT_FOUND)
             return web.Response(status=404, headers=_NOT_FOUND_HEADERS, body=_NOT_FOUND), sent
-        number = _NUMBER.search((parts.hostname or "").partition(".")[0])
-        n = int(number[1]) if number else 0
+        host = parts.hostname or ""
+        domain = urlsplit(page.url).hostname or ""
+        network, address = farm_network(domain), _ip(host)
+        if network is not None and address is not None:
+            n = int(address) - int(network.network_address) - 1
+        else:
+            number = _NUMBER.search(host.partition(".")[0])
+            n = int(number[1]) if number else 0
         k = int(_behaviour(page).get("links", 5))
-        domain = urlsplit(page.url).hostname
-        links = (f"http://s{k * n + i}.{domain}/" for i in itertools.count(1))
+        spread = [self._spread[at] for at in sorted(self._spread)] or [domain]
+        links = (
+            f"http://{farm_host(spread[m % len(spread)], m)}/" for m in itertools.count(k * n + 1)
+        )
         return _fill(request, page, links, str(n))
 
     async def _endless(
@@ -327,9 +352,14 @@ class WebServer:
     ) -> tuple[web.StreamResponse, int]:
         response = web.StreamResponse(status=page.status, headers=page.headers)
         size = int(_behaviour(page).get("size", len(page.body)))
-        response.content_length = size
+        if _behaviour(page).get("chunked"):
+            response.enable_chunked_encoding()
+        else:
+            response.content_length = size
         interval = float(_behaviour(page).get("interval", 2.0))
-        body = (bytes((byte,)) for byte in itertools.islice(itertools.cycle(page.body), size))
+        chunk = max(1, int(_behaviour(page).get("chunk", 1)))
+        whole = (page.body * (size // max(1, len(page.body)) + 1))[:size]
+        body = (whole[at : at + chunk] for at in range(0, size, chunk))
         return response, await _stream(request, response, body, interval)
 
     async def _truncated(
@@ -447,6 +477,44 @@ def gzip_bomb(size: int) -> bytes:
     header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"  # gzip, deflate, no name, no time
     trailer = struct.pack("<II", crc, (n * _MIB) & 0xFFFFFFFF)
     return header + block * n + compressor.flush() + trailer
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def farm_network(name: str) -> IPNetwork | None:
+    """The network of a farm on IP literals (``2a05:d018::/64``, or an address of it), or None
+    for a farm under a host name."""
+    address = _ip(name.split("/")[0].strip("[]"))
+    if address is None:
+        return None
+    return ipaddress.ip_network(f"{address}/{FARM_NETWORK[address.version]}", strict=False)
+
+
+def farm_host(name: str, n: int) -> str:
+    """Host ``n`` of a link farm under ``name``: ``sN.NAME``, or for an IP network the address
+    ``n`` + 1 past the network's (bracketed, for IPv6)."""
+    network = farm_network(name)
+    if network is None:
+        return f"s{n}.{name}"
+    address = network[n + 1]
+    return f"[{address}]" if address.version == 6 else str(address)
+
+
+def farm_record_url(name: str) -> str:
+    """The URL of a farm's record: its name's, or its network's address."""
+    network = farm_network(name)
+    if network is None:
+        return f"http://{name}/"
+    address = network.network_address
+    return f"http://[{address}]/" if address.version == 6 else f"http://{address}/"
 
 
 def _is_loopback(host: str) -> bool:

@@ -26,7 +26,9 @@ class Budgets:
     a domain likewise (its hosts together); a host not popped from yet is over once
     ``domain_hosts`` hosts of its domain have been, or ``suffix_hosts`` hosts under its private
     suffix of the Public Suffix List (``netlify.app``: a platform, where every site is a domain
-    of its own). ``host_queued`` caps a host's queue. 0 (and
+    of its own), or ``farm_hosts`` hosts of its lineage: the hosts first seen on pages that
+    spread like a link farm's (each linking to no page of its own host, and to new hosts
+    mostly), from one such host on. ``host_queued`` caps a host's queue. 0 (and
     0 with 0 for the pair): none. The defaults are none, as for a frontier built in a test.
     """
 
@@ -37,6 +39,7 @@ class Budgets:
     domain_hosts: int = 0
     host_queued: int = 0
     suffix_hosts: int = 0
+    farm_hosts: int = 0
     private_suffixes: tuple[str, ...] = ()
 
     def by_name(self) -> dict[str, float]:
@@ -50,7 +53,11 @@ class Budgets:
     def of_domains(self) -> bool:
         """Whether a budget needs the hosts' registered domains (and private suffixes)."""
         return bool(
-            self.domain_pages or self.domain_share or self.domain_hosts or self.suffix_hosts
+            self.domain_pages
+            or self.domain_share
+            or self.domain_hosts
+            or self.suffix_hosts
+            or self.farm_hosts
         )
 
 

@@ -39,12 +39,15 @@ class Pushing(FrontierCore):
         servers other than ``page_origin`` are appended to it as crawl-graph records (every
         one of them). When a budget needs them, the hosts' registered domains follow the links
         after an empty line, one ``origin domain`` a line, or ``origin domain suffix`` for a
-        host under a private suffix of the Public Suffix List.
+        host under a private suffix of the Public Suffix List, and ``* page_origin domain``
+        when the page links to no page of its own host (a link farm's page does not: the
+        script's ``note_hosts``).
         """
         by_shard: dict[int, list[str]] = {}
         hosts: dict[int, set[str]] = {}
         domains = self._domains
         sent: list[int] = []
+        own_links = False
         for link in links:
             try:
                 url = clean_url(link.url, self.max_url_length)
@@ -54,6 +57,7 @@ class Pushing(FrontierCore):
                 continue
             fp = clean_fingerprint(url)
             link_origin = url_origin(url)
+            own_links = own_links or link_origin == page_origin
             if edges is not None and link_origin != page_origin:
                 edges += EDGE_RECORD.pack(host_hash(link_origin), fp)
             if fp in self.known:
@@ -72,9 +76,12 @@ class Pushing(FrontierCore):
             if domains is not None:
                 hosts.setdefault(shard, set()).add(link_origin)
         if domains is not None:
+            spreads = page_origin and not own_links
+            page = [f"* {page_origin} {domains(page_origin)}"] if spreads else []
             for shard, origins in hosts.items():
                 by_shard[shard] += [
                     "",
+                    *page,
                     *(
                         f"{o} {domains(o)} {domains.platform(o) or ''}".rstrip()
                         for o in sorted(origins)

@@ -24,11 +24,17 @@ local HOST_FIELD = {
   started = 's',  -- popped before
   held = 'b',     -- why it is held (the budget it is over), while it is
   suffix = 'u',   -- the private suffix of the Public Suffix List it is under, if any
+  lineage = 'f',  -- the lineage it was first seen in, spread by a farm-like page (push_packed)
 }
 -- A registered domain's hash (domain_key): URLs fetched from its hosts, its hosts popped from.
 local DOMAIN_FIELD = {fetched = 'p', hosts = 'h'}
--- A private suffix's hash (suffix_key): the hosts under it popped from.
+-- A private suffix's hash (suffix_key): the hosts under it popped from; a lineage's
+-- (lineage_key), likewise.
 local SUFFIX_FIELD = {hosts = 'h'}
+-- A page spreads (push_packed) when it links to no page of its own host and at least this
+-- share of the hosts it links to are new: what a link farm's pages do, each a host one page
+-- deep that makes up more.
+local SPREAD_SHARE = 0.5
 
 -- The frontier of this call (module head), or nil and an error reply when the crawl's keys
 -- vanished (a Redis restarted empty, FLUSHALL, a failover to an empty replica, ``focused
@@ -45,7 +51,8 @@ local function open_frontier(keys, argv)
   local budgets = frontier.budgets
   -- Whether a budget can hold a host (host_queued caps queues, it holds no host).
   frontier.holds_hosts = budgets.host_pages + budgets.host_share + budgets.domain_pages
-    + budgets.domain_share + budgets.domain_hosts + budgets.suffix_hosts > 0
+    + budgets.domain_share + budgets.domain_hosts + budgets.suffix_hosts
+    + budgets.farm_hosts > 0
   return frontier
 end
 
@@ -53,6 +60,13 @@ local function host_queue_key(frontier, origin) return frontier.prefix .. HOST_Q
 local function host_key(frontier, origin) return frontier.prefix .. HOST .. origin end
 local function domain_key(frontier, domain) return frontier.prefix .. DOMAIN .. domain end
 local function suffix_key(frontier, suffix) return frontier.prefix .. PRIVATE_SUFFIX .. suffix end
+local function lineage_key(frontier, lineage) return frontier.prefix .. LINEAGE .. lineage end
+-- The lineage a host's budget counts it in (note_hosts), from its lineage field: none for a
+-- lineage's first hosts.
+local function counted_lineage(lineage)
+  if lineage and string.sub(lineage, 1, 1) ~= '+' then return lineage end
+  return nil
+end
 local function owned_key(frontier, owner) return frontier.prefix .. OWNED .. owner end
 -- The url: or graph: bucket (name) of fetch order, a page of this shard.
 local function record_key(frontier, name, order)
@@ -152,9 +166,47 @@ local function head_changed(frontier, origin, now, packed)
 end
 
 -- What a call's pushes add up to, for place_heads: per host its best new URL (best: packed
--- order, head: member), its registered domain and private suffix; and the new URLs.
+-- order, head: member), its registered domain and private suffix, the lineage of a new host
+-- first seen on a page that spreads, the hosts linked from a page that does not (kept: out of
+-- any lineage); and the new URLs.
 local function new_pushes()
-  return {best = {}, head = {}, domain = {}, suffix = {}, new = 0}
+  return {best = {}, head = {}, domain = {}, suffix = {}, lineage = {}, kept = {}, new = 0}
+end
+
+-- Note the hosts of a page's links, from the "origin domain [suffix]" lines of its packed
+-- links, and the "* origin domain" line of a page that links to no page of its own host: when
+-- at least SPREAD_SHARE of its hosts are new (never queued before), the page spreads, like a
+-- link farm's, and its new hosts are in its host's lineage: each lineage may have
+-- budgets.farm_hosts hosts popped from (counted_lineage). A page of a host in no lineage
+-- starts one, named by its host's domain, whose first hosts are marked '+' and not counted: a
+-- page that links to new sites only (a seed's) is not a farm, a chain of them is. The hosts a
+-- page that does not spread links to are out of any lineage: a site that other sites link to
+-- is not a farm's. On a cluster a host of another shard than the page's starts a lineage of
+-- its own (the page's host's lineage is on the page's shard).
+local function note_hosts(frontier, pushes, lines)
+  local page, page_domain
+  local hosts, new = {}, {}
+  for line in string.gmatch(lines, '[^\n]+') do
+    local origin, domain, suffix = string.match(line, '^(%S+) (%S+) ?(%S*)$')
+    if origin == '*' then
+      page, page_domain = domain, suffix
+    elseif origin then
+      hosts[#hosts + 1] = origin
+      if not pushes.domain[origin]
+          and redis.call('EXISTS', host_key(frontier, origin)) == 0 then
+        new[#new + 1] = origin
+      end
+      pushes.domain[origin] = domain
+      if suffix ~= '' then pushes.suffix[origin] = suffix end
+    end
+  end
+  if page and #hosts > 0 and #new >= SPREAD_SHARE * #hosts then
+    local lineage = redis.call('HGET', host_key(frontier, page), HOST_FIELD.lineage)
+    lineage = lineage and string.match(lineage, '^%+?(.*)$') or '+' .. page_domain
+    for _, origin in ipairs(new) do pushes.lineage[origin] = lineage end
+  else
+    for _, origin in ipairs(hosts) do pushes.kept[origin] = true end
+  end
 end
 
 -- Queue the links of one page found on page number parent (0 for none), noting them in
@@ -162,17 +214,11 @@ end
 -- (focused.store.frontier.push), one link a line: origin, packed order, seen bucket, seen
 -- member, depth, then the path without its leading '/' and a TAB and the anchor, if any; then,
 -- when there are budgets, after an empty line, "origin domain [suffix]" lines: the links'
--- hosts' registered domains and private suffixes.
+-- hosts' registered domains and private suffixes (note_hosts).
 local function push_packed(frontier, pushes, links, parent)
   local cut = string.find(links, '\n\n', 1, true)
   if cut then
-    for line in string.gmatch(string.sub(links, cut + 2), '[^\n]+') do
-      local origin, domain, suffix = string.match(line, '^(%S+) (%S+) ?(%S*)$')
-      if origin then
-        pushes.domain[origin] = domain
-        if suffix ~= '' then pushes.suffix[origin] = suffix end
-      end
-    end
+    note_hosts(frontier, pushes, string.sub(links, cut + 2))
     links = string.sub(links, 1, cut - 1)
   end
   local best, head, new = pushes.best, pushes.head, 0
@@ -207,6 +253,11 @@ local function place_heads(frontier, pushes, skip, now)
     if pushes.suffix[origin] then
       redis.call('HSETNX', host_key(frontier, origin), HOST_FIELD.suffix, pushes.suffix[origin])
     end
+    if pushes.kept[origin] then
+      redis.call('HDEL', host_key(frontier, origin), HOST_FIELD.lineage)
+    elseif pushes.lineage[origin] then
+      redis.call('HSET', host_key(frontier, origin), HOST_FIELD.lineage, pushes.lineage[origin])
+    end
     if host_queued > 0 then
       local over = redis.call('ZCARD', queue) - host_queued
       if over > 0 then
@@ -226,12 +277,13 @@ end
 
 -- Why a host is over a budget ('host', 'domain' or 'hosts', the stats' held/<why>), or nil:
 -- fetched its fetches, domain its registered domain (nil: not known), started whether it was
--- popped before, total the crawl's fetches, suffix its private suffix (nil: none); 'hosts' is
--- its domain's or its private suffix's host-count budget. On a cluster each shard counts the
+-- popped before, total the crawl's fetches, suffix its private suffix (nil: none), lineage
+-- its lineage (nil: none); 'hosts' is its domain's, its private suffix's or its lineage's
+-- host-count budget. On a cluster each shard counts the
 -- fetches and hosts of the domain's hosts it holds: total is this shard's fetches times the
 -- shards (hosts spread evenly by hash), and the host-count budget is split evenly between
 -- the shards.
-local function over_budget(frontier, fetched, domain, started, total, suffix)
+local function over_budget(frontier, fetched, domain, started, total, suffix, lineage)
   local budgets = frontier.budgets
   if (budgets.host_pages > 0 or budgets.host_share > 0)
       and fetched > math.max(budgets.host_pages, budgets.host_share * total) then
@@ -252,6 +304,11 @@ local function over_budget(frontier, fetched, domain, started, total, suffix)
   if budgets.suffix_hosts > 0 and suffix and not started
       and tonumber(redis.call('HGET', suffix_key(frontier, suffix), SUFFIX_FIELD.hosts) or '0')
         >= math.ceil(budgets.suffix_hosts / frontier.shards) then
+    return 'hosts'
+  end
+  if budgets.farm_hosts > 0 and lineage and not started
+      and tonumber(redis.call('HGET', lineage_key(frontier, lineage), SUFFIX_FIELD.hosts) or '0')
+        >= math.ceil(budgets.farm_hosts / frontier.shards) then
     return 'hosts'
   end
   return nil

@@ -35,8 +35,10 @@ end
 local total = tonumber(redis.call('HGET', stats, 'fetched') or '0') * frontier.shards
 local function why_held(origin)
   local host = redis.call('HMGET', host_key(frontier, origin), HOST_FIELD.fetched,
-                          HOST_FIELD.domain, HOST_FIELD.started, HOST_FIELD.suffix)
-  return over_budget(frontier, tonumber(host[1] or '0'), host[2], host[3], total, host[4])
+                          HOST_FIELD.domain, HOST_FIELD.started, HOST_FIELD.suffix,
+                          HOST_FIELD.lineage)
+  return over_budget(frontier, tonumber(host[1] or '0'), host[2], host[3], total, host[4],
+                     counted_lineage(host[5]))
 end
 if frontier.holds_hosts then
   local first = redis.call('ZRANGE', key.held, 0, 0)[1]
@@ -93,11 +95,12 @@ while popped < wanted do
   local host = host_key(frontier, origin)
   local state = redis.call('HMGET', host, HOST_FIELD.leased, HOST_FIELD.due,
                            HOST_FIELD.fetched, HOST_FIELD.domain, HOST_FIELD.started,
-                           HOST_FIELD.held, HOST_FIELD.suffix)
+                           HOST_FIELD.held, HOST_FIELD.suffix, HOST_FIELD.lineage)
   local leased, host_due, fetched = tonumber(state[1] or '0'), state[2], state[3]
   local domain, started, held, suffix = state[4], state[5], state[6], state[7]
+  local lineage = counted_lineage(state[8])
   local why = frontier.holds_hosts
-    and over_budget(frontier, tonumber(fetched or '0'), domain, started, total, suffix)
+    and over_budget(frontier, tonumber(fetched or '0'), domain, started, total, suffix, lineage)
   local item = {}
   if why and not from_held then
     redis.call('ZADD', key.held, top[2], origin)
@@ -126,7 +129,7 @@ while popped < wanted do
     redis.call('ZADD', key.leases, as_seconds(now + lease_s), lease)
     if owner ~= '-' then redis.call('SADD', owned_key(frontier, owner), lease) end
     -- A slot taken and the host held (hold(), in one read and one write); a host popped for
-    -- the first time counts for its domain's hosts, and its private suffix's.
+    -- the first time counts for its domain's hosts, and its private suffix's and lineage's.
     leased = leased + 1
     local next_due = held_until(frontier, tonumber(host_due or '0'), now)
     redis.call('HSET', host, HOST_FIELD.leased, leased, HOST_FIELD.due, as_seconds(next_due),
@@ -136,6 +139,9 @@ while popped < wanted do
     end
     if not started and suffix then
       redis.call('HINCRBY', suffix_key(frontier, suffix), SUFFIX_FIELD.hosts, 1)
+    end
+    if not started and lineage then
+      redis.call('HINCRBY', lineage_key(frontier, lineage), SUFFIX_FIELD.hosts, 1)
     end
     local parent = parent_of(member)
     local parent_record = ''
