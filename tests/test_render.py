@@ -569,6 +569,8 @@ FAILING = {
     "download": '<a id="d" download href="/file.bin">file</a>'
     "<script>document.getElementById('d').click()</script>",
 }
+# A page whose script makes it larger than DOWNLOAD_MAXSIZE (10 MiB).
+HUGE = "<script>document.body.append('x'.repeat(11e6))</script>"
 # A script that builds 2,000,000 DOM nodes, each in the last, once the page has loaded: the
 # browser takes minutes over its content, and a crawl without a deadline hangs.
 BOMB = (
@@ -677,7 +679,7 @@ TRAP_SETTINGS = {
 def test_a_crawl_of_pages_that_turn_the_browser_against_it_ends_by_itself(
     tmp_path: Path, redis_home: Path, redis_client: redis.Redis
 ):
-    site = TrapSite({**VECTORS, **FAILING, "bomb": BOMB})
+    site = TrapSite({**VECTORS, **FAILING, "huge": HUGE, "bomb": BOMB})
     crawl = trap_crawl(site, tmp_path, redis_home)
     try:
         stats = crawl.run(timeout=200, **TRAP_SETTINGS)
@@ -695,6 +697,7 @@ def test_a_crawl_of_pages_that_turn_the_browser_against_it_ends_by_itself(
     # The download is the page's response (its file, not HTML), or the page failed.
     download = feed.get("/trap/download") or feed["/file.bin"]
     assert download["bad"] in ("render", "not_html")
+    assert feed["/trap/huge"]["bad"] == "too_big"
     assert feed["/trap/bomb"]["bad"] == "render_deadline"
     assert all(item["url"].startswith("http://") for item in feed.values())
     assert stats["focused/render/deadline"] == 1

@@ -18,8 +18,8 @@ The browser follows redirects without asking its route handlers again;
 :mod:`focused.render.redirects` takes them hop by hop so that each hop is asked here too.
 A WebSocket is asked the same (:meth:`SubRequestGuard.websocket`, its ``ws``/``wss`` read as
 ``http``/``https``). Under the routes, :func:`resolver_rules` makes Chromium's own network stack
-refuse to connect to the non-public IPv4 literals the crawl refuses, whatever asks it: a
-preconnect, a worker's WebSocket, anything no route sees.
+refuse to connect to ``localhost`` and the non-public IP literals the crawl refuses, whatever
+asks it: a preconnect, a worker's WebSocket, anything no route sees.
 """
 
 from __future__ import annotations

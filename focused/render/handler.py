@@ -13,8 +13,8 @@ the browser is asked :class:`focused.render.guard.SubRequestGuard` first (the pa
 and the context's for what they do not see), and each hop of its redirects too
 (:mod:`focused.render.redirects`); its WebSockets are asked the guard; service workers are
 blocked; a page a script opens (``window.open``, a link with a target) is closed and its
-requests refused (counted in ``focused/render/popups``); Chromium's own host resolver refuses the
-non-public IPv4 literals (:func:`focused.render.guard.resolver_rules`).
+requests refused (counted in ``focused/render/popups``); Chromium's own host resolver refuses
+``localhost`` and the non-public IP literals (:func:`focused.render.guard.resolver_rules`).
 
 Each page is bounded in time: navigation, wait and content together get
 ``FOCUSED_RENDER_DEADLINE`` seconds; past it the browser is killed (a page's script may have
