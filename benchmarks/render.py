@@ -1,6 +1,7 @@
 """Pages that need JavaScript: harvest, pages/s, CPU and the browser's memory, by FOCUSED_RENDER.
 
     .venv/bin/python benchmarks/render.py [--pages 1000] [--hosts 20] [--items 200]
+        [--modes never auto always]
 
 Generates the web of ``focused web generate --js`` (half the hosts, and the demo topic's seeds',
 build their pages in JavaScript) and the same web plain, and crawls with one process on an
@@ -13,8 +14,10 @@ For each it prints the pages (items) and relevant pages, seconds and pages/s, th
 crawl with its browser (the crawler process and the browser's, the playwright driver and
 every Chromium process, sampled every 0.2 s with psutil; not the embedded Redis, a daemon),
 the browser's share of it, CPU ms per page and the browser's per rendered page, its peak
-memory (PSS of its processes added up: shared pages counted once) and the ratios of pages/s
-and CPU per page to the baseline's.
+memory (PSS of its processes added up: shared pages counted once), the RSS of the crawl process
+and its browser's processes added up (peak, and at the last sample: whether a long crawl's
+memory grows) and the ratios of pages/s and CPU per page to the baseline's. ``--modes`` runs
+only the js web's crawls in those modes (and the baseline).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def crawl(web: Path, mode: str, items: int, work: Path) -> dict[str, float]:
             process = subprocess.Popen(command, env=env, stderr=stderr)
         browser_cpu: dict[int, float] = {}
         crawler_cpu = 0.0
-        peak_rss = 0
+        peak_rss = peak_total = total = 0
         while True:
             ended, status = os.waitpid(process.pid, os.WNOHANG)
             if ended:
@@ -68,19 +71,24 @@ def crawl(web: Path, mode: str, items: int, work: Path) -> dict[str, float]:
                 times = crawler.cpu_times()
                 crawler_cpu = times.user + times.system
                 below = crawler.children(recursive=True)
+                crawler_rss = crawler.memory_info().rss
             except psutil.NoSuchProcess:
                 continue
-            rss = 0
+            rss = browser_rss = 0
             for child in below:
                 try:
                     if not BROWSER.search(child.name()):
                         continue  # the embedded Redis
                     times = child.cpu_times()
                     browser_cpu[child.pid] = times.user + times.system
-                    rss += child.memory_full_info().pss
+                    memory = child.memory_full_info()
+                    rss += memory.pss
+                    browser_rss += memory.rss
                 except psutil.NoSuchProcess:
                     continue
             peak_rss = max(peak_rss, rss)
+            total = crawler_rss + browser_rss
+            peak_total = max(peak_total, total)
             time.sleep(SAMPLE_S)
         seconds = time.monotonic() - start
     if process.returncode != 0:
@@ -106,6 +114,8 @@ def crawl(web: Path, mode: str, items: int, work: Path) -> dict[str, float]:
         if rendered
         else 0.0,
         "browser_peak_mb": round(peak_rss / 2**20),
+        "crawl_and_browser_rss_peak_mb": round(peak_total / 2**20),
+        "crawl_and_browser_rss_last_mb": round(total / 2**20),
     }
 
 
@@ -114,12 +124,14 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--modes", nargs="+", choices=("never", "auto", "always"))
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="render-bench-"))
     shape = {"n_pages": args.pages, "n_hosts": args.hosts}
     plain = generate_web(work / "plain", **shape)
     scripted = generate_scripted_web(work / "js", **shape)
-    runs = [(plain, "never"), (scripted, "never"), (scripted, "auto"), (scripted, "always")]
+    modes = args.modes or ("never", "auto", "always")
+    runs = [(plain, "never"), *((scripted, mode) for mode in modes)]
     baseline: dict[str, float] = {}
     for web, mode in runs:
         figures = crawl(web, mode, args.items, work)

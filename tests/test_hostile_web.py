@@ -485,3 +485,36 @@ def test_retry_after_holds_the_host(crawled: Crawled, cases: dict[str, dict]) ->
         assert busy, name
         early = [e for e in entries if busy[0] < e["time"] < busy[0] + 59]
         assert not early, (name, [round(e["time"] - busy[0], 1) for e in early])
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (scripts/setup.sh)")
+def test_a_crawl_that_renders_every_hostile_page_ends_by_itself(
+    hostile: Path, redis_home: Path, cases: dict[str, dict], tmp_path: Path
+) -> None:
+    crawled = crawl_hostile(
+        hostile, redis_home, tmp_path, FOCUSED_RENDER="always", FOCUSED_RENDER_DEADLINE=20
+    )
+    assert crawled.returncode == 0 and "Spider closed (finished)" in crawled.log
+    assert crawled.seconds < CLOSESPIDER_TIMEOUT
+    assert crawled.stats["focused/render/pages"] > 100
+    assert 0 < crawled.peak_rss < PEAK_RSS_LIMIT
+    # Behind a proxy the browser follows redirects itself (docs/howto/render.md: the proxy
+    # refuses them): the only private URLs the offline web, a proxy that refuses nothing, was
+    # asked for are the targets of the redirects to private addresses.
+    redirected = {
+        _address_and_path(url)
+        for case in cases.values()
+        if case["name"].startswith("redirect-to-")
+        for url in case["never"]
+    }
+    private = {_address_and_path(e["url"]) for e in crawled.served if _private(e["url"])}
+    assert private <= redirected, private - redirected
+
+
+def _address_and_path(url: str) -> tuple[str, str]:
+    """(address, path) of a URL whose host spells an IPv4 address (2130706433 is 127.0.0.1)."""
+    parts = urlsplit(url)
+    return socket.inet_ntoa(socket.inet_aton(parts.hostname or "")), parts.path or "/"

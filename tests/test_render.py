@@ -7,32 +7,41 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 import socket
 import sys
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import redis
+from scrapy.exceptions import DropItem
 from scrapy.http import HtmlResponse
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from focused.addon import FocusedAddon
 from focused.errors import FocusedError
 from focused.lab.webs.scripted import HOSTS_FILE, SCRIPT_PATH, generate_scripted_web
 from focused.lab.webs.server import ServedWeb, read_log
-from focused.render.guard import SubRequestGuard
+from focused.pipelines.frontier import FrontierPipeline
+from focused.render.guard import SubRequestGuard, ipv4_patterns, resolver_rules
 from focused.render.pages import built_by_scripts, little_text
 from focused.render.setup import HANDLER, launch_options
 from focused.settings.check import check_settings
 from focused.store.crawl import CrawlStore
+from focused.store.frontier.base import Ack, Acked, Link
 from focused.store.render import RenderedHosts
-from tests.conftest import Crawl, final_stats, free_port
+from tests.conftest import Crawl, final_stats, free_port, wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(
@@ -165,6 +174,25 @@ def test_the_browser_fetches_public_and_allowed_addresses_and_no_images():
     assert stats == {"focused/render/subrequests/blocked": 1}
 
 
+def test_chromium_refuses_the_non_public_literals_but_the_allowed_and_the_proxy():
+    import ipaddress
+
+    assert ipv4_patterns(ipaddress.IPv4Network("10.0.0.0/8")) == ["10.*.*.*"]
+    assert ipv4_patterns(ipaddress.IPv4Network("172.16.0.0/12"))[::15] == [
+        "172.16.*.*",
+        "172.31.*.*",
+    ]
+    assert ipv4_patterns(ipaddress.IPv4Network("127.0.0.2/31")) == ["127.0.0.2", "127.0.0.3"]
+    rules = resolver_rules([ipaddress.ip_network("127.0.0.2/32")], ["127.0.0.1"]).split(", ")
+    assert rules[:2] == ["EXCLUDE 127.0.0.1", "EXCLUDE 127.0.0.2"]
+    for pattern in (
+        *("127.*.*.*", "169.254.*.*", "192.168.*.*", "100.127.*.*", "255.*.*.*"),
+        *("localhost", "*.localhost", "::1", "fe8*:*", "::ffff:*"),
+    ):
+        assert f"MAP {pattern} ~NOTFOUND" in rules
+    assert not [rule for rule in rules if rule.startswith("MAP 8.") or "MAP 93." in rule]
+
+
 # The hosts the crawl renders, in the store.
 
 
@@ -177,6 +205,55 @@ def test_a_host_is_flagged_once_and_every_process_reads_it(redis_client: redis.R
     assert one.rendered("www.a.test", 3) is False  # flagged already
     assert one.flagged() == other.flagged() == {"www.a.test"}
     assert not RenderedHosts(CrawlStore(redis_client, crawl + "-x", retries=0)).flagged()
+
+
+# The acknowledgement of a page the browser ended elsewhere.
+
+
+def waiting_outcomes(pipeline: FrontierPipeline, acks: list[Ack]) -> list[object]:
+    """Put ``acks`` in the pipeline's batch; the list fills with what each one's item gets."""
+    outcomes: list[object] = [None] * len(acks)
+    for i, ack in enumerate(acks):
+        acked: defer.Deferred = defer.Deferred()
+        acked.addBoth(lambda result, i=i: outcomes.__setitem__(i, result))
+        pipeline.waiting.append((ack, acked, 0))
+    return outcomes
+
+
+def test_a_page_that_ended_on_chrome_error_is_acknowledged_under_its_leased_url(frontier):
+    queue = frontier()
+    queue.push_many([Link(f"http://www.a.test/{n}", 0.5) for n in range(3)])
+    leased = queue.pop_ready(3).leased
+    stats = get_crawler().stats
+    pipeline = FrontierPipeline(queue, None, stats, batch=3)  # type: ignore[arg-type]
+    items = [
+        {"lease": lease.lease, "url": lease.url, "status": 200, "bad": "empty"} for lease in leased
+    ]
+    items[1]["url"] = "chrome-error://chromewebdata/"
+    outcomes = waiting_outcomes(pipeline, [pipeline.ack_of(item) for item in items])
+    pipeline.flush()
+    assert all(isinstance(outcome, Acked) and outcome.order for outcome in outcomes)
+    assert queue.counts()["in_flight"] == 0
+    assert stats.get_value("focused/ack/bad_url") == 1
+
+
+def test_a_batch_that_cannot_be_acknowledged_stops_no_other_batch(frontier):
+    queue = frontier()
+    queue.push_many([Link(f"http://www.a.test/{n}", 0.5) for n in range(4)])
+    leased = queue.pop_ready(4).leased
+    stats = get_crawler().stats
+    pipeline = FrontierPipeline(queue, None, stats, batch=2)  # type: ignore[arg-type]
+    acks = [Ack(lease.lease, lease.url, "bad") for lease in leased]
+    # A page whose URL the frontier cannot take, past the pipeline's own check.
+    bad = replace(acks[1], url="chrome-error://chromewebdata/", kind="page", checksum="c")
+    broken = waiting_outcomes(pipeline, [acks[0], bad])
+    pipeline.flush()  # raises nothing: the batch is dropped, its leases bring it back
+    assert all(isinstance(outcome, Failure) and outcome.check(DropItem) for outcome in broken)
+    assert stats.get_value("focused/ack/errors") == 1
+    after = waiting_outcomes(pipeline, acks[2:])
+    pipeline.flush()
+    assert all(isinstance(outcome, Acked) and outcome.order for outcome in after)
+    assert queue.counts()["in_flight"] == 2
 
 
 # Crawls of the web built by scripts.
@@ -280,10 +357,10 @@ def test_auto_renders_the_scripted_pages_and_finds_what_never_cannot(
 
 
 class Listener:
-    """A TCP server on 127.0.0.2 that counts the connections it gets."""
+    """A TCP server (on 127.0.0.2 unless told) that counts the connections it gets."""
 
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.2", 0))
+    def __init__(self, host: str = "127.0.0.2") -> None:
+        self.server = socket.create_server((host, 0))
         self.port = self.server.getsockname()[1]
         self.connections = 0
         threading.Thread(target=self._accept, daemon=True).start()
@@ -345,8 +422,10 @@ def final_stats_or_none(log: str) -> dict[str, float] | None:
 @pytest.mark.xfail(
     strict=True,
     reason="behind a proxy the browser follows redirects itself (Playwright's own fetch tunnels "
-    "http through CONNECT, which proxies and the offline web's server refuse): the proxy is "
-    "where they are refused (docs/howto/render.md)",
+    "http through CONNECT, which proxies and the offline web's server refuse) and the proxy "
+    "resolves the names, so the proxy is where they are refused: docs/howto/render.md says "
+    "exactly what it must refuse; the offline web's server, a proxy that refuses nothing, "
+    "is asked for the private address",
 )
 def test_behind_a_proxy_a_redirect_cannot_make_the_browser_fetch_a_private_address(
     tmp_path: Path, redis_home: Path, redis_client: redis.Redis
@@ -466,3 +545,182 @@ def test_each_redirect_of_the_browser_is_asked_the_guard_and_followed_when_allow
     assert stats["focused/render/subrequests/refused"] >= 3
     assert stats["focused/render/subrequests/redirects"] >= 1
     assert listener.connections == 0
+
+
+# A web whose pages turn the browser against the crawl: the crawl ends by itself, every other
+# page fetched, and nothing reaches the addresses it refuses.
+
+TRAP_WORDS = "cycling road race stage climb sprint peloton jersey gear wheel " * 20
+PAGES = 24  # the plain pages of the traps' web, /p/0 (the seed) to /p/23
+# Each vector: the page's body, with {private} the URL of its listener on 127.0.0.1.
+VECTORS = {
+    "popup": "<script>window.open('{private}')</script>",
+    "popup_redirect": "<script>window.open('/moved?to={private}')</script>",
+    "service_worker": "<script>navigator.serviceWorker.register('/sw.js?to={private}')</script>",
+    "websocket": "<script>new WebSocket('{ws}')</script>",
+    "worker_websocket": "<script>new Worker('/ws-worker.js?to={ws}')</script>",
+    "iframe": '<iframe src="{private}"></iframe>',
+    "object": '<object data="{private}"></object>',
+    "embed": '<embed src="{private}">',
+}
+# Pages the browser cannot end on: navigation to a closed port, a download clicked by script.
+FAILING = {
+    "closed_port": "<script>setTimeout(() => location = 'http://127.0.0.2:1/x', 50)</script>",
+    "download": '<a id="d" download href="/file.bin">file</a>'
+    "<script>document.getElementById('d').click()</script>",
+}
+# A page whose script makes it larger than DOWNLOAD_MAXSIZE (10 MiB).
+HUGE = "<script>document.body.append('x'.repeat(11e6))</script>"
+# A script that builds 2,000,000 DOM nodes, each in the last, once the page has loaded: the
+# browser takes minutes over its content, and a crawl without a deadline hangs.
+BOMB = (
+    "<script>addEventListener('load', () => setTimeout(() => {{ let e = document.body;"
+    " for (let i = 0; i < 2e6; i++) {{ const d = document.createElement('div');"
+    " e.appendChild(d); e = d; }} }}, 0))</script>"
+)
+SERVICE_WORKER = (
+    "const to = new URL(location).searchParams.get('to');\n"
+    "self.addEventListener('install', e => e.waitUntil(fetch(to + 'install').catch(() => 0)));\n"
+    "self.addEventListener('activate', e => e.waitUntil(fetch(to + 'activate').catch(() => 0)));\n"
+)
+WORKER = "new WebSocket(new URL(location).searchParams.get('to'));\n"
+
+
+class TrapSite(ThreadingHTTPServer):
+    """Plain pages on 127.0.0.2 linking to each of ``traps`` (name -> body), with a listener
+    on 127.0.0.1 per trap that counts the connections the browser makes there."""
+
+    def __init__(self, traps: dict[str, str]) -> None:
+        self.listeners = {name: Listener("127.0.0.1") for name in traps}
+        self.asked: list[str] = []
+        pages = {}
+        for name, body in traps.items():
+            private = f"http://127.0.0.1:{self.listeners[name].port}/"
+            ws = f"ws://127.0.0.1:{self.listeners[name].port}/"
+            pages[f"/trap/{name}"] = body.format(private=private, ws=ws)
+        links = "".join(f'<a href="{path}">{path}</a> ' for path in pages)
+        for n in range(PAGES):
+            more = "".join(
+                f'<a href="/p/{m}">page {m}</a> ' for m in range(n + 1, min(n + 4, PAGES))
+            )
+            pages[f"/p/{n}"] = (links if n == 0 else "") + more
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.asked.append(self.path)
+                path, _, query = self.path.partition("?")
+                to = query.removeprefix("to=")
+                status, kind, body = 200, "text/html", ""
+                if path in pages:
+                    body = (
+                        f"<html><head><title>{path}</title></head><body><p>{TRAP_WORDS}</p>"
+                        f"{pages[path]}</body></html>"
+                    )
+                elif path == "/moved":
+                    status = 302
+                elif path == "/sw.js":
+                    kind, body = "text/javascript", SERVICE_WORKER
+                elif path == "/ws-worker.js":
+                    kind, body = "text/javascript", WORKER
+                elif path == "/file.bin":
+                    kind, body = "application/octet-stream", "x" * 1000
+                else:
+                    status = 404
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                if status == 302:
+                    self.send_header("Location", to)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        super().__init__(("127.0.0.2", 0), Handler)
+        self.url = f"http://127.0.0.2:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def connections(self) -> dict[str, int]:
+        return {name: listener.connections for name, listener in self.listeners.items()}
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+        for listener in self.listeners.values():
+            listener.server.close()
+
+
+def trap_crawl(site: TrapSite, tmp_path: Path, redis_home: Path) -> Crawl:
+    """A crawl of ``site`` from its first page, straight (no proxy), 127.0.0.2 allowed."""
+    topic = tmp_path / "topic.toml"
+    topic.write_text(
+        f'name = "traps"\nseeds = ["{site.url}/p/0"]\nstrategy = "soft"\n\n[relevance]\n'
+        'method = "keywords"\nkeywords = ["cycling", "race", "peloton"]\nr0 = 0.1\n'
+    )
+    crawl = Crawl(topic, "", redis_home, f"traps-{uuid.uuid4().hex[:8]}", tmp_path)
+    crawl.extra_env = {"http_proxy": None, "https_proxy": None, "HTTP_PROXY": None}
+    return crawl
+
+
+TRAP_SETTINGS = {
+    "FOCUSED_RENDER": "always",
+    "FOCUSED_ALLOWED_NETWORKS": "127.0.0.2/32",
+    "DOWNLOAD_TIMEOUT": 10,
+    "FOCUSED_RENDER_DEADLINE": 15,
+    "CLOSESPIDER_TIMEOUT": 240,
+}
+
+
+@needs_chromium
+@pytest.mark.crawl
+def test_a_crawl_of_pages_that_turn_the_browser_against_it_ends_by_itself(
+    tmp_path: Path, redis_home: Path, redis_client: redis.Redis
+):
+    site = TrapSite({**VECTORS, **FAILING, "huge": HUGE, "bomb": BOMB})
+    crawl = trap_crawl(site, tmp_path, redis_home)
+    try:
+        stats = crawl.run(timeout=200, **TRAP_SETTINGS)
+    finally:
+        site.close()
+    feed = {urlsplit(item["url"]).path: item for item in crawl.feed()}
+    log = crawl.log()
+    assert "Spider closed (finished)" in log and "Traceback" not in log
+    assert stats.get("focused/ack/refused", 0) == 0
+    # Every plain page and every trap page acknowledged; those the browser could not end on,
+    # or not within the deadline, as bad pages under the request's own URL.
+    assert {f"/p/{n}" for n in range(PAGES)} <= set(feed)
+    assert all(feed[f"/p/{n}"]["bad"] is None for n in range(PAGES))
+    assert feed["/trap/closed_port"]["bad"] == "render"
+    # The download is the page's response (its file, not HTML), or the page failed.
+    download = feed.get("/trap/download") or feed["/file.bin"]
+    assert download["bad"] in ("render", "not_html")
+    assert feed["/trap/huge"]["bad"] == "too_big"
+    assert feed["/trap/bomb"]["bad"] == "render_deadline"
+    assert all(item["url"].startswith("http://") for item in feed.values())
+    assert stats["focused/render/deadline"] == 1
+    # Not one connection to a refused address, whatever the vector.
+    assert site.connections() == dict.fromkeys(site.listeners, 0)
+
+
+@needs_chromium
+@pytest.mark.crawl
+def test_sigterm_is_answered_while_a_bomb_page_renders(tmp_path: Path, redis_home: Path):
+    site = TrapSite({"bomb": BOMB})
+    crawl = trap_crawl(site, tmp_path, redis_home)
+    deadline = 20
+    try:
+        process = crawl.start(**{**TRAP_SETTINGS, "FOCUSED_RENDER_DEADLINE": deadline})
+        wait_for(lambda: "/trap/bomb" in site.asked, 120)
+        time.sleep(3)  # the browser is building the bomb's nodes, or reading them
+        asked = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        crawl.finish(process, 0, deadline + 30)
+        answered = time.monotonic() - asked
+    finally:
+        site.close()
+    log = crawl.log()
+    assert "Spider closed (shutdown)" in log and "Traceback" not in log
+    assert answered < deadline + 30

@@ -55,6 +55,15 @@ class SlowSlotsTaken(TooSlow, DownloadTimeoutError):
     after a timeout (and is one, if its tries run out)."""
 
 
+class BrowserFailed(Exception):
+    """A rendered page the browser did not end on at an http(s) URL: its navigation failed
+    into an error page (``chrome-error://``), or became a download (focused.render.handler)."""
+
+
+class RenderDeadline(BrowserFailed):
+    """A rendered page not done within FOCUSED_RENDER_DEADLINE: its browser was killed."""
+
+
 TIMEOUTS = (DownloadTimeoutError, tx.TimeoutError, tx.TCPTimedOutError, TimeoutError)
 
 
@@ -65,6 +74,8 @@ TIMEOUTS = (DownloadTimeoutError, tx.TimeoutError, tx.TCPTimedOutError, TimeoutE
 # or the HTTP client's; the compression middleware raises the decompressors' own errors.
 FAILURE_REASONS: tuple[tuple[str, tuple[type[BaseException], ...]], ...] = (
     ("forbidden_address", (ForbiddenAddress,)),  # before "dns": it may be a refused lookup
+    ("render_deadline", (RenderDeadline,)),
+    ("render", (BrowserFailed,)),
     ("tls", (OpenSSLError, ssl.SSLError, tx.SSLError, tx.CertificateError)),
     ("dns", (CannotResolveHostError, tx.DNSLookupError, socket.gaierror)),
     ("too_big", (DownloadCancelledError, _DecompressionMaxSizeExceeded)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem
@@ -10,12 +11,13 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
 from focused.errors import FocusedError, exit_on_user_error
-from focused.links.urls import origin
+from focused.links.urls import BadURL, origin
 from focused.pipelines.duplicates import duplicate_fields, mark_duplicate
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Ack, Acked, PartlyAcknowledged
+from focused.store.frontier.records import fingerprint, lease_url
 from focused.strategies.registry import strategy_class
 from focused.topic.plan import crawl_plan
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from focused.store.frontier.base import Frontier
     from focused.strategies.base import Strategy
 
+logger = logging.getLogger(__name__)
 
 STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortcut)
 
@@ -43,6 +46,12 @@ class FrontierPipeline:
     batch is acknowledged, with its fetch order. Stats: ``focused/pages/fetched``,
     ``focused/pages/relevant``, ``focused/pages/failed``, ``focused/links/extracted``,
     ``focused/links/new``, ``focused/ack/batches``.
+
+    No exception leaves a flush, which runs in a timer's callback where one would stop every
+    acknowledgement after it for good: a page whose URL the frontier cannot take (a browser
+    that ended on ``chrome-error://``) is acknowledged as a bad page under the URL its lease
+    was taken for (``focused/ack/bad_url``), and a batch that fails otherwise is logged, counted
+    (``focused/ack/errors``) and dropped, its leases bringing its URLs back.
     """
 
     def __init__(
@@ -116,6 +125,14 @@ class FrontierPipeline:
         """What the frontier is told of a finished page (after the strategy has learned from
         it, for a classified page)."""
         lease = item["lease"] or ""
+        if lease and not self._takes(item["url"]):
+            self.stats.inc_value("focused/ack/bad_url")
+            logger.warning(
+                "Acknowledged %(url)s as a bad page: it ended at %(ended)s, which the "
+                "frontier cannot take",
+                {"url": lease_url(lease), "ended": item["url"][:200]},
+            )
+            return Ack(lease, lease_url(lease), "bad")
         if item["status"] is None or item["bad"]:
             return Ack(lease, item["url"], "failed" if item["status"] is None else "bad")
         self.strategy.learn(item)
@@ -134,6 +151,15 @@ class FrontierPipeline:
             bool(item.get("revisit")),
             bool(item.get("near_duplicate_of")),  # a duplicate whose links are queued
         )
+
+    @staticmethod
+    def _takes(url: str) -> bool:
+        """Whether the frontier can acknowledge a page at ``url`` (it has a clean form)."""
+        try:
+            fingerprint(url)
+        except BadURL:
+            return False
+        return True
 
     async def process_item(self, item: Any) -> Any:
         ack = self.ack_of(item)
@@ -189,6 +215,16 @@ class FrontierPipeline:
                     acked.callback(partly[i])
                 else:
                     acked.errback(DropItem(f"not acknowledged: {exc}", log_level="DEBUG"))
+            return
+        except Exception as exc:  # noqa: BLE001  # a bug: must not stop the next batches
+            self.stats.inc_value("focused/ack/errors")
+            logger.error(
+                "Could not acknowledge %(n)d pages (%(error)s: %(message)s); their leases "
+                "bring them back",
+                {"n": len(waiting), "error": type(exc).__name__, "message": exc},
+            )
+            for _, acked, _ in waiting:
+                acked.errback(DropItem(f"not acknowledged: {exc}", log_level="DEBUG"))
             return
         self.stats.inc_value("focused/ack/batches")
         for (_, acked, _), result in zip(waiting, done, strict=True):

@@ -16,10 +16,15 @@ which aborts:
 
 The browser follows redirects without asking its route handlers again;
 :mod:`focused.render.redirects` takes them hop by hop so that each hop is asked here too.
+A WebSocket is asked the same (:meth:`SubRequestGuard.websocket`, its ``ws``/``wss`` read as
+``http``/``https``). Under the routes, :func:`resolver_rules` makes Chromium's own network stack
+refuse to connect to ``localhost`` and the non-public IP literals the crawl refuses, whatever
+asks it: a preconnect, a worker's WebSocket, anything no route sees.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -30,6 +35,7 @@ from twisted.internet.error import DNSLookupError
 from focused.errors import exit_on_user_error
 from focused.middlewares.addresses import (
     ALLOW_HINT,
+    LOCALHOST,
     AddressResolver,
     ForbiddenLookup,
     allowed_networks,
@@ -38,9 +44,10 @@ from focused.middlewares.addresses import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from playwright.async_api import Request as BrowserRequest
+    from playwright.async_api import WebSocketRoute
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
@@ -52,6 +59,34 @@ SCHEMES = frozenset({"http", "https"})
 BLOCKED_TYPES = frozenset({"image", "media", "font"})
 REFUSED = "focused/render/subrequests/refused"
 BLOCKED = "focused/render/subrequests/blocked"
+WEBSOCKET_SCHEMES = {"ws": "http", "wss": "https"}
+# The IPv4 networks that are not public (Python's ``is_global`` false, IANA's special-purpose
+# registry), as Chromium's host resolver is told to refuse them.
+NOT_PUBLIC_V4 = tuple(
+    ipaddress.IPv4Network(network)
+    for network in (
+        "0.0.0.0/8",
+        "10.0.0.0/8",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "192.168.0.0/16",
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "224.0.0.0/3",
+    )
+)
+# The same of IPv6 literals, as Chromium writes them (no brackets, zeros compressed): loopback,
+# unspecified, unique local (fc00::/7), link-local (fe80::/10), IPv4-mapped and NAT64. Each has
+# a colon, which no DNS name has.
+NOT_PUBLIC_V6 = (
+    "::1", "::", "fc*:*", "fd*:*", "fe8*:*", "fe9*:*", "fea*:*", "feb*:*", "::ffff:*",
+    "64:ff9b::*",
+)  # fmt: skip
 
 
 class SubRequestGuard:
@@ -75,6 +110,15 @@ class SubRequestGuard:
             self.stats.inc_value(BLOCKED)
             return True
         return await self.refuses(request.url)
+
+    async def websocket(self, route: WebSocketRoute) -> None:
+        """Playwright's WebSocket route: a socket the guard refuses is closed unopened, any
+        other is connected to its server."""
+        scheme, _, rest = route.url.partition(":")
+        if await self.refuses(f"{WEBSOCKET_SCHEMES.get(scheme, scheme)}:{rest}"):
+            await route.close(code=1008, reason="refused")
+        else:
+            route.connect_to_server()
 
     async def refuses(self, url: str) -> bool:
         """Whether the browser may not fetch ``url`` (counted and logged when so)."""
@@ -117,3 +161,42 @@ class SubRequestGuard:
         except DNSLookupError:  # a name that does not resolve: the browser fails on its own
             return None
         return None
+
+
+def ipv4_patterns(network: ipaddress.IPv4Network) -> list[str]:
+    """Chromium host patterns (``*`` for any octet) that match the addresses of ``network``."""
+    octets = network.network_address.packed
+    whole, part = divmod(network.prefixlen, 8)
+    fixed = [str(octet) for octet in octets[:whole]]
+    if not part:
+        return [".".join(fixed + ["*"] * (4 - whole))]
+    first = octets[whole]
+    return [
+        ".".join([*fixed, str(value), *["*"] * (3 - whole)])
+        for value in range(first, first + 2 ** (8 - part))
+    ]
+
+
+def resolver_rules(allowed: Sequence[Network], passed: Iterable[str]) -> str:
+    """Chromium's ``--host-resolver-rules``: the non-public IP literals and ``localhost`` fail as
+    names that do not exist, but for those in the ``allowed`` networks and the hosts ``passed``
+    (a proxy's).
+
+    Chromium maps a host by these patterns before it connects, for every request, preconnect
+    and socket of the browser, so what no route sees is refused too. A DNS name is not
+    matched (its address is the guard's to check); a name of four labels whose first is such
+    a number (``10.a.b.c``) would be refused with the literals. The IPv6 literals are left to
+    the guard alone when an IPv6 network is allowed."""
+    excluded = [
+        pattern
+        for network in allowed
+        if isinstance(network, ipaddress.IPv4Network)
+        for pattern in ipv4_patterns(network)
+    ]
+    refused = [p for network in NOT_PUBLIC_V4 for p in ipv4_patterns(network)]
+    if not any(LOCALHOST in network for network in allowed):
+        refused += ["localhost", "*.localhost"]
+    if not any(isinstance(network, ipaddress.IPv6Network) for network in allowed):
+        refused += list(NOT_PUBLIC_V6)
+    rules = [f"EXCLUDE {host}" for host in (*passed, *excluded)]
+    return ", ".join(rules + [f"MAP {pattern} ~NOTFOUND" for pattern in refused])

@@ -93,14 +93,17 @@ FOCUSED_ALLOWED_NETWORKS: list[str] = []
 # refused, its images, fonts and media not fetched. FOCUSED_RENDER_BROWSER is the Chromium to
 # run; FOCUSED_RENDER_PAGES the pages open in it at once per process (each holds some tens of MB);
 # the browser starts a fresh context (cookies, caches) every FOCUSED_RENDER_CONTEXT_PAGES pages,
-# so its memory stays bounded. A rendered page costs tens of times a plain one's CPU (Results,
-# Performance).
+# so its memory stays bounded. FOCUSED_RENDER_DEADLINE bounds a rendered page, navigation, wait
+# and content together, in seconds: past it the browser is killed and started again, and the
+# page is a bad page (render_deadline), so that a page's script cannot hold the crawl. A
+# rendered page costs tens of times a plain one's CPU (Results, Performance).
 FOCUSED_RENDER = "never"
 FOCUSED_RENDER_BROWSER = "/usr/bin/chromium"
 FOCUSED_RENDER_PAGES = 4
 FOCUSED_RENDER_MIN_TEXT = 200
 FOCUSED_RENDER_HOST_PAGES = 3
 FOCUSED_RENDER_CONTEXT_PAGES = 100
+FOCUSED_RENDER_DEADLINE = 60.0
 
 # == The frontier ==
 # Leases: a URL popped from the frontier must be acknowledged (fetched and processed) within

@@ -91,6 +91,12 @@ def split_member(member: str) -> tuple[str, str, str, str]:
     return depth, parent, "/" + path, anchor
 
 
+def lease_url(lease: str) -> str:
+    """The URL a lease (``origin packed owner member``, :mod:`focused.store.keys`) was taken for."""
+    origin, _, _, member = lease.split(" ", 3)
+    return origin + split_member(member)[2]
+
+
 def split_url(url: str) -> tuple[str, str]:
     """(origin, rest) of a URL's clean form (:func:`focused.links.urls.clean_url`; BadURL if it has
     none): ``http://host`` and ``/path?query``.
