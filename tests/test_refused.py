@@ -157,7 +157,7 @@ def test_periodic_jobs_back_off_while_redis_refuses_writes(own_redis, caplog):
     runs: list = []
     job = PeriodicJob(
         "Test job",
-        lambda: runs.append(1),
+        lambda lease: runs.append(1),
         client=client,
         lock="test:lock",
         lock_s=5,
