@@ -143,7 +143,7 @@ def test_generate_traps_from_the_command_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "7 hostile cases" in done.stdout
     both = focused("web", "generate", "--traps", "--hostile", str(tmp_path / "both"))
-    assert both.returncode == 0 and "46 hostile cases" in both.stdout, both.stderr
+    assert both.returncode == 0 and "47 hostile cases" in both.stdout, both.stderr
 
 
 def test_generate_a_farm_on_a_platform_and_slow_hosts_from_the_command_line(
