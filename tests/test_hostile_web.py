@@ -348,6 +348,11 @@ def test_memory_stays_bounded(crawled: Crawled, cases: dict[str, dict]) -> None:
         assert entries and all(e["bytes"] < 4 * MAXSIZE for e in entries), (name, entries)
 
 
+# A byte every 2 s against DOWNLOAD_TIMEOUT and FOCUSED_MIN_RATE_AFTER_S both of 5 s: whichever
+# ends it first, the timeout or the rate floor, is right (which one depends on the machine's load).
+EITHER_REASON = {"slow-loris": {"timeout", "too_slow"}}
+
+
 def test_each_bad_page_is_counted_under_its_reason(
     crawled: Crawled, cases: dict[str, dict]
 ) -> None:
@@ -356,9 +361,11 @@ def test_each_bad_page_is_counted_under_its_reason(
     for case in cases.values():
         if case["reason"] is None:
             continue
-        expected[case["reason"]] += 1
         item = crawled.feed.get(url_key(case["url"]))
-        if item is None or item["bad"] != case["reason"]:
+        reasons = EITHER_REASON.get(case["name"], {case["reason"]})
+        reason = item["bad"] if item is not None and item["bad"] in reasons else case["reason"]
+        expected[reason] += 1
+        if item is None or item["bad"] != reason:
             wrong[case["name"]] = item and item["bad"]
     counted = {reason: crawled.stats.get(f"focused/bad_page/{reason}", 0) for reason in expected}
     assert not wrong, f"expected {dict(expected)}, got {wrong}"
