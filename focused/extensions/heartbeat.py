@@ -108,6 +108,7 @@ class Heartbeat:
         self.task: task.LoopingCall | None = None  # the reactor's sign of life
         self.reactor_seen = time.monotonic()
         self.stopped = threading.Event()
+        self.wake = threading.Event()  # a beat is due before the interval is up
         self.lock = threading.Lock()  # one beat at a time, none after the last
 
     @classmethod
@@ -149,29 +150,28 @@ class Heartbeat:
         if self.task.running:
             self.task.stop()
         self.stopped.set()
+        self.wake.set()  # the thread ends
         self.beat(self.records, finished=reason)
 
     def reactor_alive(self) -> None:
         self.reactor_seen = time.monotonic()
 
     def item_scraped(self) -> None:
-        """A beat now when the last is LIVE_BEAT_S old, so that readers see the process's counts
-        next to the crawl's (which move with every acknowledgement), not up to a beat behind;
-        skipped while the thread is beating."""
-        if time.monotonic() - self.last_beat < LIVE_BEAT_S or self.task is None:
-            return
-        if self.lock.acquire(blocking=False):
-            try:
-                if not self.stopped.is_set():
-                    self.record(self.records, None)
-            finally:
-                self.lock.release()
+        """Wakes the thread for a beat when the last is LIVE_BEAT_S old, so that readers see the
+        process's counts next to the crawl's (which move with every acknowledgement), not up to
+        a beat behind; the beat itself stays off the reactor's thread."""
+        if time.monotonic() - self.last_beat >= LIVE_BEAT_S:
+            self.wake.set()
 
     def beat_on(self, records: ProcessRecords) -> None:
-        """The thread's loop: a beat every interval while the reactor is alive; once, when it
-        is found hung, a record that says so."""
+        """The thread's loop: a beat every interval, or sooner when woken, while the reactor is
+        alive; once, when it is found hung, a record that says so."""
         hung = False
-        while not self.stopped.wait(self.interval):
+        while True:
+            self.wake.wait(self.interval)
+            self.wake.clear()
+            if self.stopped.is_set():
+                return
             alive = time.monotonic() - self.reactor_seen < HUNG_BEATS * self.interval
             if alive or not hung:
                 self.beat(records, hung=not alive)
