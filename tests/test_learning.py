@@ -5,6 +5,7 @@ re-scoring, and a keywords crawl that learns, end to end."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -134,14 +135,19 @@ def test_a_refit_scores_queued_links_again_up_and_down(frontier):
     assert f.rescore([(o, m, p, 0.5) for o, m, p in queued]) == 0  # popped meanwhile: left out
 
 
-def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redis_client):
+def keywords_topic(web: Path, tmp_path: Path) -> Path:
+    """The web's topic with two keywords for its relevance, a topic that learns itself."""
     topic = tmp_path / "keywords.toml"
     text = (web / "topic.toml").read_text()
     topic.write_text(
         text[: text.index("[relevance]")]
         + '[relevance]\nmethod = "keywords"\nkeywords = ["cycling", "bicycle"]\n'
     )
-    crawl.topic = topic
+    return topic
+
+
+def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redis_client):
+    crawl.topic = keywords_topic(web, tmp_path)
     # Refits are due at 30, 60 and 120 pages fetched; each runs in a thread, so a loaded
     # machine may end the crawl before the third: two must be done by then.
     stats = crawl.run(CLOSESPIDER_ITEMCOUNT=200, FOCUSED_LEARN_PAGES=30)
@@ -157,13 +163,7 @@ def test_a_keywords_crawl_learns_its_topic_as_it_goes(crawl, web, tmp_path, redi
 def test_a_resumed_crawl_refits_without_an_error(crawl, web, tmp_path):
     """A resume starts with many links queued: its refit's thread scores their anchors again,
     glossing them with WordNet while the crawl's thread glosses the new pages' links."""
-    topic = tmp_path / "keywords.toml"
-    text = (web / "topic.toml").read_text()
-    topic.write_text(
-        text[: text.index("[relevance]")]
-        + '[relevance]\nmethod = "keywords"\nkeywords = ["cycling", "bicycle"]\n'
-    )
-    crawl.topic = topic
+    crawl.topic = keywords_topic(web, tmp_path)
     crawl.run(CLOSESPIDER_ITEMCOUNT=40, FOCUSED_LEARN_PAGES=30, FOCUSED_ANCHOR_GLOSS=True)
     stats = crawl.run(
         "resumed.jsonl",
