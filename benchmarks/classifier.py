@@ -166,16 +166,18 @@ def throughput(
 
 
 def pipeline_cost(work: Path, n_pages: int) -> None:
-    """CPU ms a page of ClassifierPipeline.classify, and a digest of its scores."""
+    """CPU ms a page of the crawl's judge, and a digest of its verdicts."""
     from types import SimpleNamespace
 
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
+    from focused.items import Page, PageLink
     from focused.links.extract import extract_links
-    from focused.pipelines.classify import ClassifierPipeline
     from focused.settings import defaults
+    from focused.store.frontier.base import Leased
     from focused.topic.files import load_topic
+    from focused.topic.judge import Judge
     from focused.topic.plan import CrawlPlan
 
     folder = ensure_web(work / "web-6000-200", 6000, 200)
@@ -188,9 +190,20 @@ def pipeline_cost(work: Path, n_pages: int) -> None:
             response = HtmlResponse(page["url"], body=page["body"].encode(), encoding="utf-8")
             text = page_text(response.selector.root)
             links = extract_links(response)
-            anchor = links[0][1] if links else None
-            items.append({"url": page["url"], "title": text.title, "text": text.text})
-            items[-1] |= {"links": links, "anchor": anchor, "bad": None}
+            # reached by the anchor of its first link, to score an arrival anchor as the crawl does
+            anchor = links[0][1] if links else ""
+            leased = Leased(page["url"], "", 0, 0, "", 0, 1.0, anchor=anchor)
+            items.append(
+                Page(
+                    page["url"],
+                    200,
+                    0.0,
+                    leased=leased,
+                    title=text.title,
+                    text=text.text,
+                    links=[PageLink(*link) for link in links],
+                )
+            )
             if len(items) == n_pages:
                 break
     settings = {k: getattr(defaults, k) for k in dir(defaults) if k.startswith("FOCUSED_")}
@@ -198,14 +211,25 @@ def pipeline_cost(work: Path, n_pages: int) -> None:
     crawler.spider = SimpleNamespace(
         plan=CrawlPlan.from_settings(crawler.settings, load_topic(folder / "topic.toml"))
     )
-    pipeline = ClassifierPipeline.from_crawler(crawler)
+    plan = crawler.spider.plan
+    judge = Judge.from_plan(plan, crawler.settings)
     started = time.process_time()
-    scored = [pipeline.classify(dict(item)) for item in items]
+    verdicts = [judge(item) for item in items]
     seconds = time.process_time() - started
-    fields = ("relevance", "first_relevance", "category", "path_good", "link_scores")
-    digest = hashlib.sha256(repr([[i.get(f) for f in fields] for i in scored]).encode())
+    anchors = plan.link_score != "content"
+    scores = [
+        [
+            v.relevance,
+            v.first_relevance,
+            v.category,
+            v.path_good,
+            [link.anchor_relevance for link in v.links] if anchors and v.links else None,
+        ]
+        for v in verdicts
+    ]
+    digest = hashlib.sha256(repr(scores).encode())
     print(
-        f"classifier pipeline: {1000 * seconds / len(items):.3f} CPU ms a page over"
+        f"judge: {1000 * seconds / len(items):.3f} CPU ms a page over"
         f" {len(items)} pages; scores' digest {digest.hexdigest()[:16]}"
     )
 

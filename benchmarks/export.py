@@ -50,7 +50,7 @@ from focused.extensions.warc import (
     response_record,
     warc_date,
 )
-from focused.items import PageItem
+from focused.items import Page
 from focused.store import keys
 from focused.store.crawl import CrawlStore
 
@@ -72,12 +72,12 @@ def main_text(rng: random.Random) -> str:
     return "\n".join(lines)
 
 
-def page(order: int, rng: random.Random, share: float) -> tuple[PageItem, HtmlResponse | None]:
-    """A fetched page's item, and its response if it is relevant (kept in the WARC files)."""
+def page(order: int, rng: random.Random, share: float) -> tuple[Page, HtmlResponse | None]:
+    """A fetched page, and its response if it is relevant (kept in the WARC files)."""
     relevance = rng.random()
     relevant = relevance < share
     relevance = 0.5 + relevance / share / 2 if relevant else (relevance - share) / 2
-    item = PageItem(
+    item = Page(
         url=url(order),
         order=order,
         time=1.7e9 + order / 10,
@@ -95,17 +95,17 @@ def page(order: int, rng: random.Random, share: float) -> tuple[PageItem, HtmlRe
     if not relevant:
         return item, None
     filler = " ".join(rng.choices(WORDS, k=300))
-    body = f"<html><head><title>{item['title']}</title></head><body><nav>{filler}</nav>"
-    body += f"<article><p>{item['main_text']}</p></article></body></html>"
-    request = Request(item["url"], headers={"User-Agent": "focused/bench"})
+    body = f"<html><head><title>{item.title}</title></head><body><nav>{filler}</nav>"
+    body += f"<article><p>{item.main_text}</p></article></body></html>"
+    request = Request(item.url, headers={"User-Agent": "focused/bench"})
     headers = {"Content-Type": "text/html; charset=utf-8"}
-    return item, HtmlResponse(item["url"], body=body.encode(), headers=headers, request=request)
+    return item, HtmlResponse(item.url, body=body.encode(), headers=headers, request=request)
 
 
-def records(item: PageItem, response: HtmlResponse | None) -> list[ArcWarcRecord]:
+def records(item: Page, response: HtmlResponse | None) -> list[ArcWarcRecord]:
     """The records the WARC writer writes for a page: [metadata] or [request, response,
     metadata]."""
-    date = warc_date(item["time"])
+    date = warc_date(item.time)
     if response is None:
         return [metadata_record(item, date, None)]
     assert response.request is not None
@@ -128,7 +128,7 @@ def make_crawl(client: redis.Redis, crawl: str, n: int, share: float, folder: Pa
             files.write_record(written[0])
         else:
             files.write_pair(written[0], written[1], written[2])
-        bucket[str(order)] = f"{item['url']}\t{item['relevance']}\t{item['category']}"
+        bucket[str(order)] = f"{item.url}\t{item.relevance}\t{item.category}"
         if (order + 1) % keys.URL_BUCKET == 0 or order == n:
             client.hset(store.key(keys.URLS, order // keys.URL_BUCKET), mapping=bucket)
             bucket = {}
@@ -158,18 +158,18 @@ def bench_write(share: float, work: Path, n: int = 2000) -> None:
     while len(relevant) < n or len(other) < n:
         item, response = page(len(relevant) + len(other) + 1, rng, share)
         (relevant if response is not None else other).append((item, response))
-    Page = tuple[PageItem, HtmlResponse | None]
+    Fetched = tuple[Page, HtmlResponse | None]
 
-    def pair(files: WarcFiles, page: Page) -> None:
-        item, response = page
+    def pair(files: WarcFiles, fetched: Fetched) -> None:
+        item, response = fetched
         assert response is not None and response.request is not None
-        date = warc_date(item["time"])
+        date = warc_date(item.time)
         files.write_pair(request_record(response.request), response_record(response, date))
 
-    def metadata(files: WarcFiles, page: Page) -> None:
-        item, response = page
+    def metadata(files: WarcFiles, fetched: Fetched) -> None:
+        item, response = fetched
         concurrent = None if response is None else "<urn:uuid:the-response>"
-        files.write_record(metadata_record(item, warc_date(item["time"]), concurrent))
+        files.write_record(metadata_record(item, warc_date(item.time), concurrent))
 
     variants = {
         "response + request (baseline)": (pair, relevant),
@@ -182,7 +182,7 @@ def bench_write(share: float, work: Path, n: int = 2000) -> None:
         folder = work / "write"
         folder.mkdir()
         files = WarcFiles(folder, "w", max_size=MAX_SIZE, info={}, stats=get_crawler().stats)
-        files.write_record(metadata_record(PageItem(url="http://a.test/", order=0), "", None))
+        files.write_record(metadata_record(Page("http://a.test/", None, 0.0, order=0), "", None))
         start_bytes = files.out.tell() if files.out else 0
         cpu = time.process_time()
         for one in pages[:n]:

@@ -1,11 +1,11 @@
-"""Cost of anchor glosses (focused.relevance.gloss) in the classifier pipeline, on Wikispeedia.
+"""Cost of anchor glosses (focused.relevance.gloss) in the crawl's judge, on Wikispeedia.
 
     .venv/bin/python benchmarks/gloss.py [--pages 1500] [--runs 3]
 
 A taxonomy of 20 example pages per labelled category (good: Science/Biology/Birds) is fitted
 as benchmarks/classifier.py fits it; --pages held-out pages are parsed once, as the spider
-parses them (text and out-links with anchors). Then each variant runs the ClassifierPipeline
-over all of them, --runs times, interleaved, on one core; the median CPU milliseconds per page
+parses them (text and out-links with anchors). Then each variant's Judge (focused.topic.judge)
+judges all of them, --runs times, interleaved, on one core; the median CPU milliseconds per page
 is printed with its ratio to ``off`` measured in the same run:
 
 - ``off``: FOCUSED_ANCHOR_GLOSS=false, anchors scored alone (the previous default);
@@ -25,46 +25,47 @@ import statistics
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from classifier import WIKISPEEDIA, wikispeedia_split
 from scrapy.http import HtmlResponse
 from threadpoolctl import threadpool_limits
 
-from focused.items import PageItem
+from focused.items import Page, PageLink
 from focused.links.extract import extract_links
-from focused.pipelines.classify import ClassifierPipeline
 from focused.relevance import HierarchicalClassifier
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.text import page_text
+from focused.topic.judge import Judge
 
 TOPIC = "Science/Biology/Birds"
 
 
-def parsed(body: str | bytes, url: str) -> dict[str, Any]:
-    """A page's item fields as the spider parses them: title, text and out-links."""
+def parsed(body: str | bytes, url: str) -> Page:
+    """A page as the spider parses it: title, text and out-links (reached from no frontier
+    record, so without an arrival anchor)."""
     raw = body.encode() if isinstance(body, str) else body
     response = HtmlResponse(url, body=raw, encoding="utf-8")
     text = page_text(response.selector.root)
-    return {
-        "url": url,
-        "title": text.title,
-        "text": text.text,
-        "bad": None,
-        "links": extract_links(response),
-    }
+    return Page(
+        url,
+        200,
+        0.0,
+        title=text.title,
+        text=text.text,
+        links=[PageLink(*link) for link in extract_links(response)],
+    )
 
 
-def run(pipeline: ClassifierPipeline, items: list[dict[str, Any]], cached: bool) -> float:
-    """CPU ms per page of the pipeline over ``items``, from empty caches (``cached`` false:
+def run(judge: Judge, pages: list[Page], cached: bool) -> float:
+    """CPU ms per page of the judge over ``pages``, from empty caches (``cached`` false:
     glossed R forgotten before each page, the anchors' own R still kept)."""
-    pipeline.clear_caches()
+    judge.clear_caches()
     started = time.process_time()
-    for item in items:
+    for page in pages:
         if not cached:
-            pipeline.glossed_relevance.clear()
-        pipeline.classify(PageItem(item))
-    return (time.process_time() - started) * 1000 / len(items)
+            judge.glossed_relevance.clear()
+        judge(page)
+    return (time.process_time() - started) * 1000 / len(pages)
 
 
 def main() -> None:
@@ -75,32 +76,32 @@ def main() -> None:
 
     split = wikispeedia_split(WIKISPEEDIA, 20)
     model = HierarchicalClassifier(good=[TOPIC]).fit(split.train_texts, split.train_labels)
-    items = [
+    pages = [
         parsed(body, f"http://wikispeedia.test/wiki/page{i}.html")
         for i, body in enumerate(split.test_pages[: args.pages])
     ]
     started = time.perf_counter()
     glosser = AnchorGlosser()
     loaded = time.perf_counter() - started
-    anchors = [anchor for item in items for _, anchor, _ in item["links"]]
+    anchors = [link.anchor for page in pages for link in page.links]
     glossed = sum(bool(glosser.gloss(anchor)) for anchor in anchors)
     print(
-        f"{len(items)} pages, {len(anchors) / len(items):.1f} anchors a page; WordNet read in "
+        f"{len(pages)} pages, {len(anchors) / len(pages):.1f} anchors a page; WordNet read in "
         f"{loaded:.2f} s; {glossed / len(anchors):.0%} of anchors glossed"
     )
 
-    def pipeline(with_glosser: AnchorGlosser | None) -> ClassifierPipeline:
-        return ClassifierPipeline(
+    def judge(with_glosser: AnchorGlosser | None) -> Judge:
+        return Judge(
             model, threshold=0.5, link_score="anchor", needs_path=False, glosser=with_glosser
         )
 
     variants = {
-        "off": (pipeline(None), True),
-        "glosses, no cache": (pipeline(glosser), False),
-        "glosses": (pipeline(glosser), True),
+        "off": (judge(None), True),
+        "glosses, no cache": (judge(glosser), False),
+        "glosses": (judge(glosser), True),
     }
     report_interleaved(
-        {name: partial(run, p, items, cached) for name, (p, cached) in variants.items()},
+        {name: partial(run, j, pages, cached) for name, (j, cached) in variants.items()},
         args.runs,
         "off",
     )

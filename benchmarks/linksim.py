@@ -7,7 +7,7 @@
 replays the crawl of the default ``taxonomy`` crawler on Wikispeedia's link graph from what its
 real classifier says: for each task (the development topics and the validation categories of
 focused.lab.evaluation.tasks) the page R of every page and the R of every anchor text (averaged
-with the R of the anchor and its WordNet gloss, as the classifier pipeline does) are computed
+with the R of the anchor and its WordNet gloss, as the crawl's judge does) are computed
 once, with the task's topic files and fitted model (focused.lab.evaluation.run.prepare), and
 cached in ``--work`` (``data/<category>.pkl``; ``data/graph.pkl``: links and anchors;
 ``data/glosses.pkl``: WordNet glosses; ``topics/<category>/``: the topic files). Whatever is
@@ -486,7 +486,7 @@ def vectors(weight: float, temperature: float = 0.03, mix: str = "log_odds") -> 
     """Anchor R combined with the anchor's word-vector R, as the crawler's FOCUSED_VECTORS does
     (``vectors:1`` is its default): their log-odds added, the latter weighted ``weight``;
     with ``mix="mean"``, their mean weighted ``weight`` instead (``vectors_mean:0.5``)."""
-    from focused.pipelines.classify import log_odds_sum
+    from focused.topic.judge import log_odds_sum
 
     def score(state: Crawl, p: str, q: str, a: str) -> float:
         if "vectors" not in state.memo:
@@ -606,7 +606,7 @@ def add_glosses(glosses: dict[str, str], texts: Iterable[str], path: Path) -> di
     """``glosses`` with those of ``texts`` added (WordNet's, "" without WordNet), saved."""
     missing = [t for t in dict.fromkeys(texts) if t not in glosses]
     if missing:
-        from focused.pipelines.classify import anchor_glosser
+        from focused.topic.judge import anchor_glosser
 
         glosser = anchor_glosser("auto")
         glosses.update((t, glosser.gloss(t) if glosser else "") for t in missing)

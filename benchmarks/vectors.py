@@ -11,10 +11,10 @@ cache folder).
 
 CPU: a taxonomy of 20 example pages per labelled category (good: Science/Biology/Birds) is
 fitted as benchmarks/gloss.py fits it, with its CategoryVectors; --pages held-out pages are
-parsed once as the spider parses them. The ClassifierPipeline then runs over all of them,
---runs times, interleaved, on one core, with anchor glosses and without and with vectors
-(each run from empty caches: one crawl of --pages pages); the median CPU milliseconds per
-page is printed with its ratio to the run without vectors.
+parsed once as the spider parses them. The crawl's Judge (focused.topic.judge) then judges
+all of them, --runs times, interleaved, on one core, with anchor glosses and without and
+with vectors (each run from empty caches: one crawl of --pages pages); the median CPU
+milliseconds per page is printed with its ratio to the run without vectors.
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ from classifier import WIKISPEEDIA, wikispeedia_split
 from gloss import parsed, report_interleaved
 from gloss import run as gloss_run
 
-from focused.pipelines.classify import ClassifierPipeline
+from focused.items import Page
 from focused.relevance import HierarchicalClassifier
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.vectors import CategoryVectors
+from focused.topic.judge import Judge
 
 TOPIC = "Science/Biology/Birds"
 
@@ -63,9 +64,9 @@ def load_cost(cache: str) -> dict[str, float]:
     return json.loads(out.stdout)
 
 
-def run(pipeline: ClassifierPipeline, items: list[dict]) -> float:
-    """CPU ms per page of the pipeline over ``items``, from empty caches (every anchor score)."""
-    return gloss_run(pipeline, items, cached=True)
+def run(judge: Judge, pages: list[Page]) -> float:
+    """CPU ms per page of the judge over ``pages``, from empty caches (every anchor score)."""
+    return gloss_run(judge, pages, cached=True)
 
 
 def main() -> None:
@@ -90,14 +91,14 @@ def main() -> None:
     started = time.perf_counter()
     vectors = CategoryVectors(good=[TOPIC]).fit(split.train_texts, split.train_labels)
     print(f"CategoryVectors fitted in {time.perf_counter() - started:.1f} s")
-    items = [
+    pages = [
         parsed(body, f"http://wikispeedia.test/wiki/page{i}.html")
         for i, body in enumerate(split.test_pages[: args.pages])
     ]
     glosser = AnchorGlosser()
 
-    def pipeline(with_vectors: CategoryVectors | None) -> ClassifierPipeline:
-        return ClassifierPipeline(
+    def judge(with_vectors: CategoryVectors | None) -> Judge:
+        return Judge(
             model,
             threshold=0.5,
             link_score="anchor",
@@ -106,9 +107,9 @@ def main() -> None:
             vectors=with_vectors,
         )
 
-    variants = {"without vectors": pipeline(None), "with vectors": pipeline(vectors)}
+    variants = {"without vectors": judge(None), "with vectors": judge(vectors)}
     report_interleaved(
-        {name: partial(run, p, items) for name, p in variants.items()},
+        {name: partial(run, j, pages) for name, j in variants.items()},
         args.runs,
         "without vectors",
     )

@@ -44,7 +44,7 @@ from focused.extensions.warc import (
     response_record,
     warc_date,
 )
-from focused.items import PageItem
+from focused.items import Page
 from focused.store.crawl import CrawlStore
 
 WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
@@ -106,7 +106,8 @@ def main() -> None:
             files.write_pair(request_record(response.request), response_record(response, date))
 
         def write_index(response: HtmlResponse, date: str) -> None:
-            item = PageItem(time=time.time(), bad=None, relevant=True)
+            # no order: a relevant page's response and request records, without a metadata one
+            item = Page(response.url, response.status, time.time(), relevant=True)
             writer.item_scraped(item, response)
 
         variants = {

@@ -43,7 +43,10 @@ class FocusedAddon:
         for warning in exit_on_user_error(check_settings)(settings):
             logger.warning("%(warning)s", {"warning": warning})
         settings.set("SCHEDULER", "focused.schedulers.FrontierScheduler", priority="addon")
-        settings.set("FEED_EXPORT_FIELDS", FEED_FIELDS, priority="addon")
+        # Every field of a page is exported, but for its Markdown where none is made.
+        markdown = settings.getbool("FOCUSED_FEED_MARKDOWN")
+        fields = [f for f in FEED_FIELDS if markdown or f != "markdown"]
+        settings.set("FEED_EXPORT_FIELDS", fields, priority="addon")
         for path, order in PIPELINES.items():
             settings["ITEM_PIPELINES"].setdefault(path, order)
         settings["EXTENSIONS"].setdefault("focused.extensions.harvest.HarvestMonitor", 500)

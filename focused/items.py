@@ -1,9 +1,23 @@
-"""The item the spider yields for every fetched (or finally failed) URL."""
+"""The page the spider yields for every fetched (or finally failed) URL, as typed records.
 
-import scrapy
+A :class:`Page` is a dataclass, which Scrapy carries as an item through itemadapter: the
+pipelines, the extensions and the feed read its fields by name and mypy checks them. It holds
+the frontier's :class:`~focused.store.frontier.base.Leased` record whole, as the scheduler put
+it in the request, and the judge's :class:`~focused.topic.judge.Verdict` once the page is
+judged.
+"""
 
-# The request.meta key of a URL's frontier record (lease, parent URL, score, num_tries), set by
-# the scheduler and read back by the spider.
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from focused.store.frontier.base import Leased
+    from focused.topic.judge import Verdict
+
+# The request.meta key of a URL's frontier record (a Leased), set by the scheduler and read back
+# by the spider; a request without it was not popped from the frontier (a seed, robots.txt).
 META = "focused"
 
 # What the feed exports (FEED_EXPORT_FIELDS); the other fields are for the pipelines.
@@ -28,51 +42,89 @@ FEED_FIELDS = [
 ]
 
 
-class PageItem(scrapy.Item):
+@dataclass(slots=True)
+class PageLink:
+    """One out-link of a page: its clean absolute URL, anchor text and the anchor in its
+    context (the words around it, "" unless read), and what the judge made of it: the R of
+    its anchor (``anchor_relevance``, None where anchors are not scored) and the estimate of
+    the page it leads to (``estimate``, parent's R and anchor's combined by the link score)."""
+
+    url: str
+    anchor: str = ""
+    context: str = ""
+    anchor_relevance: float | None = None
+    estimate: float = 0.0
+
+
+@dataclass(slots=True)
+class Page:
     """One fetched page, relevant or not; ``bad`` names why it was skipped, if it was."""
 
-    url = scrapy.Field()
-    order = scrapy.Field()  # fetch order in the crawl (all processes); None if never fetched
-    time = scrapy.Field()  # unix time the response arrived
-    status = scrapy.Field()  # HTTP status; None when no response came
-    relevance = scrapy.Field()  # R(d) in [0, 1]
-    relevant = scrapy.Field()  # R(d) >= the topic's threshold (FOCUSED_RELEVANT_THRESHOLD)
-    category = scrapy.Field()  # best-matching leaf category
-    depth = scrapy.Field()
-    parent = scrapy.Field()  # URL of the page the link was found on
-    host = scrapy.Field()
+    url: str
+    status: int | None  # HTTP status; None when no response came
+    time: float  # unix time the response arrived
+    depth: int = 0
+    host: str | None = None
+    # The frontier's record of the URL (lease, parent, anchor, ...); None for a request not
+    # popped from the frontier (a seed pushed by the spider, a dont_filter request).
+    leased: Leased | None = None
+    order: int | None = None  # fetch order in the crawl (all processes); None if never fetched
+    relevance: float | None = None  # R(d) in [0, 1]
+    relevant: bool = False  # R(d) >= the topic's threshold (FOCUSED_RELEVANT_THRESHOLD)
+    category: str | None = None  # best-matching leaf category
+    parent: str | None = None  # URL of the page the link was found on
     # <title> (else the first <h1>): white space collapsed, control characters made spaces,
     # at most relevance.text.MAX_TITLE characters (relevance.text.page_text)
-    title = scrapy.Field()
-    bad = scrapy.Field()  # None, or why the page was skipped (not_html, http_404, ...)
-    # The page's main text (focused.relevance.content) if FOCUSED_MAIN_TEXT selects it, else None;
-    # and the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
-    main_text = scrapy.Field()
-    markdown = scrapy.Field()
+    title: str | None = None
+    bad: str | None = None  # None, or why the page was skipped (not_html, http_404, ...)
+    # The page's main text (focused.relevance.content) if FOCUSED_MAIN_TEXT selects it, else
+    # None; and the same as Markdown, set only with FOCUSED_FEED_MARKDOWN.
+    main_text: str | None = None
+    markdown: str | None = None
     # None for a plain fetch, else why the browser fetched the page (FOCUSED_RENDER): always,
     # little_text or host.
-    rendered = scrapy.Field()
+    rendered: str | None = None
     # The page's language (focused.relevance.language: an ISO 639 code, "und" undetermined)
     # where FOCUSED_LANGUAGE_ID identifies it, else None.
-    language = scrapy.Field()
+    language: str | None = None
+    # The URL of the page this one nearly copies (focused.pipelines.nearcopies), else None.
+    near_duplicate_of: str | None = None
     # For the pipelines, not exported:
-    text = scrapy.Field()  # the whole page's visible text (relevance.text.page_text)
-    html = scrapy.Field()  # the decoded page, for its main text
-    links = scrapy.Field()  # [(absolute url, anchor text, anchor in its context), ...]
-    lease = scrapy.Field()  # the frontier lease to acknowledge
-    last_modified = scrapy.Field()  # the response's Last-Modified header, if any (duplicates)
-    path_good = scrapy.Field()  # some node on the best category path is good (hard focus)
-    link_scores = scrapy.Field()  # per-link relevance estimates (anchor text), if computed
-    # How the page was reached, for the online link model (focused.strategies.learning):
-    anchor = scrapy.Field()  # anchor text of the link it was queued from ("" if unknown)
-    anchor_relevance = scrapy.Field()  # R of that anchor text, if scored
-    # R by the topic as the user gave it, for a topic that learns itself (what it learns from)
-    first_relevance = scrapy.Field()
-    parent_relevance = scrapy.Field()  # R of the page that link was on (None for seeds)
-    parent_category = scrapy.Field()
-    revisit = scrapy.Field()  # a known page fetched again (maintenance mode)
+    text: str = ""  # the whole page's visible text (relevance.text.page_text)
+    html: str = ""  # the decoded page, for its main text
+    links: list[PageLink] = field(default_factory=list)
+    last_modified: str | None = None  # the response's Last-Modified header, if any
+    # What the judge made of the page and its links (focused.topic.judge), once judged.
+    verdict: Verdict | None = None
     # Why a ``bad = "duplicate"`` page is one (text, last_modified, known): the WARC writer
     # keeps a URL that came back unchanged as a revisit record.
-    duplicate = scrapy.Field()
-    # The URL of the page this one nearly copies (focused.pipelines.nearcopies), else None.
-    near_duplicate_of = scrapy.Field()
+    duplicate: str | None = None
+
+    @property
+    def anchor(self) -> str:
+        """The anchor text of the link the page was queued from ("" if unknown)."""
+        return self.leased.anchor if self.leased is not None else ""
+
+    @property
+    def revisit(self) -> bool:
+        """A known page fetched again (maintenance mode)."""
+        return self.leased is not None and self.leased.revisit
+
+    def judged(self, verdict: Verdict) -> None:
+        """Take the judge's verdict: its R, relevance and category become the page's
+        exported fields, its scored links the page's links."""
+        self.verdict = verdict
+        self.relevance, self.relevant = verdict.relevance, verdict.relevant
+        self.category = verdict.category
+        self.links = verdict.links
+
+    def kept_out(self) -> None:
+        """Judge the page not relevant whatever its text says (a language the topic does not
+        keep): R 0, and 0 for every estimate of its links."""
+        if self.verdict is not None:
+            self.judged(self.verdict.refused())
+        else:
+            self.relevance, self.relevant = 0.0, False
+
+
+__all__ = ["FEED_FIELDS", "META", "Page", "PageLink"]

@@ -10,7 +10,7 @@ from lxml import html
 from scrapy.settings import Settings
 
 from focused.errors import FocusedError
-from focused.items import PageItem
+from focused.items import Page
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.run import main_text_view
 from focused.lab.webs.bundle import Bundle
@@ -19,6 +19,8 @@ from focused.relevance.content import MainText, main_text
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.text import page_text
 from focused.settings.check import check_settings, choice
+from focused.topic.judge import Judge
+from tests import pages
 
 ARTICLE = [
     "The mute swan is a large waterbird of the family Anatidae, native to much of Eurasia.",
@@ -66,46 +68,37 @@ def test_a_page_without_text_has_an_empty_main_text():
     assert main_text("", markdown=True) == MainText("", "")
 
 
-def item(html: str) -> PageItem:
+def item(html: str) -> Page:
     text = page_text(html)
-    return PageItem(
-        url="http://birds.test/Mute_swan",
-        title=text.title,
-        text=text.text,
-        html=html,
-        main_text=None,
-        links=[],
-        bad=None,
-    )
+    return pages.page(text.text, url="http://birds.test/Mute_swan", title=text.title, html=html)
 
 
-def classifier(**options) -> ClassifierPipeline:
+def classifier(main_text: bool = False, **options) -> ClassifierPipeline:
     model = KeywordModel(keywords=["stock markets", "bonds"], r0=0.5).fit()
-    return ClassifierPipeline(
-        model, threshold=0.5, link_score="content", needs_path=False, **options
-    )
+    judge = Judge(model, threshold=0.5, link_score="content", main_text=main_text)
+    return ClassifierPipeline(judge, **options)
 
 
-def classified(pipeline: ClassifierPipeline, page: PageItem) -> PageItem:
+def classified(pipeline: ClassifierPipeline, page: Page) -> Page:
     return asyncio.run(pipeline.process_item(page))
 
 
 def test_the_classifier_reads_the_main_text_only_when_asked():
     """Navigation about stocks makes the whole page relevant to a stocks topic; its main
     text, about swans, is not."""
-    assert classified(classifier(), item(PAGE))["relevant"]
-    scored = classified(classifier(classify_text="main"), item(PAGE))
-    assert not scored["relevant"] and ARTICLE[0] in scored["main_text"]
+    assert classified(classifier(), item(PAGE)).relevant
+    scored = classified(classifier(main_text=True), item(PAGE))
+    assert not scored.relevant and ARTICLE[0] in scored.main_text
 
 
 def test_main_text_for_relevant_pages_all_or_none():
     relevant, other = item(PAGE), item(PAGE.replace("Stock markets", "Lakes").replace("bonds", ""))
     pipeline = classifier(main_text_pages="relevant")
-    assert ARTICLE[0] in classified(pipeline, relevant)["main_text"]
-    assert classified(pipeline, other)["main_text"] is None
-    assert classified(classifier(main_text_pages="none"), item(PAGE))["main_text"] is None
+    assert ARTICLE[0] in classified(pipeline, relevant).main_text
+    assert classified(pipeline, other).main_text is None
+    assert classified(classifier(main_text_pages="none"), item(PAGE)).main_text is None
     every = classified(classifier(main_text_pages="all", markdown=True), other)
-    assert ARTICLE[0] in every["main_text"] and "## Breeding" in every["markdown"]
+    assert ARTICLE[0] in every.main_text and "## Breeding" in every.markdown
 
 
 def test_a_setting_outside_its_choices_is_refused():
@@ -143,7 +136,7 @@ def test_markdown_and_main_text_of_every_page_when_asked(crawl, bundle):
     for page in good:
         assert page["main_text"].split("\n") == paragraphs(bundle, page["url"])
         assert len(page["markdown"].split("\n\n")) == len(page["main_text"].split("\n"))
-    assert all(i["main_text"] is None and "markdown" not in i for i in feed if i["bad"])
+    assert all(i["main_text"] is None and i["markdown"] is None for i in feed if i["bad"])
 
 
 def test_evaluation_examples_are_read_as_main_text_crawls_read_pages(bundle):

@@ -1,4 +1,4 @@
-"""What a crawl process pays: the pipeline's scores come out the same to the last bit from the
+"""What a crawl process pays: the judge's scores come out the same to the last bit from the
 kept term columns and word rows as from scikit-learn's vectorizer and a search of the
 vocabulary, and a default crawl process imports no package it does not use."""
 
@@ -7,23 +7,25 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import asdict
 from functools import partial
 
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
-from focused.items import PageItem
-from focused.pipelines.classify import ClassifierPipeline
+from focused.items import Page
 from focused.relevance import HierarchicalClassifier, analyze, counts
 from focused.relevance.vectors import CategoryVectors, WordVectors
+from focused.topic.judge import Judge
+from tests.pages import page
 from tests.test_relevance import FILLER, WORDS, document
 
 # Words the models do not know, stop words, capitals, digits, other scripts, hyphens.
 ODD = "The Café naïve ÉCOLE x y2k über-cool 1999 and of ΑΘΗΝΑ москва bicycles Feathers"
 
 
-def pages(n: int = 120) -> list[PageItem]:
+def pages(n: int = 120) -> list[Page]:
     rng = np.random.default_rng(7)
     names = list(WORDS)
     out = []
@@ -32,16 +34,12 @@ def pages(n: int = 120) -> list[PageItem]:
         anchors = [" ".join(rng.choice([*FILLER, *ODD.split()], 2)) for _ in range(i % 9)]
         anchors += [WORDS[names[(i + k) % len(names)]].split()[k] for k in range(i % 4)]
         out.append(
-            PageItem(
+            page(
+                f"{text} {ODD if i % 3 == 0 else ''}",
+                [(f"http://b.test/{i}/{k}", a, a) for k, a in enumerate(anchors)],
                 url=f"http://a.test/{i}",
                 title=f"Page {i} {ODD if i % 5 == 0 else ''}",
-                text=f"{text} {ODD if i % 3 == 0 else ''}",
-                links=[(f"http://b.test/{i}/{k}", a, a) for k, a in enumerate(anchors)],
-                anchor=anchors[0] if anchors else None,
-                bad=None,
-                relevance=None,
-                relevant=False,
-                category=None,
+                anchor=anchors[0] if anchors else "",
             )
         )
     return out
@@ -62,26 +60,21 @@ def scored(fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     if not fast:  # scikit-learn's vectorizer and a search of the vocabulary for every word
         monkeypatch.setattr(counts, "_columns", lambda vectorizer: None)
         monkeypatch.setattr(word_vectors, "lookup", word_vectors._search)
-    pipeline = ClassifierPipeline(
-        model,
-        threshold=0.5,
-        link_score="anchor",
-        needs_path=True,
-        vectors=category_vectors,
-        page_vectors=None,
+    judge = Judge(
+        model, threshold=0.5, link_score="anchor", needs_path=True, vectors=category_vectors
     )
-    items = [dict(pipeline.classify(item)) for item in pages()]
+    items = [asdict(judge(item)) for item in pages()]
     assert (model.vectorizer_ in counts._COLUMNS) == fast  # the kept columns counted
     return items
 
 
-def test_the_pipeline_scores_pages_the_same_to_the_last_bit(monkeypatch):
+def test_the_judge_scores_pages_the_same_to_the_last_bit(monkeypatch):
     fast = scored(True, monkeypatch)
     plain = scored(False, monkeypatch)
     assert [json.dumps(item, sort_keys=True) for item in fast] == [
         json.dumps(item, sort_keys=True) for item in plain
     ]
-    assert any(item.get("link_scores") for item in fast)
+    assert any(link["anchor_relevance"] for item in fast for link in item["links"])
 
 
 @pytest.mark.parametrize("stem", [True, False])

@@ -11,7 +11,7 @@ import redis
 from scrapy.utils.test import get_crawler
 
 from focused.errors import FocusedError
-from focused.items import PageItem
+from focused.items import Page
 from focused.lab.webs.bundle import url_key, write_bundle
 from focused.lab.webs.server import read_log
 from focused.monitor.snapshot import crawl_status
@@ -29,9 +29,18 @@ MONDAY = "Mon, 06 Jan 2025 10:00:00 GMT"
 TUESDAY = "Tue, 07 Jan 2025 10:00:00 GMT"
 
 
-def page(url: str, text: str, last_modified: str | None = None, title: str = "") -> PageItem:
-    return PageItem(
-        url=url, title=title, text=text, links=[], bad=None, last_modified=last_modified
+def page(url: str, text: str, last_modified: str | None = None, title: str = "") -> Page:
+    """A fetched page, judged relevant (a duplicate loses its verdict)."""
+    return Page(
+        url,
+        200,
+        0.0,
+        title=title,
+        text=text,
+        last_modified=last_modified,
+        relevance=0.5,
+        relevant=True,
+        category="Birds",
     )
 
 
@@ -47,28 +56,28 @@ def stats():
     return get_crawler().stats
 
 
-Check = Callable[..., PageItem]
+Check = Callable[..., Page]
 
 
 def checker(frontier: RedisFrontier, stats) -> Check:
     """Fetch pages through a frontier and acknowledge them, a batch at a time, with their
     duplicates check, as the frontier pipeline does: returns the items, marked."""
 
-    def check(*items: PageItem) -> PageItem | list[PageItem]:
-        frontier.requeue([item["url"] for item in items])
+    def check(*items: Page) -> Page | list[Page]:
+        frontier.requeue([item.url for item in items])
         leases = {leased.url: leased.lease for leased in frontier.pop_ready(100).leased}
         acks = []
         for item in items:
             checksum, modified = duplicate_fields(item)
             acks.append(
                 Ack(
-                    leases[item["url"]],
-                    item["url"],
+                    leases[item.url],
+                    item.url,
                     "page",
                     relevance=0.5,
                     checksum=checksum,
                     last_modified=modified,
-                    revisit=bool(item.get("revisit")),
+                    revisit=item.revisit,
                 )
             )
         for item, done in zip(items, frontier.complete_many(acks), strict=True):
@@ -88,8 +97,10 @@ def test_a_copy_of_another_pages_text_is_a_duplicate(check, stats):
     # Case, layout and Unicode forms do not make another text.
     copy = check(page("http://b.test/copy", "mute  SWANS nest\nby the lake."))
     other = check(page("http://b.test/other", "Mute swans nest by the river."))
-    assert first["bad"] is None and other["bad"] is None
-    assert copy["bad"] == "duplicate" and copy["relevance"] is None
+    assert first.bad is None and other.bad is None
+    assert copy.bad == "duplicate" and copy.relevance is None
+    assert (copy.relevant, copy.category, copy.duplicate) == (False, None, "text")
+    assert (other.relevance, other.relevant, other.duplicate) == (0.5, True, None)
     assert stats.get_value("focused/pages/duplicate") == 1
     assert stats.get_value("focused/duplicate/text") == 1
 
@@ -100,46 +111,46 @@ def test_copies_in_one_batch_are_told_apart_in_order(check, frontier_client, cra
         page("http://b.test/2", "Herons wade."),
         page("http://c.test/3", "Herons fly."),
     )
-    assert one["bad"] is None and two["bad"] == "duplicate" and three["bad"] is None
+    assert one.bad is None and two.bad == "duplicate" and three.bad is None
     stats = RedisFrontier.for_crawl(frontier_client, crawl_name).counts()
     assert stats["duplicate"] == 1 and stats["classified"] == 2 and stats["fetched"] == 3
 
 
 def test_the_title_is_part_of_the_text(check):
     check(page("http://a.test/1", "Same body.", title="Swans"))
-    assert check(page("http://a.test/2", "Same body.", title="Geese"))["bad"] is None
-    assert check(page("http://a.test/3", "Same body.", title="Geese"))["bad"]
+    assert check(page("http://a.test/2", "Same body.", title="Geese")).bad is None
+    assert check(page("http://a.test/3", "Same body.", title="Geese")).bad
 
 
 def test_same_url_and_same_last_modified_is_a_duplicate(check, stats):
     url = "http://a.test/news"
-    assert check(page(url, "Monday's news.", MONDAY))["bad"] is None
+    assert check(page(url, "Monday's news.", MONDAY)).bad is None
     # Fetched again (a lease ran out, a repeated run): unchanged, whatever the text says now.
     again = check(page(url, "Monday's news, with an ad.", MONDAY))
-    assert again["bad"] == "duplicate"
+    assert again.bad == "duplicate"
     assert stats.get_value("focused/duplicate/last_modified") == 1
     # The same date spelled another way (RFC 850) is the same Last-Modified.
     spelled = check(page(url, "Other text.", "Monday, 06-Jan-25 10:00:00 GMT"))
-    assert spelled["bad"] == "duplicate"
+    assert spelled.bad == "duplicate"
 
 
 def test_same_url_with_a_newer_last_modified_is_not(check):
     url = "http://a.test/news"
-    assert check(page(url, "Monday's news.", MONDAY))["bad"] is None
-    assert check(page(url, "Tuesday's news.", TUESDAY))["bad"] is None
+    assert check(page(url, "Monday's news.", MONDAY)).bad is None
+    assert check(page(url, "Tuesday's news.", TUESDAY)).bad is None
     # Even with the text it had: a URL is not a copy of itself.
-    assert check(page(url, "Monday's news.", "Wed, 08 Jan 2025 10:00:00 GMT"))["bad"] is None
+    assert check(page(url, "Monday's news.", "Wed, 08 Jan 2025 10:00:00 GMT")).bad is None
     # And the latest date is what the next fetch is compared with.
-    assert check(page(url, "Any.", TUESDAY))["bad"] is None
-    assert check(page(url, "Any.", TUESDAY))["bad"] == "duplicate"
+    assert check(page(url, "Any.", TUESDAY)).bad is None
+    assert check(page(url, "Any.", TUESDAY)).bad == "duplicate"
 
 
 def test_a_url_fetched_again_without_last_modified_is_classified_again(check):
     # A killed crawler's lease runs out and the URL is fetched again: not a copy of itself.
     url = "http://a.test/page"
-    assert check(page(url, "Some text."))["bad"] is None
-    assert check(page(url, "Some text."))["bad"] is None
-    assert check(page("http://a.test/copy", "Some text."))["bad"] == "duplicate"
+    assert check(page(url, "Some text.")).bad is None
+    assert check(page(url, "Some text.")).bad is None
+    assert check(page("http://a.test/copy", "Some text.")).bad == "duplicate"
 
 
 def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
@@ -152,19 +163,19 @@ def test_a_run_after_reset_keep_known_skips_what_came_back_unchanged(
     assert not frontier_client.exists(keys.prefix(crawl_name) + keys.STATS)
     # The next run: unchanged text, or an unchanged Last-Modified whatever the text, is known;
     # an edited page and a new one are classified.
-    assert check(page("http://a.test/same", "Swans nest by the lake."))["bad"]
-    assert check(page("http://a.test/dated", "Ads changed.", MONDAY))["bad"]
-    assert check(page("http://a.test/edited", "Geese fly north."))["bad"] is None
-    assert check(page("http://a.test/new", "Ducks dive."))["bad"] is None
+    assert check(page("http://a.test/same", "Swans nest by the lake.")).bad
+    assert check(page("http://a.test/dated", "Ads changed.", MONDAY)).bad
+    assert check(page("http://a.test/edited", "Geese fly north.")).bad is None
+    assert check(page("http://a.test/new", "Ducks dive.")).bad is None
     assert stats.get_value("focused/duplicate/known") == 2
     # Knowledge accumulates over runs: the edited page is known in its new form after the next
     # reset, and the pages of the first run stay known.
     reset_crawl(frontier_client, crawl_name, keep_known=True)
-    assert check(page("http://a.test/edited", "Geese fly north."))["bad"]
-    assert check(page("http://a.test/same", "Swans nest by the lake."))["bad"]
+    assert check(page("http://a.test/edited", "Geese fly north.")).bad
+    assert check(page("http://a.test/same", "Swans nest by the lake.")).bad
     # A plain reset forgets everything.
     reset_crawl(frontier_client, crawl_name)
-    assert check(page("http://a.test/same", "Swans nest by the lake."))["bad"] is None
+    assert check(page("http://a.test/same", "Swans nest by the lake.")).bad is None
 
 
 def test_different_crawls_do_not_share(frontier_client, crawl_name, stats):
@@ -172,9 +183,9 @@ def test_different_crawls_do_not_share(frontier_client, crawl_name, stats):
     two = checker(
         RedisFrontier.for_crawl(frontier_client, crawl_name + "-two", host_delay=0), stats
     )
-    assert one(page("http://a.test/x", "Text.", MONDAY))["bad"] is None
-    assert two(page("http://b.test/y", "Text."))["bad"] is None
-    assert two(page("http://a.test/x", "Other.", MONDAY))["bad"] is None
+    assert one(page("http://a.test/x", "Text.", MONDAY)).bad is None
+    assert two(page("http://b.test/y", "Text.")).bad is None
+    assert two(page("http://a.test/x", "Other.", MONDAY)).bad is None
     # Each crawl's records live under its own prefix only.
     fp = str(fingerprint("http://a.test/x"))
     for name, texts in ((crawl_name, 1), (crawl_name + "-two", 2)):

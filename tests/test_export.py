@@ -19,7 +19,7 @@ from focused.export.pages import CrawlPages, Orders, redis_row
 from focused.export.parquet import SCHEMA, ParquetPages
 from focused.export.warcpages import WarcPages, crawl_files
 from focused.extensions.warc import WarcFiles, metadata_record, request_record, response_record
-from focused.items import PageItem
+from focused.items import Page
 from focused.store.admin import record_settings
 from focused.store.reads import Reader
 from tests.conftest import Crawl, focused
@@ -133,11 +133,11 @@ def write_pages(folder: Path, crawl: str, pages: dict[str, float], first: int = 
     stats = get_crawler().stats
     files = WarcFiles(folder, crawl, max_size=1500, info={"software": "test"}, stats=stats)
     for order, (url, r) in enumerate(pages.items(), first):
-        item = PageItem(url=url, order=order, time=1.7e9 + order, status=200, relevance=r)
-        item.update(relevant=r >= 0.5, category="T", title=f"Page {order}", main_text="x")
+        item = Page(url, 200, 1.7e9 + order, order=order, relevance=r, relevant=r >= 0.5)
+        item.category, item.title, item.main_text = "T", f"Page {order}", "x"
         response = HtmlResponse(url, body=b"<p>x</p>", request=Request(url))
         date = "2025-01-06T10:00:00.000001Z"
-        if item["relevant"]:
+        if item.relevant:
             kept = response_record(response, date)
             record_id = kept.rec_headers.get_header("WARC-Record-ID")
             metadata = metadata_record(item, date, record_id)

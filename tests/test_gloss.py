@@ -9,8 +9,6 @@ import threading
 import pytest
 
 from focused.errors import FocusedError
-from focused.items import PageItem
-from focused.pipelines.classify import ClassifierPipeline, anchor_glosser
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.wordnet import (
@@ -21,6 +19,8 @@ from focused.relevance.wordnet import (
     find_wordnet,
     load_wordnet,
 )
+from focused.topic.judge import Judge, anchor_glosser
+from tests.pages import page
 
 
 @pytest.fixture(scope="module")
@@ -97,20 +97,6 @@ def test_senses_and_depth_bound_the_gloss(glosser):
     assert "bird of prey" in glosser.gloss("Tawny Owl")
 
 
-def page(links) -> PageItem:
-    return PageItem(
-        url="http://a.test/p",
-        title="",
-        text="birds",
-        links=list(links),
-        bad=None,
-        relevance=None,
-        relevant=False,
-        category=None,
-        anchor="Tawny Owl",
-    )
-
-
 def test_a_glossed_anchor_scores_the_mean_of_it_alone_and_with_its_gloss(glosser):
     model = KeywordModel(keywords=["bird"], r0=0.5).fit()
     links = [
@@ -118,21 +104,23 @@ def test_a_glossed_anchor_scores_the_mean_of_it_alone_and_with_its_gloss(glosser
         ("http://c.test/", "Xqzzyv", ""),
         ("http://d.test/", "Tawny Owl", ""),
     ]
-    plain = ClassifierPipeline(model, threshold=0.5, link_score="anchor", needs_path=False)
-    glossed = ClassifierPipeline(
-        model, threshold=0.5, link_score="anchor", needs_path=False, glosser=glosser
-    )
-    before, after = plain.classify(page(links)), glossed.classify(page(links))
-    assert before["link_scores"] == [0, 0, 0]  # "bird" is not in "Tawny Owl"
+    plain = Judge(model, threshold=0.5, link_score="anchor")
+    glossed = Judge(model, threshold=0.5, link_score="anchor", glosser=glosser)
+    before = plain(page("birds", links, anchor="Tawny Owl"))
+    after = glossed(page("birds", links, anchor="Tawny Owl"))
+    assert [link.anchor_relevance for link in before.links] == [0, 0, 0]  # no "bird" in them
     with_gloss = model.relevance([f"Tawny Owl\n{glosser.gloss('Tawny Owl')}"])[0]
     assert with_gloss > 0
-    assert after["link_scores"] == [with_gloss / 2, 0, with_gloss / 2]  # unknown: its own R
-    assert after["anchor_relevance"] == with_gloss / 2  # the arrival anchor too
-    assert after["relevance"] == before["relevance"]
+    # unknown to WordNet: its own R
+    assert [link.anchor_relevance for link in after.links] == [with_gloss / 2, 0, with_gloss / 2]
+    assert after.arrival == with_gloss / 2  # the arrival anchor too
+    assert after.relevance == before.relevance
+    assert after.glossed == 3 and before.glossed == 0  # the arrival and two links
     # Looked up and scored once per anchor text, then kept; WordNet's "no" is kept too.
     assert glossed.glossed_relevance == {"Tawny Owl": with_gloss, "Xqzzyv": None}
     glossed.glossed_relevance["Tawny Owl"] = 0.5  # the next page reads the kept score
-    assert glossed.classify(page(links[:1]))["link_scores"] == [0.25]
+    again = glossed(page("birds", links[:1], anchor="Tawny Owl"))
+    assert [link.anchor_relevance for link in again.links] == [0.25]
 
 
 def test_the_setting_picks_auto_required_or_off(tmp_path, monkeypatch, caplog):

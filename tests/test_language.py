@@ -13,6 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from focused.errors import FocusedError, TopicError
 from focused.extensions.learner import TopicLearner
+from focused.items import Page, PageLink
 from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.generate import LANGUAGES_FILE, generate_web, read_languages
 from focused.pipelines.language import LanguagePipeline
@@ -25,6 +26,7 @@ from focused.relevance.language import (
 )
 from focused.relevance.text import page_text
 from focused.topic.files import load_topic
+from focused.topic.judge import Verdict
 from focused.topic.plan import CrawlPlan
 
 # Hand-made sentences: the same two things said in each language.
@@ -178,46 +180,52 @@ class Stats:
         self.values[key] = self.values.get(key, 0) + count
 
 
-def page(text: str, main_text: str | None = None) -> dict:
-    return {
-        "bad": None,
-        "text": text,
-        "main_text": main_text,
-        "relevance": 0.9,
-        "first_relevance": 0.8,
-        "relevant": True,
-        "path_good": True,
-        "link_scores": [0.7, 0.6],
-    }
+def page(text: str, main_text: str | None = None, bad: str | None = None) -> Page:
+    """A page the judge found relevant (R 0.9, 0.8 by the topic as the user gave it), on a good
+    path, its two links estimated 0.7 and 0.6."""
+    item = Page("http://a.test/", 200, 0.0, depth=1, bad=bad, text=text, main_text=main_text)
+    links = [
+        PageLink("http://a.test/1", "one", "", 0.7, 0.7),
+        PageLink("http://a.test/2", "two", "", 0.6, 0.6),
+    ]
+    if not bad:
+        item.judged(Verdict(0.9, True, "Birds", 0.8, links, path_good=True))
+    return item
+
+
+def estimates(item: Page) -> list[float]:
+    return [link.estimate for link in item.links]
 
 
 def test_a_page_in_another_language_is_never_relevant() -> None:
     stats = Stats()
     pipeline = LanguagePipeline(LanguageIdentifier(), ["en"], stats)  # type: ignore[arg-type]
     german = pipeline.process_item(page(" ".join(SENTENCES["de"])))
-    assert german["language"] == "de"
-    assert german["relevance"] == german["first_relevance"] == 0
-    assert german["relevant"] is False and german["path_good"] is False
-    assert german["link_scores"] == [0.0, 0.0]
+    assert german.language == "de" and german.verdict is not None
+    assert german.relevance == german.verdict.relevance == german.verdict.first_relevance == 0
+    assert german.relevant is False and german.verdict.path_good is False
+    assert estimates(german) == [0.0, 0.0] and german.verdict.links == german.links
+    assert [link.anchor_relevance for link in german.links] == [0.0, 0.0]
     english = pipeline.process_item(page("Menu " * 50, main_text=" ".join(SENTENCES["en"])))
-    assert english["language"] == "en"  # from the main text, not the whole page's
-    assert english["relevance"] == 0.9 and english["relevant"] and english["link_scores"][0] > 0
+    assert english.language == "en"  # from the main text, not the whole page's
+    assert english.relevance == 0.9 and english.relevant and estimates(english)[0] > 0
     short = pipeline.process_item(page("Hallo Welt"))
-    assert short["language"] == UNDETERMINED and short["relevant"]
+    assert short.language == UNDETERMINED and short.relevant
     assert stats.values == {
         "focused/language/de": 1,
         "focused/language/en": 1,
         "focused/language/und": 1,
         "focused/language/off_topic": 1,
     }
-    bad = {**page(" ".join(SENTENCES["de"])), "bad": "not_html"}
-    assert "language" not in pipeline.process_item(bad)
+    bad = page(" ".join(SENTENCES["de"]), bad="not_html")
+    assert pipeline.process_item(bad).language is None
 
 
 def test_any_language_keeps_every_page() -> None:
     pipeline = LanguagePipeline(LanguageIdentifier(), [])
     german = pipeline.process_item(page(" ".join(SENTENCES["de"])))
-    assert german["language"] == "de" and german["relevant"] and german["relevance"] == 0.9
+    assert german.language == "de" and german.relevant and german.relevance == 0.9
+    assert estimates(german) == [0.7, 0.6]
 
 
 def test_a_generated_web_has_pages_in_each_language(tmp_path: Path) -> None:
@@ -261,9 +269,12 @@ def test_a_topic_that_learns_does_not_learn_from_pages_it_keeps_out() -> None:
         get_crawler(settings_dict={"FOCUSED_LEARN_PAGES": 50, "FOCUSED_LEARN_CHARS": 200})
     )
     learner.languages = ("en",)
-    german = {**page(" ".join(SENTENCES["de"])), "language": "de", "depth": 1}
-    english = {**page(" ".join(SENTENCES["en"])), "language": "en", "depth": 1}
-    short = {**page("Hallo"), "language": UNDETERMINED, "depth": 1}
+    german, english, short = (
+        page(" ".join(SENTENCES["de"])),
+        page(" ".join(SENTENCES["en"])),
+        page("Hallo"),
+    )
+    german.language, english.language, short.language = "de", "en", UNDETERMINED
     for item in (german, english, short):
         learner.item_scraped(item)
     assert [p.text.split()[:2] for p in learner.pending] == [["The", "river"], ["Hallo"]]

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from focused.items import PageItem
-from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.learned import TOPIC, LearnedTopic
 from focused.relevance.vectors import CategoryVectors, WordVectors
 from focused.store import keys
 from focused.store.frontier.base import Link
 from focused.store.learning import LearningStore, SampledPage
+from focused.topic.judge import Judge, log_odds_sum
 from tests.conftest import focused
+from tests.pages import page
 
 # Word vectors with one axis a theme: cycling, running, cooking, football, gardening. "peloton"
 # is a word of cycling the keywords never name, nearer running than cycling in the vectors.
@@ -177,28 +177,22 @@ def test_a_resumed_crawl_refits_without_an_error(crawl, web, tmp_path):
 
 
 def test_after_a_refit_pages_are_judged_by_it_and_keep_their_first_r(vectors):
-    """The pipeline takes a refit up: it gives the page's R and joins its links' (log-odds),
+    """The judge takes a refit up: it gives the page's R and joins its links' (log-odds),
     while ``first_relevance``, what the next refit learns from, stays the first model's."""
     first = CategoryVectors(good=[TOPIC], vectors=vectors).fit(
         [KEYWORDS, *OFF_TOPIC], [TOPIC, *(f"other/{i}" for i in range(len(OFF_TOPIC)))]
     )
     keywords = KeywordModel(keywords=KEYWORDS.split()).fit()
-    pipeline = ClassifierPipeline(
-        keywords, threshold=0.5, link_score="anchor", needs_path=False, page_vectors=first
-    )
+    judge = Judge(keywords, threshold=0.5, link_score="anchor", page_vectors=first)
     refit = learned(vectors, ON_TOPIC + OFF_TOPIC, [0.9, 0.8, 0.7, 0.05, 0.04, 0.03, 0.02, 0.01])
     doc, links = "peloton peloton", [("http://b.test/", "peloton", "peloton")]
 
-    def classified() -> PageItem:
-        item = PageItem(url="http://a.test/", title="", text=doc, links=list(links), bad=None)
-        return pipeline.classify(item)
-
-    before = classified()
-    assert before["first_relevance"] == before["relevance"] < 0.5
-    assert before["link_scores"] == keywords.relevance(["peloton"]).tolist()
-    pipeline.refitted(refit)
-    after = classified()
-    assert after["relevance"] == pytest.approx(refit.relevance([f"\n{doc}"])[0], abs=1e-6)
-    assert after["relevant"] and after["first_relevance"] == before["first_relevance"]
+    before = judge(page(doc, links))
+    assert before.first_relevance == before.relevance < 0.5
+    assert [k.anchor_relevance for k in before.links] == keywords.relevance(["peloton"]).tolist()
+    judge.refitted(refit)
+    after = judge(page(doc, links))
+    assert after.relevance == pytest.approx(refit.relevance([f"\n{doc}"])[0], abs=1e-6)
+    assert after.relevant and after.first_relevance == before.first_relevance
     expected = log_odds_sum(keywords.relevance(["peloton"]), refit.relevance(["peloton"]))
-    assert after["link_scores"] == pytest.approx(expected.tolist())
+    assert [k.anchor_relevance for k in after.links] == pytest.approx(expected.tolist())

@@ -96,22 +96,26 @@ def test_a_crawl_writes_its_lists_and_the_next_run_starts_from_them(crawl, web, 
 
 
 def test_hub_score_of_a_page():
-    from focused.pipelines.frontier import FrontierPipeline
+    from focused.relevance.keywords import KeywordModel
+    from focused.topic.judge import Judge
+    from tests.pages import page
 
-    pipeline = FrontierPipeline(None, None, None, hub_min_score=0.05)  # type: ignore[arg-type]
+    model = KeywordModel(keywords=["cycling"]).fit()
+    judge = Judge(model, threshold=0.5, link_score="content", hub_min_score=0.05)
     links = [(f"http://site{i}.test/", f"Site {i}", "") for i in range(10)]
     links.append(("http://hub.test/about", "About us", ""))  # same site: not external
     anchors = " ".join(anchor for _, anchor, _ in links)
 
-    def item(text: str) -> dict:
-        return {"url": "http://hub.test/list", "text": f"{text} {anchors}", "links": links}
+    def hub(text: str) -> float | None:
+        return judge.hub_score(page(f"{text} {anchors}", links, url="http://hub.test/list"))
 
     # 10 links to other sites over 20 content words (stopwords and anchors' words left out)
     words = " ".join(f"cycling{i}" for i in range(20))
-    assert pipeline.hub_score(item(f"the of and {words}")) == pytest.approx(0.5)
+    assert hub(f"the of and {words}") == pytest.approx(0.5)
     # an article: 10 links over 2,000 words is no hub (the whitespace shortcut)
-    assert pipeline.hub_score(item(" ".join(f"word{i}" for i in range(2000)))) is None
+    assert hub(" ".join(f"word{i}" for i in range(2000))) is None
     # just below the bar, counted exactly: 10 / 201 words
-    assert pipeline.hub_score(item(" ".join(f"word{i}" for i in range(201)))) is None
-    assert pipeline.hub_score(item(" ".join(f"word{i}" for i in range(200)))) == 0.05
-    assert pipeline.hub_score({"url": "http://a.test/", "text": "x", "links": []}) is None
+    assert hub(" ".join(f"word{i}" for i in range(201))) is None
+    assert hub(" ".join(f"word{i}" for i in range(200))) == 0.05
+    assert judge.hub_score(page("x", url="http://a.test/")) is None
+    assert judge(page(f"the of and {words} {anchors}", links, url="http://hub.test/list")).hub_score

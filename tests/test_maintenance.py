@@ -7,11 +7,11 @@ import pytest
 from scrapy.utils.test import get_crawler
 
 from focused.distill.job import distill_locked
-from focused.items import PageItem
+from focused.items import Page
 from focused.lab.webs.server import read_log
 from focused.schedulers.revisits import revisit_round
 from focused.store import keys
-from focused.store.frontier.base import Link
+from focused.store.frontier.base import Leased, Link
 from focused.store.frontier.queue import RedisFrontier
 from tests.test_duplicates import checker
 
@@ -73,16 +73,18 @@ def test_hubs_are_revisited_from_the_distillers_last_run(frontier):
     assert frontier.store._client.zcard(frontier.store.prefix + keys.HUBS) == len(result.hubs) - 1
 
 
-def page(url: str, text: str, revisit: bool) -> PageItem:
-    return PageItem(url=url, title="", text=text, links=[], bad=None, revisit=revisit)
+def page(url: str, text: str, revisit: bool) -> Page:
+    """A fetched page; a revisit is one the frontier leased as a known page fetched again."""
+    leased = Leased(url, "lease", 0, 0, "", 0, 1.0, revisit=revisit)
+    return Page(url, 200, 0.0, title="", text=text, leased=leased)
 
 
 def test_a_revisit_that_changed_is_classified_again(frontier):
     stats = get_crawler().stats
     check = checker(frontier, stats)
-    assert check(page("http://a.test/1", "Swans nest.", False))["bad"] is None
-    assert check(page("http://a.test/1", "Swans nest.", True))["bad"] == "unchanged"
-    assert check(page("http://a.test/1", "Swans fly.", True))["bad"] is None
+    assert check(page("http://a.test/1", "Swans nest.", False)).bad is None
+    assert check(page("http://a.test/1", "Swans nest.", True)).bad == "unchanged"
+    assert check(page("http://a.test/1", "Swans fly.", True)).bad is None
     assert stats.get_value("focused/revisit/unchanged") == 1
     assert stats.get_value("focused/revisit/changed") == 1
     assert stats.get_value("focused/pages/duplicate") is None

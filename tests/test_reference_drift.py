@@ -178,7 +178,8 @@ class Walker:
 
     def call_sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef, env: Env):
         """The bindings of a function's parameters: one per call of it in this module whose
-        arguments are all string literals, or, without such calls, the parameters unbound."""
+        first argument is a string literal (its other string literals bound too, the rest of
+        its parameters unbound: a count), or, without such calls, the parameters unbound."""
         params = [a.arg for a in function.args.posonlyargs + function.args.args]
         env = {k: v for k, v in env.items() if k not in params}
         if params and params[0] in ("self", "cls"):
@@ -187,8 +188,9 @@ class Walker:
         for call in self.calls:
             name = getattr(call.func, "attr", getattr(call.func, "id", None))
             values = [_literal(arg) for arg in call.args]
-            if name == function.name and call.args and all(isinstance(v, str) for v in values):
-                found.append({**env, **dict(zip(params, values, strict=False))})
+            if name == function.name and call.args and isinstance(values[0], str):
+                bound = {p: v for p, v in zip(params, values, strict=False) if isinstance(v, str)}
+                found.append({**env, **bound})
         return found or [env]
 
     def strings(self, node: ast.AST, env: Env) -> list[str]:
@@ -396,45 +398,50 @@ def test_the_redis_keys_page_lists_every_key_of_keys_py_and_no_other():
         assert bare.endswith(":") == (key != bare), f"{key}: a key of many ends in ':<what>'"
 
 
-def _feed_fields_set_by_code() -> set[str]:
-    """The item fields the spider, the pipelines and ``focused export`` set: keyword
-    arguments of ``PageItem(...)`` and subscript assignments ``item[...] = ...``."""
-    fields: set[str] = set()
-    for path in [CODE / "spiders" / "focused.py", *(CODE / "pipelines").glob("*.py")]:
+def _page_fields(tree: ast.Module) -> list[str]:
+    """The fields of the ``Page`` dataclass of focused/items.py, in order."""
+    page = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Page")
+    return [
+        s.target.id
+        for s in page.body
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+    ]
+
+
+def _feed_fields_set_by_code(fields: list[str]) -> set[str]:
+    """The page fields the spider, the pipelines and the page itself (``Page.judged``) set:
+    the arguments of ``Page(...)`` (positional ones by the dataclass's order, ``fields``) and
+    attribute assignments ``page.... = ...`` (``item`` in the spider, ``self`` in items.py)."""
+    found: set[str] = set()
+    paths = [CODE / "spiders" / "focused.py", CODE / "items.py", *(CODE / "pipelines").glob("*.py")]
+    for path in paths:
+        names = ("self",) if path.name == "items.py" else ("page", "item")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "PageItem":
-                fields.update(k.arg for k in node.keywords if k.arg)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Page":
+                found.update(fields[: len(node.args)])
+                found.update(k.arg for k in node.keywords if k.arg)
             targets = node.targets if isinstance(node, ast.Assign) else []
             for target in targets:
                 parts = target.elts if isinstance(target, ast.Tuple) else [target]
                 for part in parts:
-                    if (
-                        isinstance(part, ast.Subscript)
-                        and getattr(part.value, "id", "") == "item"
-                        and isinstance(part.slice, ast.Constant)
-                    ):
-                        fields.add(part.slice.value)
-    return fields
+                    if isinstance(part, ast.Attribute) and getattr(part.value, "id", "") in names:
+                        found.add(part.attr)
+    return found
 
 
 def test_the_feed_page_lists_every_exported_field_and_no_other():
     tree = ast.parse((CODE / "items.py").read_text(encoding="utf-8"))
     exported: list[str] = []
-    item_fields: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "FEED_FIELDS":
             exported = list(ast.literal_eval(node.value))
-        if isinstance(node, ast.ClassDef) and node.name == "PageItem":
-            item_fields = {
-                s.targets[0].id
-                for s in node.body
-                if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
-            }
+    fields = _page_fields(tree)
+    item_fields = set(fields)
     assert exported and set(exported) <= item_fields
     documented = first_names("feed.md", r"[a-z_]+")
     assert documented == exported, "the page lists the feed's fields in the feed's order"
     # Every field the code sets is an item field; those the feed exports are documented.
-    set_by_code = _feed_fields_set_by_code()
+    set_by_code = _feed_fields_set_by_code(fields)
     assert set_by_code <= item_fields
     assert set(exported) <= set_by_code
     # focused export writes the feed's names for what Redis keeps.

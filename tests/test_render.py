@@ -31,6 +31,7 @@ from twisted.python.failure import Failure
 
 from focused.addon import FocusedAddon
 from focused.errors import FocusedError
+from focused.items import Page
 from focused.lab.webs.scripted import HOSTS_FILE, SCRIPT_PATH, generate_scripted_web
 from focused.lab.webs.server import ServedWeb, read_log
 from focused.pipelines.frontier import FrontierPipeline
@@ -226,10 +227,8 @@ def test_a_page_that_ended_on_chrome_error_is_acknowledged_under_its_leased_url(
     leased = queue.pop_ready(3).leased
     stats = get_crawler().stats
     pipeline = FrontierPipeline(queue, None, stats, batch=3)  # type: ignore[arg-type]
-    items = [
-        {"lease": lease.lease, "url": lease.url, "status": 200, "bad": "empty"} for lease in leased
-    ]
-    items[1]["url"] = "chrome-error://chromewebdata/"
+    items = [Page(lease.url, 200, 0.0, leased=lease, bad="empty") for lease in leased]
+    items[1].url = "chrome-error://chromewebdata/"
     outcomes = waiting_outcomes(pipeline, [pipeline.ack_of(item) for item in items])
     pipeline.flush()
     assert all(isinstance(outcome, Acked) and outcome.order for outcome in outcomes)

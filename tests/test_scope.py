@@ -106,7 +106,7 @@ def test_the_spider_drops_them_before_they_are_scored(tmp_path: Path) -> None:
         request = Request(url, meta={"depth": depth})
         response = HtmlResponse(url, body=body.encode(), encoding="utf-8", request=request)
         [item] = asyncio.run(_collect(spider.parse(response)))
-        return [link for link, *_ in item["links"]]
+        return [link.url for link in item.links]
 
     assert parse(3) == ["http://www.shop.test/bikes/"]
     assert parse(20) == []

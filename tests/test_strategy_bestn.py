@@ -12,6 +12,7 @@ import scrapy
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
+from focused.items import META, Page, PageLink
 from focused.monitor.snapshot import crawl_status
 from focused.schedulers.scheduler import BATCH_POLL_S, FrontierScheduler
 from focused.store import keys
@@ -21,6 +22,7 @@ from focused.store.frontier.records import unpack_score
 from focused.store.reads import Reader
 from focused.strategies.bestn import BestNFirst
 from focused.strategies.registry import strategy_class
+from focused.topic.judge import Verdict
 from tests.conftest import final_stats, focused
 
 
@@ -137,10 +139,10 @@ def test_the_scheduler_pops_n_at_a_time_and_waits_for_the_whole_batch(frontier):
     assert s.next_request() is None  # all handed out, none acknowledged
     assert woken[-1] == BATCH_POLL_S
     for request in first[:3]:
-        lease = request.meta["focused"]["lease"]
+        lease = request.meta[META].lease
         f.complete(lease, request.url, "page", 0.5, False)
     assert s.next_request() is None  # one still out
-    f.release([first[3].meta["focused"]["lease"]])  # released (a clean stop) counts as done
+    f.release([first[3].meta[META].lease])  # released (a clean stop) counts as done
     second = [s.next_request() for _ in range(4)]
     assert [r.url for r in second] == [f"http://h{i}.test/" for i in (3, 4, 5, 6)]
     assert s.stats.get_value("focused/frontier/pops") == 2
@@ -160,21 +162,23 @@ def test_a_lease_that_never_comes_back_ends_its_batch_when_it_runs_out(frontier)
     assert s.next_request() is not None
 
 
+def judged(links: list[tuple[str, float]]) -> tuple[Page, Verdict]:
+    """A seed page of R 0.5 and its verdict: its links with the judge's estimates."""
+    page = Page("http://p.test/", 200, 0.0, depth=0, links=[PageLink(url) for url, _ in links])
+    scored = [PageLink(url, "", "", estimate, estimate) for url, estimate in links]
+    return page, Verdict(0.5, True, None, 0.5, scored)
+
+
 def test_best_n_first_scores_as_soft_focus_and_trims_the_frontier(frontier):
     f = frontier()
     stats = MemoryStatsCollector(get_crawler())
-    strategy = BestNFirst(f, max_buffer=8, stats=stats, link_score="anchor")
-    page = {
-        "depth": 0,
-        "relevance": 0.5,
-        "links": [(f"http://h{i % 3}.test/{i}", "", "") for i in range(12)],
-        "link_scores": [i / 12 for i in range(12)],
-    }
-    links = strategy.links(page)
+    strategy = BestNFirst(f, max_buffer=8, stats=stats)
+    links = strategy.links(*judged([(f"http://h{i % 3}.test/{i}", i / 12) for i in range(12)]))
     assert [round(link.score, 3) for link in links] == [round(i / 12, 3) for i in range(12)]
+    assert [link.depth for link in links] == [1] * 12
     f.push_many(links)  # as the frontier pipeline does with the page's acknowledgement
     assert f.counts()["queued"] == 12  # the trim comes with the next page
-    strategy.links({**page, "links": [("http://h9.test/x", "", "")], "link_scores": [1.0]})
+    strategy.links(*judged([("http://h9.test/x", 1.0)]))
     assert set(queued(f)) == {f"http://h{i % 3}.test/{i}" for i in range(4, 12)}
     assert stats.get_value("focused/best_n_first/dropped") == 4
     f.push_many([Link("http://h9.test/x", 1.0)])

@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from focused.items import Page, PageLink
 from focused.store import keys
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
@@ -21,6 +22,7 @@ from focused.strategies.genetic import (
     node,
     topic_pagerank,
 )
+from focused.topic.judge import Verdict, link_estimate
 
 
 @pytest.fixture
@@ -28,15 +30,25 @@ def frontier(redis_client, crawl_name) -> RedisFrontier:
     return RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0.0, host_concurrency=100)
 
 
-def page(url: str, relevance: float, links: list[tuple[str, float | None]], depth: int = 0):
-    """A classified page as the classifier pipeline hands it on: links with their anchor's R."""
-    return {
-        "url": url,
-        "depth": depth,
-        "relevance": relevance,
-        "links": [(target, f"anchor {i}", "") for i, (target, _) in enumerate(links)],
-        "link_scores": [r for _, r in links],
-    }
+def page(
+    url: str,
+    relevance: float,
+    links: list[tuple[str, float | None]],
+    depth: int = 0,
+    link_score: str = "anchor",
+    estimates: list[float] | None = None,
+) -> tuple[Page, Verdict]:
+    """A judged page and its verdict: links with their anchor's R (None: not scored) and the
+    estimate the judge makes of them under ``link_score`` (or ``estimates``)."""
+    anchor_r = [r if link_score != "content" else None for _, r in links]
+    if estimates is None:
+        estimates = [link_estimate(link_score, relevance, r) for r in anchor_r]
+    scored = [
+        PageLink(target, f"anchor {i}", "", r, e)
+        for i, ((target, _), r, e) in enumerate(zip(links, anchor_r, estimates, strict=True))
+    ]
+    item = Page(url, 200, 0.0, depth=depth, links=[PageLink(k.url, k.anchor) for k in scored])
+    return item, Verdict(relevance, relevance >= 0.5, None, relevance, scored)
 
 
 def dense_pagerank(n, edges, jump, alpha=0.85):
@@ -55,13 +67,10 @@ def dense_pagerank(n, edges, jump, alpha=0.85):
 
 
 def test_links_are_scored_by_fitness(frontier):
-    strategy = GeneticStrategy(frontier, link_score="anchor", generation=100)
-    p = page(
-        "http://a.test/p",
-        0.6,
-        [("http://a.test/x", 0.9), ("http://b.test/y", None), ("http://b.test/z", 0.0)],
-    )
-    scores = [round(link.score, 6) for link in strategy.links(p)]
+    strategy = GeneticStrategy(frontier, generation=100)
+    links = [("http://a.test/x", 0.9), ("http://b.test/y", None), ("http://b.test/z", 0.0)]
+    p = page("http://a.test/p", 0.6, links)
+    scores = [round(link.score, 6) for link in strategy.links(*p)]
     # (est + parent + 100 anchor) / 102, est = the anchor's R (the parent's without one)
     assert scores == [
         round((0.9 + 0.6 + 90) / 102, 6),
@@ -69,11 +78,12 @@ def test_links_are_scored_by_fitness(frontier):
         round(0.6 / 102, 6),
     ]
     # k = 0: the mean of est and parent; link score "content": est = parent's R
-    assert strategy.links(p)[0].depth == 1
-    flat = GeneticStrategy(frontier, link_score="content", k=0.0)
-    assert [round(link.score, 6) for link in flat.links(p)] == [0.6] * 3
+    assert strategy.links(*p)[0].depth == 1
+    flat = GeneticStrategy(frontier, k=0.0)
+    content = page("http://a.test/p", 0.6, links, link_score="content")
+    assert [round(link.score, 6) for link in flat.links(*content)] == [0.6] * 3
     # A perfect link stays below the band a generation raises its chosen URLs into.
-    top = strategy.links(page("http://a.test/q", 1.0, [("http://a.test/t", 1.0)]))
+    top = strategy.links(*page("http://a.test/q", 1.0, [("http://a.test/t", 1.0)]))
     assert top[0].score == pytest.approx(1 - 100 / SCORE_LEVELS) and top[0].score < 1
 
 
@@ -114,9 +124,9 @@ def test_topic_pagerank_agrees_with_networkx_and_an_exact_solution():
 
 
 def test_importance_weighs_fetched_targets_by_their_r(frontier):
-    strategy = GeneticStrategy(frontier, link_score="anchor")
+    strategy = GeneticStrategy(frontier)
     a, b, c = "http://a.test/A", "http://b.test/B", "http://c.test/C"
-    strategy.links(page(a, 1.0, [(b, 0.9), (c, 0.1), (b, 0.9)]))  # B twice: one edge
+    strategy.links(*page(a, 1.0, [(b, 0.9), (c, 0.1), (b, 0.9)]))  # B twice: one edge
     log = EdgeLog(frontier)
     assert log.read() == 1
     nodes, ranks = log.importance()
@@ -124,7 +134,7 @@ def test_importance_weighs_fetched_targets_by_their_r(frontier):
     expected = dense_pagerank(3, [(0, 1, 0.9), (0, 2, 0.1)], [1, 0, 0])
     assert [rank[node(u)] for u in (a, b, c)] == pytest.approx(expected, abs=1e-5)
     # B is fetched (R 0.3): A's edge to it now weighs 0.3, not its estimate; B is jumped to.
-    strategy.links(page(b, 0.3, []))
+    strategy.links(*page(b, 0.3, []))
     assert log.read() == 1
     nodes, ranks = log.importance()
     rank = dict(zip(nodes.tolist(), ranks, strict=True))
@@ -133,11 +143,11 @@ def test_importance_weighs_fetched_targets_by_their_r(frontier):
 
 
 def test_the_edge_log_is_read_incrementally_across_buckets(frontier):
-    strategy = GeneticStrategy(frontier, link_score="anchor", generation=10_000)
+    strategy = GeneticStrategy(frontier, generation=10_000)
     pages = keys.URL_BUCKET + 88
     early = EdgeLog(frontier)
     for i in range(pages):
-        strategy.links(page(f"http://h{i % 7}.test/{i}", (i % 10) / 10, [("http://x.test/", 0.5)]))
+        strategy.links(*page(f"http://h{i % 7}.test/{i}", (i % 10) / 10, [("http://x.test/", 0.5)]))
         if i in (10, keys.URL_BUCKET - 1, keys.URL_BUCKET + 3):
             early.read()
     early.read()
@@ -156,10 +166,9 @@ def population(frontier, crawl_name):
     fetched page P links to all of them, with estimates that make importance rise with i."""
     urls = [f"http://h{i % 2}.test/u{i}" for i in range(20)]
     frontier.push_many(Link(u, 0.5 if i < 12 else 0.1) for i, u in enumerate(urls))
-    strategy = GeneticStrategy(frontier, link_score="anchor")
-    strategy.record(
-        page("http://p.test/P", 1.0, [(u, None) for u in urls]), [(i + 1) / 20 for i in range(20)]
-    )
+    strategy = GeneticStrategy(frontier)
+    estimates = [(i + 1) / 20 for i in range(20)]
+    strategy.record(*page("http://p.test/P", 1.0, [(u, None) for u in urls], estimates=estimates))
     return urls
 
 

@@ -12,11 +12,13 @@ from scrapy.utils.test import get_crawler
 from sklearn.base import clone
 
 from focused.errors import TopicError
+from focused.items import Page, PageLink
 from focused.relevance.hmm import PathHMM, read_paths, term_counts
 from focused.store import keys
 from focused.store.crawl import CrawlStore
 from focused.strategies.hmm import HMMStrategy, decode_pages, dump_model, encode_page, load_model
 from focused.topic.files import load_topic_text
+from focused.topic.judge import Verdict
 from focused.topic.plan import CrawlPlan
 from tests.conftest import final_stats
 
@@ -141,17 +143,22 @@ def strategy(redis_client, crawl: str, **options) -> HMMStrategy:
     )
 
 
-def page(url: str, text: str, relevant: bool, parent: str | None, links: list[str]) -> dict:
-    return {
-        "url": url,
-        "parent": parent,
-        "title": "",
-        "text": text,
-        "relevant": relevant,
-        "relevance": 0.9 if relevant else 0.1,
-        "depth": 1,
-        "links": [(link, "", "") for link in links],
-    }
+def page(
+    url: str,
+    text: str,
+    relevant: bool,
+    parent: str | None,
+    links: list[str],
+    anchors: list[str] | None = None,
+) -> tuple[Page, Verdict]:
+    """A judged page (R 0.9 if relevant, else 0.1) and its verdict: its links (with these
+    anchors, else none) estimated by the page's R, as under link score ``content``."""
+    r = 0.9 if relevant else 0.1
+    texts = anchors or [""] * len(links)
+    item = Page(url, 200, 0.0, depth=1, parent=parent, title="", text=text)
+    item.links = [PageLink(link, anchor) for link, anchor in zip(links, texts, strict=True)]
+    scored = [PageLink(link.url, link.anchor, "", None, r) for link in item.links]
+    return item, Verdict(r, relevant, None, r, scored)
 
 
 def test_the_strategy_learns_from_the_crawl_and_processes_share_the_model(redis_client, crawl_name):
@@ -163,7 +170,7 @@ def test_the_strategy_learns_from_the_crawl_and_processes_share_the_model(redis_
             assert one.model is None and one.stats.get_value("focused/hmm/logged") == 23
         links = [url for url, p in zip(urls, parents, strict=True) if p == i]
         # Warm-up: soft focus, the page's R on each link.
-        scored = one.links(page(urls[i], text, rel, urls[parent] if parent >= 0 else None, links))
+        scored = one.links(*page(urls[i], text, rel, urls[parent] if parent >= 0 else None, links))
         assert all(link.score == (0.9 if rel else 0.1) for link in scored)
     # The 24th page made the warm-up due: it was fitted then (here at once, not in a thread).
     assert one.model is not None and one.stats.get_value("focused/hmm/fits") == 1
@@ -175,14 +182,14 @@ def test_the_strategy_learns_from_the_crawl_and_processes_share_the_model(redis_
     )
     assert alphas == 24
     # Another process loads the model at its next page, then scores with it.
-    two.links(page("http://w.test/", HUB, False, None, []))
+    two.links(*page("http://w.test/", HUB, False, None, []))
     assert two.stats.get_value("focused/hmm/loads") == 1 and two.model is not None
-    cooking = two.links(page("http://y.test/c", COOKING, False, None, ["http://y.test/d"]))
-    hub = two.links(page("http://x.test/hub", HUB, False, None, ["http://x.test/b"]))
+    cooking = two.links(*page("http://y.test/c", COOKING, False, None, ["http://y.test/d"]))
+    hub = two.links(*page("http://x.test/hub", HUB, False, None, ["http://x.test/b"]))
     assert hub[0].score > cooking[0].score
     assert two.stats.get_value("focused/hmm/path_starts") == 2
     # A page under a logged hub page finds that page's α: no new path starts.
-    two.links(page("http://z.test/child", CYCLING, True, urls[0], ["http://z.test/e"]))
+    two.links(*page("http://z.test/child", CYCLING, True, urls[0], ["http://z.test/e"]))
     assert two.stats.get_value("focused/hmm/path_starts") == 2
     assert two.stats.get_value("focused/hmm/scored") == 3
 
@@ -194,21 +201,21 @@ def test_a_process_that_finds_a_newer_model_under_the_lock_loads_it_instead(
     texts, relevant, parents = hub_web()
     urls = [f"http://h{i % 5}.test/{i}" for i in range(len(texts))]
     for i, (text, rel, parent) in enumerate(zip(texts, relevant, parents, strict=True)):
-        one.links(page(urls[i], text, rel, urls[parent] if parent >= 0 else None, []))
+        one.links(*page(urls[i], text, rel, urls[parent] if parent >= 0 else None, []))
     assert one.stats.get_value("focused/hmm/fits") == 1
     # The second process read version 0 (the fit was due for it too) before the first stored
     # version 1 and let the lock go: under the lock it sees the newer model and does not fit.
     two.fitted(two.fitter.run(0))
     assert two.stats.get_value("focused/hmm/fits") is None and two.model is None
     assert redis_client.hget(keys.prefix(crawl_name) + keys.HMM, "version") == "1"
-    two.links(page("http://w.test/", HUB, False, None, []))
+    two.links(*page("http://w.test/", HUB, False, None, []))
     assert two.stats.get_value("focused/hmm/loads") == 1 and two.model is not None
 
 
 def test_a_fit_without_relevant_pages_waits_for_more(redis_client, crawl_name):
     lone = strategy(redis_client, crawl_name, warmup=3)
     for n in range(4):
-        lone.links(page(f"http://c.test/{n}", f"{COOKING} {n}", False, None, []))
+        lone.links(*page(f"http://c.test/{n}", f"{COOKING} {n}", False, None, []))
     assert lone.model is None and lone.stats.get_value("focused/hmm/fit_failed") == 1
     assert lone.not_before == 6  # three more pages before the next try
 
@@ -218,6 +225,7 @@ def test_example_paths_are_classified_and_fit_the_model_at_once(redis_client, cr
 
     from scrapy.utils.test import get_crawler
 
+    from focused.settings import defaults
     from focused.strategies.hmm import classified_examples
 
     for name, text in (("hub.html", HUB), ("bike.txt", "bicycle " + CYCLING), ("pot.txt", COOKING)):
@@ -225,13 +233,16 @@ def test_example_paths_are_classified_and_fit_the_model_at_once(redis_client, cr
     paths = tmp_path / "paths.txt"
     paths.write_text("hub.html\nbike.txt\n\npot.txt\npot.txt\n")
     topic = load_topic_text(TOPIC, tmp_path / "t.toml")
-    crawler = get_crawler(settings_dict={"FOCUSED_MAX_TEXT_CHARS": 0, "FOCUSED_MODELS_DIR": ""})
+    # The crawl's settings (the judge reads them), the examples' text whole, no models folder.
+    settings = {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
+    settings |= {"FOCUSED_MAX_TEXT_CHARS": 0, "FOCUSED_MODELS_DIR": ""}
+    crawler = get_crawler(settings_dict=settings)
     crawler.spider = SimpleNamespace(plan=CrawlPlan.from_settings(crawler.settings, topic))
     counts, relevant, parents = classified_examples(crawler, str(paths))
     assert relevant.tolist() == [False, True, False, False]  # the topic's keywords say so
     assert parents.tolist() == [-1, 0, -1, 2] and counts.shape[0] == 4
     learner = strategy(redis_client, crawl_name, examples=(counts, relevant, parents))
-    learner.links(page("http://a.test/", COOKING, False, None, []))  # due at the first page
+    learner.links(*page("http://a.test/", COOKING, False, None, []))  # due at the first page
     assert learner.model is not None and learner.model.states_.tolist()[-4:] == [1, 0, 3, 3]
 
 
@@ -240,16 +251,16 @@ def test_with_anchor_scores_the_centroid_part_reads_the_anchor_too(redis_client,
     model = PathHMM(n_clusters=2).fit(term_counts(texts), relevant, parents)
     anchored = strategy(redis_client, crawl_name, link_score="anchor")
     hub = page(
-        "http://x.test/", HUB, False, None, ["http://a.test/", "http://b.test/", "http://c.test/"]
+        "http://x.test/",
+        HUB,
+        False,
+        None,
+        ["http://a.test/", "http://b.test/", "http://c.test/"],
+        [CYCLING, COOKING, ""],
     )
-    hub["links"] = [
-        ("http://a.test/", CYCLING, ""),
-        ("http://b.test/", COOKING, ""),
-        ("http://c.test/", "", ""),
-    ]
     counts = term_counts([HUB])
-    plain = strategy(redis_client, crawl_name).scored(hub, model, 0.5, counts)[0].score
-    a, b, c = (link.score for link in anchored.scored(hub, model, 0.5, counts))
+    plain = strategy(redis_client, crawl_name).scored(*hub, model, 0.5, counts)[0].score
+    a, b, c = (link.score for link in anchored.scored(*hub, model, 0.5, counts))
     assert a > b and c == plain  # no anchor words: the page's similarity alone
 
 
@@ -257,7 +268,7 @@ def test_the_model_is_refitted_every_refit_pages(redis_client, crawl_name):
     learner = strategy(redis_client, crawl_name, warmup=3, refit=3)
     texts, relevant, _ = hub_web()
     for n in range(7):
-        learner.links(page(f"http://r.test/{n}", texts[n], relevant[n], None, []))
+        learner.links(*page(f"http://r.test/{n}", texts[n], relevant[n], None, []))
         version = redis_client.hget(keys.prefix(crawl_name) + keys.HMM, "version")
         assert version == (None if n < 2 else "1" if n < 5 else "2")
     assert learner.stats.get_value("focused/hmm/fits") == 2 and learner.version == 2

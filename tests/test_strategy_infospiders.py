@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scrapy.utils.test import get_crawler
 
+from focused.items import Page, PageLink
 from focused.store import keys
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.frontier.records import fingerprint
@@ -23,6 +24,7 @@ from focused.strategies.infospiders import (
     link_values,
     q_step,
 )
+from focused.topic.judge import Verdict
 from tests.conftest import final_stats
 from tests.test_crawl import served_pages, url_key
 
@@ -30,15 +32,12 @@ HERON = ("http://b.test/heron", "grey heron", "the great grey heron is a wading 
 SWAN = ("http://c.test/swan", "swan", "a swan")
 
 
-def page(url: str, relevance: float, links=(), depth: int = 0) -> dict:
-    return {
-        "url": url,
-        "depth": depth,
-        "relevance": relevance,
-        "relevant": relevance >= 0.5,
-        "links": list(links),
-        "link_scores": [0.5] * len(links),
-    }
+def page(url: str, relevance: float, links=(), depth: int = 0, estimate: float = 0.5):
+    """A judged page and its verdict: its (URL, anchor, context) links, each estimated
+    ``estimate`` by the judge."""
+    item = Page(url, 200, 0.0, depth=depth, links=[PageLink(*link) for link in links])
+    scored = [PageLink(u, anchor, context, estimate, estimate) for u, anchor, context in links]
+    return item, Verdict(relevance, relevance >= 0.5, None, relevance, scored)
 
 
 @pytest.fixture
@@ -47,7 +46,7 @@ def make(redis_client, crawl_name):
 
     def build(**options) -> InfoSpiders:
         frontier = RedisFrontier.for_crawl(redis_client, crawl_name)
-        return InfoSpiders(frontier, get_crawler().stats, link_score="anchor", **options)
+        return InfoSpiders(frontier, get_crawler().stats, **options)
 
     return build
 
@@ -62,9 +61,8 @@ def stored_weights(strategy: InfoSpiders, agent: str) -> np.ndarray:
     return np.array(json.loads(strategy.frontier.store._client.get(key)))
 
 
-def fetch(strategy: InfoSpiders, item: dict) -> list:
-    strategy.learn(item)
-    return strategy.links(item)
+def fetch(strategy: InfoSpiders, judged: tuple[Page, Verdict]) -> list:
+    return strategy.links(*judged)
 
 
 def stat(strategy: InfoSpiders, name: str) -> float:
@@ -161,7 +159,7 @@ def test_a_page_teaches_the_agent_that_queued_it_reward_plus_discounted_best_lin
     out = [("http://d.test/egret", "egret", "an egret")]
     best = float(link_values(w, link_inputs([link_record("egret", "an egret", 1.0, 5)]))[0])
     others = {a: e for a, e in energies(spiders).items() if a != owner}
-    fetch(spiders, {**page(HERON[0], 1.0, out), "link_scores": [1.0]})
+    fetch(spiders, page(HERON[0], 1.0, out, estimate=1.0))
     target = 0.5 * 1.0 + 0.5 * best
     after = float(link_values(spiders.weights[owner], x)[0])
     assert abs(after - target) < abs(before - target) and after > before

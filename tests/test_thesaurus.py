@@ -313,22 +313,19 @@ def test_hub_score():
         hub_score(-1, 10)
 
 
-def test_the_pipeline_gives_the_thesaurus_urls_and_the_anchor_a_page_was_reached_by():
-    from focused.items import PageItem
-    from focused.pipelines.classify import ClassifierPipeline
+def test_the_judge_gives_the_thesaurus_urls_and_the_anchor_a_page_was_reached_by():
+    from focused.topic.judge import Judge, Verdict
+    from tests.pages import page
 
-    pipeline = ClassifierPipeline(
-        model(), threshold=0.3, link_score="anchor", needs_path=False, reads_urls=True
-    )
+    judge = Judge(model(), threshold=0.3, link_score="anchor", reads_urls=True)
 
-    def scored(url: str, anchor: str) -> PageItem:
-        item = PageItem(url=url, title="", text="a vessel of steel", bad=None, anchor=anchor)
-        item["links"] = [("http://b.test/frigate", "more", "more"), ("http://b.test/x", "more", "")]
-        return pipeline.classify(item)
+    def scored(url: str, anchor: str) -> Verdict:
+        links = [("http://b.test/frigate", "more", "more"), ("http://b.test/x", "more", "")]
+        return judge(page("a vessel of steel", links, url=url, anchor=anchor))
 
     base = scored("http://a.test/p", "")
-    assert scored("http://a.test/frigate", "")["relevance"] > base["relevance"]
-    assert scored("http://a.test/p", "the timber frigate")["relevance"] > base["relevance"]
+    assert scored("http://a.test/frigate", "").relevance > base.relevance
+    assert scored("http://a.test/p", "the timber frigate").relevance > base.relevance
     # An out-link's estimate reads its target's URL words too, so an anchor's is not kept.
-    assert base["link_scores"][0] > base["link_scores"][1]
-    assert not pipeline.anchor_scores
+    assert base.links[0].estimate > base.links[1].estimate
+    assert not judge.anchor_scores

@@ -12,8 +12,6 @@ from scrapy.settings import Settings
 
 import focused.relevance.vectors as vectors_module
 from focused.errors import FocusedError
-from focused.items import PageItem
-from focused.pipelines.classify import ClassifierPipeline, log_odds_sum
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.vectors import (
     MAX_BYTES,
@@ -23,8 +21,10 @@ from focused.relevance.vectors import (
     word_vectors,
 )
 from focused.topic.files import load_topic
+from focused.topic.judge import Judge, log_odds_sum
 from focused.topic.methods import PAGE_VECTORS_THRESHOLD, vector_model
 from focused.topic.plan import CrawlPlan
+from tests.pages import page
 
 # Two groups of words in two directions of a 3-d space; "banana" and "pharaoh" appear in no
 # example below, only here.
@@ -115,32 +115,17 @@ def test_the_vocabulary_is_read_once_and_kept(tmp_path):
     assert row >= 0 and np.asarray(first.matrix[row]).shape == (50,)
 
 
-def page_item(text: str, links: list[tuple[str, str, str]]) -> PageItem:
-    return PageItem(
-        url="http://a.test/",
-        title="",
-        text=text,
-        links=links,
-        bad=None,
-        relevance=None,
-        relevant=False,
-        category=None,
-    )
-
-
 def test_the_pipeline_mixes_each_anchors_vector_r_into_its_r():
     model = KeywordModel(keywords=["apple"], r0=0.5).fit()
     vectors = fitted()
-    pipeline = ClassifierPipeline(
-        model, threshold=0.5, link_score="anchor", needs_path=False, vectors=vectors
-    )
+    judge = Judge(model, threshold=0.5, link_score="anchor", vectors=vectors)
     links = [("http://b.test/", "banana", "banana"), ("http://c.test/", "pharaoh", "pharaoh")]
-    scores = pipeline.classify(page_item("an apple", links))["link_scores"]
+    scores = [link.anchor_relevance for link in judge(page("an apple", links)).links]
     keyword = model.relevance(["banana", "pharaoh"])  # 0 for both: the keyword is "apple"
     expected = log_odds_sum(keyword, vectors.relevance(["banana", "pharaoh"]))
     assert scores == pytest.approx(expected.tolist())
     assert scores[1] < 0.01 < scores[0]  # the keyword model says 0 for both; vectors part them
-    assert set(pipeline.vector_relevance) == {"banana", "pharaoh"}  # kept per anchor text
+    assert set(judge.vector_relevance) == {"banana", "pharaoh"}  # kept per anchor text
 
 
 def test_the_setting_picks_auto_required_or_off(web, tmp_path, monkeypatch, caplog):
@@ -208,7 +193,7 @@ def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, 
     off = CrawlPlan.from_settings(Settings({"FOCUSED_VECTORS": "false"}), topic)
     assert off.vectors is None and off.threshold == 0.3
     keywords = KeywordModel(keywords=["dinosaur"], r0=0.3).fit()
-    pipeline = ClassifierPipeline(
+    judge = Judge(
         keywords,
         threshold=plan.threshold,
         link_score="anchor",
@@ -224,12 +209,14 @@ def test_keyword_topics_judge_pages_by_vectors_and_their_links_by_keywords(web, 
         " Cretaceous periods; their fossils and skeletons tell palaeontologists how they lived."
     )
     links = [("http://b.test/", "Tyrannosaurus", "Tyrannosaurus")]
-    passing = pipeline.classify(page_item(berlin, links))
-    about = pipeline.classify(page_item(fossils, links))
+    passing = judge(page(berlin, links))
+    about = judge(page(fossils, links))
     assert keywords.relevance([berlin])[0] == 1.0  # the keyword cosine: "about" dinosaurs
-    assert not passing["relevant"] and not passing["path_good"]
-    assert about["relevant"] and about["path_good"] and about["relevance"] > 0.5
-    assert passing["link_scores"] == keywords.relevance(["Tyrannosaurus"]).tolist()
+    assert not passing.relevant and not passing.path_good
+    assert about.relevant and about.path_good and about.relevance > 0.5
+    assert [link.anchor_relevance for link in passing.links] == keywords.relevance(
+        ["Tyrannosaurus"]
+    ).tolist()
 
 
 def test_example_pages_alone_are_judged_against_their_own_spread():

@@ -41,6 +41,7 @@ from focused.topic.plan import crawl_plan
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.items import Page
     from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -88,10 +89,10 @@ class HarvestMonitor:
         last = self.windows[window]
         return self.sums[window][1] / len(last) if last else None
 
-    def item_scraped(self, item: Any) -> None:
-        if item.get("relevance") is None:
+    def item_scraped(self, item: Page) -> None:
+        if item.relevance is None:
             return
-        page = (float(item["relevance"]), int(bool(item["relevant"])))
+        page = (item.relevance, int(item.relevant))
         self.pages += 1
         for window, last in self.windows.items():
             sums = self.sums[window]

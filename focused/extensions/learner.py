@@ -35,6 +35,7 @@ from focused.signals import topic_refitted
 from focused.store.crawler import frontier_for
 from focused.store.learning import Generation, LearningStore, SampledPage
 from focused.store.lock import LEASE_S
+from focused.topic.judge import Judge
 from focused.topic.methods import own_texts
 from focused.topic.plan import crawl_plan
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     import numpy as np
     from scrapy.crawler import Crawler
 
-    from focused.pipelines.classify import ClassifierPipeline
+    from focused.items import Page
     from focused.store.frontier.queue import RedisFrontier
     from focused.store.lock import Lease
 
@@ -99,7 +100,7 @@ class TopicLearner:
         self.languages = plan.languages  # a page in another language is not learned from
         self.user = own_texts(plan.topic)
         self.user_before: Sequence[float] | np.ndarray = (
-            plan.page_scorer()(self.user) if self.user else []
+            self.scorer().relevance(self.user) if self.user else []
         )
         frontier = frontier_for(self.crawler)
         self.store = LearningStore(frontier.store, self.sample)
@@ -126,14 +127,13 @@ class TopicLearner:
             with suppress(FocusedError):  # Redis is lost: the crawl reports it
                 self.store.add(self.pending)
 
-    def item_scraped(self, item: Any) -> None:
-        if item.get("relevance") is None or item.get("bad"):
+    def item_scraped(self, item: Page) -> None:
+        if item.verdict is None or item.relevance is None or item.bad:
             return
-        if kept_out(item.get("language"), self.languages):
+        if kept_out(item.language, self.languages):
             return  # its R of 0 says its language, not its topic
-        text = f"{item.get('title') or ''}\n{item.get('text') or ''}"[: self.chars]
-        r = item.get("first_relevance", item["relevance"])
-        self.pending.append(SampledPage(float(r), int(item["depth"]), text))
+        text = f"{item.title or ''}\n{item.text or ''}"[: self.chars]
+        self.pending.append(SampledPage(item.verdict.first_relevance, item.depth, text))
 
     def check(self) -> None:
         """Once a second: add this process's new pages to the sample, take up a new
@@ -197,19 +197,17 @@ class TopicLearner:
 
     def rescore(self, learned: LearnedTopic) -> int:
         """Score every queued link again with the refitted model (its anchor, as the
-        classifier pipeline scores a page's links), up or down."""
+        judge scores a page's links), up or down."""
         scorer = self.scorer()
         scorer.refitted(learned)
         frontier: RedisFrontier = self.worker_frontier
         return frontier.rescore_anchors(scorer.anchor_relevance)
 
-    def scorer(self) -> ClassifierPipeline:
-        """A classifier pipeline of the job's own, to score anchors off the reactor's
-        thread (made on first use)."""
+    def scorer(self) -> Judge:
+        """A judge of the job's own, to score anchors off the reactor's thread (made on
+        first use)."""
         if not hasattr(self, "_scorer"):
-            from focused.pipelines.classify import anchor_scorer
-
-            self._scorer = anchor_scorer(self.crawler)
+            self._scorer = Judge.from_plan(crawl_plan(self.crawler), self.crawler.settings)
         return self._scorer
 
     def done(self, refit: Refit | None) -> None:

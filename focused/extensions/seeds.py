@@ -22,7 +22,7 @@ rather than as "finished". SeedRelevance warns once, at the start, when no seed 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
@@ -39,6 +39,7 @@ from focused.topic.plan import crawl_plan
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from focused.items import Page
     from focused.store.frontier.base import Frontier
 
 logger = logging.getLogger(__name__)
@@ -187,13 +188,13 @@ class SeedRelevance:
         crawler.signals.connect(check.item_scraped, signal=signals.item_scraped)
         return check
 
-    def item_scraped(self, item: Any) -> None:
-        if self.done or item.get("revisit"):
+    def item_scraped(self, item: Page) -> None:
+        if self.done or item.revisit:
             return
-        relevance = item.get("relevance")
+        relevance = item.relevance
         self.pages += relevance is not None
-        if item.get("depth", 0) == 0:
-            if item.get("relevant"):
+        if item.depth == 0:
+            if item.relevant:
                 self.done = True
                 return
             self.seeds += 1

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 
 from focused.errors import FocusedError
-from focused.pipelines.classify import anchor_scorer
 from focused.schedulers.scheduler import applied_topic_changes
 from focused.store.crawler import frontier_for
+from focused.topic.judge import Judge
+from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -45,7 +46,8 @@ class TopicEdits:
             return
         frontier = frontier_for(self.crawler)
         try:
-            moved = frontier.rescore_anchors(anchor_scorer(self.crawler).anchor_relevance)
+            judge = Judge.from_plan(crawl_plan(self.crawler), self.crawler.settings)
+            moved = frontier.rescore_anchors(judge.anchor_relevance)
         except FocusedError:  # Redis is lost: the frontier reports it and stops the crawl
             return
         logger.warning(

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
     from warcio.recordloader import ArcWarcRecord
 
-    from focused.items import PageItem
+    from focused.items import Page
     from focused.store.crawl import CrawlStore
 
 logger = logging.getLogger(__name__)
@@ -214,16 +214,16 @@ def revisit_record(response: Response, date: str, original: Original) -> ArcWarc
     )
 
 
-def metadata_record(item: PageItem, date: str, concurrent_to: str | None) -> ArcWarcRecord:
+def metadata_record(item: Page, date: str, concurrent_to: str | None) -> ArcWarcRecord:
     """The ``metadata`` record of a page: its :data:`METADATA_FIELDS` as a JSON object, with
     the id of its response (or revisit) record if one is kept."""
-    fields = {name: item.get(name) for name in METADATA_FIELDS}
+    fields = {name: getattr(item, name) for name in METADATA_FIELDS}
     body = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
     headers = {"WARC-Date": date}
     if concurrent_to is not None:
         headers["WARC-Concurrent-To"] = concurrent_to
     return BUILDER.create_warc_record(
-        item["url"],
+        item.url,
         "metadata",
         payload=BytesIO(body),
         length=len(body),
@@ -448,16 +448,16 @@ class WarcWriter:
         crawler.signals.connect(writer.spider_closed, signal=signals.spider_closed)
         return writer
 
-    def item_scraped(self, item: PageItem, response: Response | Failure) -> None:
+    def item_scraped(self, item: Page, response: Response | Failure) -> None:
         if isinstance(response, Response) and 300 <= response.status < 400:
             return  # redirects are kept when downloaded
         pair = None
         if isinstance(response, Response) and response.request is not None:
             pair = self.page_records(item, response)
         metadata = None
-        if item.get("order") is not None:  # a fetched page (not a URL given up)
+        if item.order is not None:  # a fetched page (not a URL given up)
             record_id = pair[1].rec_headers.get_header("WARC-Record-ID") if pair else None
-            metadata = metadata_record(item, warc_date(item["time"]), record_id)
+            metadata = metadata_record(item, warc_date(item.time), record_id)
         if pair is None:
             if metadata is not None:
                 self.write_record(metadata)
@@ -470,22 +470,22 @@ class WarcWriter:
                 self.remember(record.rec_headers.get_header("WARC-Target-URI"), record)
 
     def page_records(
-        self, item: PageItem, response: Response
+        self, item: Page, response: Response
     ) -> tuple[ArcWarcRecord, ArcWarcRecord] | None:
         """The request record and the response (or revisit) record of a page FOCUSED_WARC
         keeps; None for a page it does not."""
         assert response.request is not None
-        date = warc_date(item["time"])
-        unchanged = item["bad"] == UNCHANGED or item.get("duplicate") in SAME_URL
+        date = warc_date(item.time)
+        unchanged = item.bad == UNCHANGED or item.duplicate in SAME_URL
         original = self.original(response.url) if unchanged else None
         if original is not None and original.digest == payload_digest(response.body):
             return request_record(response.request), revisit_record(response, date, original)
         # A page the pipelines found unchanged while its bytes changed: kept if the first was.
-        if not (self.keep_all or item["relevant"] or original is not None):
+        if not (self.keep_all or item.relevant or original is not None):
             return None
         return (
             request_record(response.request),
-            response_record(response, date, item.get("language")),
+            response_record(response, date, item.language),
         )
 
     def response_downloaded(self, response: Response, request: Request) -> None:

@@ -42,12 +42,14 @@ the first URL fetched with it, ``modified`` each URL fingerprint to its latest
 from __future__ import annotations
 
 from email.utils import mktime_tz, parsedate_tz
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from focused.relevance.preprocess import text_checksum
 
 if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
+
+    from focused.items import Page
 
 DUPLICATE = "duplicate"  # the item's ``bad`` reason, and the frontier's kind
 UNCHANGED = "unchanged"  # the same for a revisit that found the page as it was
@@ -60,25 +62,25 @@ def last_modified_value(header: str) -> str:
     return str(mktime_tz(parsed)) if parsed else header.strip()
 
 
-def duplicate_fields(item: Any) -> tuple[str, str]:
+def duplicate_fields(page: Page) -> tuple[str, str]:
     """(text checksum, Last-Modified as unix seconds or ``""``) of a page: what its duplicates
     check reads."""
-    checksum = text_checksum(f"{item.get('title') or ''}\n{item['text']}")
-    header = item.get("last_modified")
+    checksum = text_checksum(f"{page.title or ''}\n{page.text}")
+    header = page.last_modified
     return checksum, last_modified_value(header) if header else ""
 
 
-def mark_duplicate(item: Any, why: str, stats: StatsCollector) -> None:
-    """Record a page's duplicates verdict (``why``, ``""`` for none) in the item and the
+def mark_duplicate(page: Page, why: str, stats: StatsCollector) -> None:
+    """Record a page's duplicates verdict (``why``, ``""`` for none) in the page and the
     stats."""
     if why == UNCHANGED:
-        item["bad"] = UNCHANGED
+        page.bad = UNCHANGED
         stats.inc_value("focused/revisit/unchanged")
     elif why:
-        item["bad"], item["duplicate"] = DUPLICATE, why
+        page.bad, page.duplicate = DUPLICATE, why
         stats.inc_value(f"focused/pages/{DUPLICATE}")
         stats.inc_value(f"focused/duplicate/{why}")
-    elif item.get("revisit"):
+    elif page.revisit:
         stats.inc_value("focused/revisit/changed")
     if why:
-        item["relevance"], item["relevant"], item["category"] = None, False, None
+        page.relevance, page.relevant, page.category = None, False, None

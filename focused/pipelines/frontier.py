@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.exceptions import DropItem
 from scrapy.utils.asyncio import call_later
@@ -13,12 +13,12 @@ from twisted.internet import defer
 from focused.errors import FocusedError, exit_on_user_error
 from focused.links.urls import BadURL, origin
 from focused.pipelines.duplicates import duplicate_fields, mark_duplicate
-from focused.relevance.preprocess import hub_score
-from focused.relevance.text import analyze
 from focused.store.crawler import frontier_for
 from focused.store.frontier.base import Ack, Acked, PartlyAcknowledged
-from focused.store.frontier.records import fingerprint, lease_url
+from focused.store.frontier.records import fingerprint
+from focused.strategies.policy import LinkPolicy
 from focused.strategies.registry import strategy_class
+from focused.topic.judge import Verdict
 from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
@@ -26,16 +26,16 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from scrapy.utils.asyncio import CallLaterResult
 
+    from focused.items import Page
     from focused.store.frontier.base import Frontier
     from focused.strategies.base import Strategy
 
 logger = logging.getLogger(__name__)
 
-STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortcut)
-
 
 class FrontierPipeline:
-    """Turns a classified page into frontier writes through the topic's strategy.
+    """Turns a judged page into frontier writes through the topic's strategy and the crawl's
+    link policy (:mod:`focused.strategies.policy`).
 
     Pages wait in a buffer and are acknowledged together (``FOCUSED_ACK_BATCH`` pages of one
     shard's hosts, or after ``FOCUSED_ACK_WAIT`` seconds, and at close), one frontier round trip
@@ -59,7 +59,7 @@ class FrontierPipeline:
         frontier: Frontier,
         strategy: Strategy,
         stats: StatsCollector,
-        hub_min_score: float = 0.05,
+        policy: LinkPolicy | None = None,
         *,
         batch: int = 1,
         wait: float = 0.0,
@@ -68,7 +68,7 @@ class FrontierPipeline:
         self.frontier = frontier
         self.strategy = strategy
         self.stats = stats
-        self.hub_min_score = hub_min_score
+        self.policy = policy or LinkPolicy()
         self.batch = max(1, batch)
         self.wait = wait
         self.duplicates = duplicates  # check pages for duplicates (FOCUSED_SKIP_DUPLICATES)
@@ -87,7 +87,7 @@ class FrontierPipeline:
             frontier,
             strategy_class(crawl_plan(crawler).strategy).from_crawler(crawler, frontier),
             crawler.stats,
-            s.getfloat("FOCUSED_HUB_MIN_SCORE"),
+            LinkPolicy.from_crawler(crawler, frontier),
             batch=s.getint("FOCUSED_ACK_BATCH"),
             wait=s.getfloat("FOCUSED_ACK_WAIT"),
             duplicates=s.getbool("FOCUSED_SKIP_DUPLICATES"),
@@ -97,60 +97,26 @@ class FrontierPipeline:
         self.flush()
         self.strategy.close()
 
-    def hub_score(self, item: Any) -> float | None:
-        """Badia et al. 2006's hub score of a page, if it reaches FOCUSED_HUB_MIN_SCORE: links to
-        other sites per word of content (the text without the anchors' words, without stopwords).
-
-        Counting content words costs about 1 ms on a long page, so pages that could only be
-        hubs if more than STOPWORD_SHARE_BOUND of their words were stopwords are left out on
-        a whitespace count first (English text has about half).
-        """
-        host = origin(item["url"])  # the page's and its links' URLs are clean (focused.links.urls)
-        external = sum(origin(url) != host for url, *_ in item["links"])
-        if not external:
-            return None
-        text = item["text"] or ""
-        anchors = " ".join(anchor for _, anchor, *_ in item["links"])
-        rough = len(text.split()) - len(anchors.split())
-        if (
-            self.hub_min_score > 0
-            and rough * (1 - STOPWORD_SHARE_BOUND) * self.hub_min_score > external
-        ):
-            return None
-        words = len(analyze(text)) - len(analyze(anchors))
-        score = hub_score(external, max(words, 0))
-        return score if score >= self.hub_min_score else None
-
-    def ack_of(self, item: Any) -> Ack:
-        """What the frontier is told of a finished page (after the strategy has learned from
-        it, for a classified page)."""
-        lease = item["lease"] or ""
-        if lease and not self._takes(item["url"]):
+    def ack_of(self, page: Page) -> Ack:
+        """What the frontier is told of a finished page: for a judged one, with the out-links
+        its strategy and the link policy keep."""
+        leased = page.leased
+        if leased is not None and not self._takes(page.url):
             self.stats.inc_value("focused/ack/bad_url")
             logger.warning(
                 "Acknowledged %(url)s as a bad page: it ended at %(ended)s, which the "
                 "frontier cannot take",
-                {"url": lease_url(lease), "ended": item["url"][:200]},
+                {"url": leased.url, "ended": page.url[:200]},
             )
-            return Ack(lease, lease_url(lease), "bad")
-        if item["status"] is None or item["bad"]:
-            return Ack(lease, item["url"], "failed" if item["status"] is None else "bad")
-        self.strategy.learn(item)
-        checksum, last_modified = duplicate_fields(item) if self.duplicates else ("", "")
-        return Ack(
-            lease,
-            item["url"],
-            "page",
-            item["relevance"] or 0.0,
-            item["relevant"],
-            self.strategy.links(item),
-            item["category"] or "",
-            self.hub_score(item),
-            checksum,
-            last_modified,
-            bool(item.get("revisit")),
-            bool(item.get("near_duplicate_of")),  # a duplicate whose links are queued
-        )
+            return Ack(leased.lease, leased.url, "bad")
+        if page.status is None or page.bad:
+            return Ack.of(page)
+        verdict = self.policy.admitted(page.verdict or Verdict.unjudged(page.links))
+        self.policy.learn(page, verdict)
+        strategy = self.strategy
+        links = self.policy.apply(strategy.links(page, verdict), verdict, strategy.ceiling)
+        checksum, last_modified = duplicate_fields(page) if self.duplicates else ("", "")
+        return Ack.of(page, links, checksum=checksum, last_modified=last_modified)
 
     @staticmethod
     def _takes(url: str) -> bool:
@@ -161,13 +127,13 @@ class FrontierPipeline:
             return False
         return True
 
-    async def process_item(self, item: Any) -> Any:
-        ack = self.ack_of(item)
-        self.stats.set_value("focused/links/dropped_by_url", self.strategy.dropped)
-        self.stats.inc_value("focused/links/extracted", len(item["links"]))
+    async def process_item(self, page: Page) -> Page:
+        ack = self.ack_of(page)
+        self.stats.set_value("focused/links/dropped_by_url", self.policy.dropped)
+        self.stats.inc_value("focused/links/extracted", len(page.links))
         if not ack.lease:  # not from the frontier (a dont_filter request): no lease
             self.stats.inc_value("focused/links/new", self.frontier.push_many(ack.links))
-            return item
+            return page
         acked: defer.Deferred[Acked] = defer.Deferred()
         shard = self.frontier.store.shards.of_host(origin(ack.url))
         self.waiting.append((ack, acked, shard))
@@ -176,17 +142,17 @@ class FrontierPipeline:
         elif self._timer is None:
             self._timer = call_later(self.wait, self.flush)
         done = await maybe_deferred_to_future(acked)
-        item["order"] = done.order or None
+        page.order = done.order or None
         self.stats.inc_value("focused/links/new", done.new)
         if ack.kind == "page":
-            mark_duplicate(item, done.duplicate, self.stats)
+            mark_duplicate(page, done.duplicate, self.stats)
         if ack.kind == "failed":
             self.stats.inc_value("focused/pages/failed")
         else:
             self.stats.inc_value("focused/pages/fetched")
-            if item["relevant"]:
+            if page.relevant:
                 self.stats.inc_value("focused/pages/relevant")
-        return item
+        return page
 
     def flush(self, shard: int | None = None) -> None:
         """Acknowledge the pages waiting (only those of ``shard``'s hosts, when given), in one

@@ -17,7 +17,7 @@ page kept out. Runs only where the crawl plan identifies languages (FOCUSED_LANG
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from focused.items import Page
 
 OFF_TOPIC = "off_topic"  # the stat of pages kept out: focused/language/off_topic
 
@@ -55,26 +57,15 @@ class LanguagePipeline:
             raise NotConfigured  # without a message: Scrapy would warn on every crawl
         return cls(LanguageIdentifier(), plan.languages, crawler.stats)
 
-    def process_item(self, item: Any) -> Any:
-        if item["bad"]:
-            return item
-        code, _ = self.identifier.identify(item.get("main_text") or item["text"] or "")
-        item["language"] = code
+    def process_item(self, page: Page) -> Page:
+        if page.bad:
+            return page
+        code, _ = self.identifier.identify(page.main_text or page.text or "")
+        page.language = code
         if self.stats is not None:
             self.stats.inc_value(f"focused/language/{code}")
         if kept_out(code, self.languages):
-            keep_out(item)
+            page.kept_out()
             if self.stats is not None:
                 self.stats.inc_value(f"focused/language/{OFF_TOPIC}")
-        return item
-
-
-def keep_out(item: Any) -> None:
-    """Make a classified page irrelevant: R 0 (and by the user's topic), not on a good path,
-    and its links' estimates 0."""
-    item["relevance"] = item["first_relevance"] = 0.0
-    item["relevant"] = False
-    if "path_good" in item:
-        item["path_good"] = False
-    if item.get("link_scores") is not None:
-        item["link_scores"] = [0.0] * len(item["link_scores"])
+        return page

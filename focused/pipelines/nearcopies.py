@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.asyncio import run_in_thread
@@ -24,6 +24,8 @@ from focused.store.nearcopies import COPY, FULL, NearCopyIndex
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+
+    from focused.items import Page
 
 logger = logging.getLogger(__name__)
 
@@ -80,25 +82,25 @@ class NearCopyPipeline:
             max_pages=s.getint("FOCUSED_NEAR_COPY_MAX_PAGES"),
         )
 
-    def checks(self, item: Any) -> bool:
+    def checks(self, page: Page) -> bool:
         """Whether a page is checked: a good page, relevant unless every page is checked."""
-        if item["bad"] or item["status"] is None:
+        if page.bad or page.status is None:
             return False
-        return self.pages == "all" or bool(item["relevant"])
+        return self.pages == "all" or page.relevant
 
-    async def process_item(self, item: Any) -> Any:
-        if not self.checks(item):
-            return item
-        text = item.get("main_text")
+    async def process_item(self, page: Page) -> Page:
+        if not self.checks(page):
+            return page
+        text = page.main_text
         if text is None:
-            text = (await run_in_thread(main_text, item["html"])).text
+            text = (await run_in_thread(main_text, page.html)).text
         values = signature(text)
         if values is None:
             self.stats.inc_value("focused/nearcopies/short")
-            return item
+            return page
         try:
             checked = self.index.check(
-                item["url"],
+                page.url,
                 packed(values),
                 band_keys(values, self.bands),
                 self.needed,
@@ -109,7 +111,7 @@ class NearCopyPipeline:
         self.stats.inc_value("focused/nearcopies/checked")
         self.stats.set_value("focused/nearcopies/indexed", checked.indexed)
         if checked.state == COPY:
-            item["near_duplicate_of"] = checked.copy_of
+            page.near_duplicate_of = checked.copy_of
             self.stats.inc_value("focused/nearcopies/found")
         elif checked.state == FULL:
             self.stats.inc_value("focused/nearcopies/unindexed")
@@ -120,4 +122,4 @@ class NearCopyPipeline:
                     "pages are still checked against it, no more are added",
                     {"cap": self.max_pages},
                 )
-        return item
+        return page

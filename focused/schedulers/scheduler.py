@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
 
-    from focused.store.frontier.base import Frontier
+    from focused.store.frontier.base import Frontier, Leased
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class FrontierScheduler(BaseScheduler):
             )
 
     def close(self, reason: str) -> None:
-        leases = [r.meta[META]["lease"] for r in self.buffer if r.meta.get(META, {}).get("lease")]
+        leases = [leased.lease for r in self.buffer if (leased := r.meta.get(META)) is not None]
         try:
             back = self.frontier.release(leases)
             self.frontier.settle()
@@ -252,27 +252,26 @@ class FrontierScheduler(BaseScheduler):
             return False
 
     def _enqueue(self, request: Request) -> bool:
-        record = request.meta.get(META) or {}
-        lease = record.get("lease")
-        if lease is None:
+        leased: Leased | None = request.meta.get(META)
+        if leased is None:
             if request.dont_filter:
                 self.buffer.append(request)
                 return True
-            link = Link(request.url, record.get("score", 1.0), request.meta.get("depth", 0))
+            link = Link(request.url, 1.0, request.meta.get("depth", 0))
             if not self.frontier.push_many([link]):
                 return False
-        elif request.url == record["url"] and not self._redirected(request):
+        elif request.url == leased.url and not self._redirected(request, leased):
             # A retry: back to the frontier one try later, behind the URLs not tried yet, and
             # under the host's politeness like any other fetch.
-            self.frontier.release([lease], retry=True)
+            self.frontier.release([leased.lease], retry=True)
             self.stats.inc_value("focused/frontier/retries")
         else:
             # A redirect: the target is a new link of the redirecting URL (deduplicated, so a
             # redirect loop ends at the first URL seen before).
             # It carries the redirects followed so far: REDIRECT_MAX_TIMES ends a chain.
             redirects = request.meta.get("redirect_times", 0)
-            link = Link(request.url, record["score"], request.meta.get("depth", 0), "", redirects)
-            _, new = self.frontier.complete(lease, record["url"], "redirect", links=[link])
+            link = Link(request.url, leased.score, request.meta.get("depth", 0), "", redirects)
+            _, new = self.frontier.complete(leased.lease, leased.url, "redirect", links=[link])
             self.stats.inc_value(f"focused/redirects/{'queued' if new else 'seen'}")
             if not new:
                 return False
@@ -280,10 +279,10 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     @staticmethod
-    def _redirected(request: Request) -> bool:
+    def _redirected(request: Request, leased: Leased) -> bool:
         """Whether a request for its leased URL is a redirect to itself, not a retry: Scrapy's
         RedirectMiddleware counted one more redirect than the URL was leased with."""
-        return request.meta.get("redirect_times", 0) > request.meta[META].get("redirects", 0)
+        return request.meta.get("redirect_times", 0) > leased.redirects
 
     def next_request(self) -> Request | None:
         if self._limit_in_sight():
@@ -346,18 +345,7 @@ class FrontierScheduler(BaseScheduler):
                         "depth": leased.depth,
                         "retry_times": leased.tries,
                         "redirect_times": leased.redirects,
-                        META: {
-                            "lease": leased.lease,
-                            "url": leased.url,
-                            "parent_url": leased.parent_url,
-                            "score": leased.score,
-                            "tries": leased.tries,
-                            "anchor": leased.anchor,
-                            "parent_relevance": leased.parent_relevance,
-                            "parent_category": leased.parent_category,
-                            "revisit": leased.revisit,
-                            "redirects": leased.redirects,
-                        },
+                        META: leased,
                     },
                 )
             )

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import scrapy
@@ -25,7 +25,7 @@ from twisted.python.failure import Failure
 
 from focused.distill.lists import list_seeds, lists_folder, lists_path
 from focused.errors import FocusedError, did_you_mean, exit_on_user_error
-from focused.items import META, PageItem
+from focused.items import META, Page, PageLink
 from focused.links.extract import link_batches, parsed
 from focused.links.scope import Scope
 from focused.middlewares.failures import OTHER, failure_reason
@@ -34,6 +34,9 @@ from focused.render.pages import RENDER_META
 from focused.store.crawler import crawl_name
 from focused.topic.files import PREVIOUS, Topic, load_topic, load_topic_text
 from focused.topic.plan import CrawlPlan
+
+if TYPE_CHECKING:
+    from focused.store.frontier.base import Leased
 
 CONTEXT_WORDS = 12  # words of text kept on each side of an anchor
 
@@ -191,41 +194,25 @@ class FocusedSpider(scrapy.Spider):
         if not seeds:
             self.logger.error("no seed URLs: the topic has none and seeds_from gave none")
         for url in seeds:
-            yield scrapy.Request(url, meta={"depth": 0, META: {"score": 1.0}})
+            yield scrapy.Request(url, meta={"depth": 0})
 
-    def _item(self, meta: dict[str, Any], url: str, status: int | None) -> PageItem:
-        record = meta.get(META, {})
-        return PageItem(
-            url=url,
-            order=None,
-            time=round(time.time(), 3),
-            status=status,
-            relevance=None,
-            relevant=False,
-            category=None,
+    def _item(self, meta: dict[str, Any], url: str, status: int | None) -> Page:
+        leased: Leased | None = meta.get(META)
+        return Page(
+            url,
+            status,
+            round(time.time(), 3),
             depth=meta.get("depth", 0),
-            parent=record.get("parent_url") or None,
             host=urlsplit(url).hostname,
-            title=None,
-            bad=None,
-            main_text=None,
+            leased=leased,
+            parent=leased.parent_url or None if leased is not None else None,
             rendered=meta.get(RENDER_META),
-            near_duplicate_of=None,
-            language=None,
-            text="",
-            links=[],
-            lease=record.get("lease"),
-            last_modified=None,
-            anchor=record.get("anchor", ""),
-            parent_relevance=record.get("parent_relevance"),
-            parent_category=record.get("parent_category", ""),
-            revisit=record.get("revisit", False),
         )
 
-    def _bad(self, item: PageItem, reason: str) -> PageItem:
+    def _bad(self, page: Page, reason: str) -> Page:
         self.crawler.stats.inc_value(f"focused/bad_page/{reason}")
-        item["bad"] = reason
-        return item
+        page.bad = reason
+        return page
 
     @cached_property
     def url_length(self) -> int:
@@ -247,13 +234,13 @@ class FocusedSpider(scrapy.Spider):
         """FOCUSED_MAX_TAG_ATTRIBUTES: a page with a tag of more is not parsed (0: no limit)."""
         return self.settings.getint("FOCUSED_MAX_TAG_ATTRIBUTES")
 
-    async def parse(self, response: Response) -> AsyncIterator[PageItem]:
+    async def parse(self, response: Response) -> AsyncIterator[Page]:
         """The page's item; its links are read in batches with the reactor given back between
         two (:func:`focused.links.extract.link_batches`), so a page of a hundred thousand links does
         not stop the process's fetches and heartbeat while they are read."""
         item = self._item(response.meta, response.url, response.status)
         if last_modified := response.headers.get("Last-Modified"):
-            item["last_modified"] = last_modified.decode("latin-1")
+            item.last_modified = last_modified.decode("latin-1")
         if not isinstance(response, HtmlResponse):
             yield self._bad(item, "not_html")
             return
@@ -283,7 +270,7 @@ class FocusedSpider(scrapy.Spider):
             yield self._bad(item, "attributes")
             return
         text = page_text(parsed(response)[0])
-        item["title"], item["text"] = text.title, text.text
+        item.title, item.text = text.title, text.text
         if not text.text and not text.title:
             yield self._bad(item, "empty")
             return
@@ -297,13 +284,16 @@ class FocusedSpider(scrapy.Spider):
         for reason, count in bad.items():
             stats.inc_value(f"focused/links/bad/{reason}", count)
         out: Counter[str] = Counter()
-        item["links"] = self.scope.in_scope(links, item["depth"], out)
+        item.links = [
+            PageLink(url, anchor, context)
+            for url, anchor, context in self.scope.in_scope(links, item.depth, out)
+        ]
         for rule, count in out.items():
             stats.inc_value(f"focused/links/out_of_scope/{rule}", count)
-        item["html"] = response.text
+        item.html = response.text
         yield item
 
-    def errback(self, failure: Failure) -> Iterator[PageItem]:
+    def errback(self, failure: Failure) -> Iterator[Page]:
         """A request that finally failed (after retries) still yields an item: it is acked."""
         request: scrapy.Request = failure.request  # type: ignore[attr-defined]  # set by Scrapy
         response = getattr(failure.value, "response", None)

@@ -4,8 +4,8 @@ a frontier capped at MAX_BUFFER links.
 The paper's crawler takes the best N links of its frontier as one batch, fetches them all, adds
 their pages' links, and keeps at most MAX_BUFFER links, dropping the worst. Here:
 
-- links are scored as under soft focus (the topic's ``link_score`` and relevance method, the
-  online link model if on), so best-N-first works with every relevance method;
+- links are scored as under soft focus (the judge's estimates), so best-N-first works with
+  every relevance method;
 - the scheduler pops ``FOCUSED_BEST_N`` URLs at a time and the next batch only when the last
   one is all acknowledged (``batch_setting``; :mod:`focused.schedulers.scheduler`). Politeness
   still holds: a batch is the best URLs whose hosts may be hit now, so it may be smaller;
@@ -27,9 +27,8 @@ status``). Stats: ``focused/best_n_first/dropped``, ``focused/best_n_first/trims
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from focused.errors import FocusedError
 from focused.strategies.focus import SoftFocus
@@ -38,9 +37,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from focused.items import Page
     from focused.store.frontier.base import Link
     from focused.store.frontier.queue import RedisFrontier
-    from focused.strategies.learning import SharedLinkModel
+    from focused.topic.judge import Verdict
 
 TRIM_SHARE = 8  # trim once the links handed over since the last trim reach 1/8 of the cap
 
@@ -55,14 +55,9 @@ class BestNFirst(SoftFocus):
         frontier: RedisFrontier,
         max_buffer: int = 256,
         stats: StatsCollector | None = None,
-        link_score: str = "content",
-        drop_urls: Sequence[str] = (),
-        learner: SharedLinkModel | None = None,
-        carry_anchors: bool = False,
     ):
         if max_buffer < 1:
             raise ValueError(f"FOCUSED_MAX_BUFFER must be at least 1, got {max_buffer}")
-        super().__init__(link_score, drop_urls, learner, carry_anchors)
         self.frontier = frontier
         self.max_buffer = max_buffer
         self.stats = stats
@@ -75,7 +70,6 @@ class BestNFirst(SoftFocus):
             frontier,
             crawler.settings.getint("FOCUSED_MAX_BUFFER"),
             crawler.stats,
-            **cls.options(crawler, frontier),
         )
 
     def trim(self) -> int:
@@ -87,11 +81,11 @@ class BestNFirst(SoftFocus):
             self.stats.inc_value("focused/best_n_first/dropped", dropped)
         return dropped
 
-    def links(self, page: Mapping[str, Any]) -> list[Link]:
+    def links(self, page: Page, verdict: Verdict) -> list[Link]:
         if self.handed >= self.trim_every:
             with suppress(FocusedError):  # reported by the frontier, and the crawl is stopping
                 self.trim()
-        links = super().links(page)
+        links = super().links(page, verdict)
         self.handed += len(links)
         return links
 

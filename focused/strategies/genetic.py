@@ -4,9 +4,10 @@ Every out-link enters the frontier scored by its **fitness** (§3.7), brought to
 
     Fit = (est + R(parent) + k · R(anchor)) / (2 + k)
 
-where ``est`` is the topic model's estimate of the page-to-be (:meth:`SoftFocus.estimate`, or
-the online link model's priority when it is on), R(parent) is the page's R and R(anchor) the R
-of the link's anchor text (the estimate when the anchor was not scored). The paper's k = 100
+where ``est`` is the judge's estimate of the page-to-be (:class:`~focused.items.PageLink`),
+R(parent) is the page's R and R(anchor) the R of the link's anchor text (the estimate when the
+anchor was not scored). With the online link model on, the crawl's link policy blends fitness
+with what it learned, as it does any strategy's priorities. The paper's k = 100
 makes the anchor nearly all of it.
 
 Every ``generation`` classified pages, crawl-wide, one process runs a **generation** (§3.8)
@@ -40,26 +41,25 @@ import hashlib
 import logging
 import struct
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from scipy import sparse
 
-from focused.relevance.linkmodel import LinkContext
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import SCORE_LEVELS, split_url, unpack_score
 from focused.store.lock import LEASE_S, Lease
 from focused.store.strategy import GeneticStore
-from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from focused.items import Page, PageLink
     from focused.store.frontier.queue import RedisFrontier
     from focused.store.periodic import PeriodicJob
+    from focused.topic.judge import Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,11 @@ def node(url: str) -> int:
 def level(value: float) -> int:
     """A value in [0, 1] as one of 65,536 levels (the edge log's precision)."""
     return round(min(1.0, max(0.0, float(value))) * SCORE_LEVELS)
+
+
+def anchor_r(link: PageLink) -> float:
+    """R of a link's anchor text, or its estimate where the anchor was not scored."""
+    return link.estimate if link.anchor_relevance is None else link.anchor_relevance
 
 
 def fitness(estimate: float, parent: float, anchor: float, k: float) -> float:
@@ -326,7 +331,7 @@ def generation_job(frontier: RedisFrontier, **periodic: Any) -> PeriodicJob[Gene
     return GeneticStore(frontier.store).generation_job(evolve_due, lock_s=LEASE_S, **periodic)
 
 
-class GeneticStrategy(SoftFocus):
+class GeneticStrategy:
     """Out-links scored by fitness; generations re-order the frontier (module docstring).
 
     Each classified page costs one more Redis round trip (its edge-log record); a process
@@ -336,6 +341,10 @@ class GeneticStrategy(SoftFocus):
     generations), ``.../selected``, ``.../population`` and ``.../seconds`` (its last
     generation), ``.../failed`` (generations that raised).
     """
+
+    scores_links = True
+    batch_setting = ""
+    reads_context = False
 
     def __init__(
         self,
@@ -349,9 +358,7 @@ class GeneticStrategy(SoftFocus):
         mutation: float = 0.1,
         seed: int = 0,
         worker: RedisFrontier | None = None,
-        **options: Any,
     ):
-        super().__init__(**options)
         if k < 0 or not 0 <= min_fitness <= 1:
             raise ValueError(f"k must be >= 0 and min_fitness in [0, 1], got {k}, {min_fitness}")
         if not 1 <= generation <= 10_000:
@@ -370,7 +377,7 @@ class GeneticStrategy(SoftFocus):
         self.mutation = mutation
         self.seed = seed
         # The chosen URLs of a generation take the top score levels; fitness stays below them.
-        self.cap = 1.0 - sum(chosen_counts(generation, crossover, mutation)) / SCORE_LEVELS
+        self.ceiling = 1.0 - sum(chosen_counts(generation, crossover, mutation)) / SCORE_LEVELS
         self.worker = worker or frontier  # the frontier object the generation thread uses
         self.log = EdgeLog(self.worker)
         self.generations = generation_job(
@@ -399,55 +406,34 @@ class GeneticStrategy(SoftFocus):
             mutation=s.getfloat("FOCUSED_GENETIC_PM"),
             seed=s.getint("FOCUSED_GENETIC_SEED"),
             worker=worker,
-            **cls.options(crawler, frontier),
         )
 
-    def estimates(self, page: Mapping[str, Any]) -> tuple[list[float], list[float]]:
-        """(estimate of the page-to-be, R of the anchor) of each of the page's out-links."""
-        links: Sequence[tuple[str, str, str]] = page["links"]
-        parent = float(page["relevance"])
-        anchors = page.get("link_scores") or [None] * len(links)
-        estimates = [self.estimate(parent, a) for a in anchors]
-        if self.learner is not None and links:
-            category = page.get("category") or ""
-            estimates = self.learner.predict(
-                [
-                    LinkContext(url, anchor, e, parent, category)
-                    for (url, anchor, _), e in zip(links, estimates, strict=True)
-                ]
+    def links(self, page: Page, verdict: Verdict) -> list[Link]:
+        """The page's out-links scored by fitness (at most the ceiling, under the chosen
+        band); the page goes into the edge log first, and a due generation starts."""
+        self.record(page, verdict)
+        depth = page.depth + 1
+        parent = verdict.relevance
+        return [
+            Link(
+                link.url,
+                min(self.ceiling, fitness(link.estimate, parent, anchor_r(link), self.k)),
+                depth,
+                link.anchor,
             )
-        anchor_r = [e if a is None else float(a) for a, e in zip(anchors, estimates, strict=True)]
-        return estimates, anchor_r
+            for link in verdict.links
+        ]
 
-    def links(self, page: Mapping[str, Any]) -> list[Link]:
-        """The page's out-links scored by fitness (capped below the chosen band); the page
-        goes into the edge log first, and a due generation starts."""
-        estimates, anchor_r = self.estimates(page)
-        self.record(page, estimates)
-        depth = page["depth"] + 1
-        parent = float(page["relevance"])
-        return self.kept(
-            [
-                Link(
-                    url,
-                    min(self.cap, fitness(e, parent, a, self.k)),
-                    depth,
-                    anchor if self.carry_anchors else "",
-                )
-                for (url, anchor, _), e, a in zip(page["links"], estimates, anchor_r, strict=True)
-            ]
-        )
-
-    def record(self, page: Mapping[str, Any], estimates: list[float]) -> None:
+    def record(self, page: Page, verdict: Verdict) -> None:
         """Append the page's edge-log record; start a generation if one is due."""
         targets: dict[int, float] = {}
-        for (url, *_), e in zip(page["links"], estimates, strict=True):
-            fp = node(url)
-            targets[fp] = max(e, targets.get(fp, 0.0))
+        for link in verdict.links:
+            fp = node(link.url)
+            targets[fp] = max(link.estimate, targets.get(fp, 0.0))
         edges = np.array(
             [(fp, level(e)) for fp, e in list(targets.items())[:MAX_LINKS]], dtype=EDGE
         )
-        head = PAGE_HEAD.pack(node(page["url"]), level(page["relevance"]), len(edges))
+        head = PAGE_HEAD.pack(node(page.url), level(verdict.relevance), len(edges))
         logged, last = self.state.log_page(head + edges.tobytes())
         # In a thread when due: a generation reads every host queue, too long for the reactor.
         self.generations.offer(
@@ -461,6 +447,9 @@ class GeneticStrategy(SoftFocus):
             min_fitness=self.min_fitness,
             seed=self.seed,
         )
+
+    def close(self) -> None:
+        """Nothing to finish: a generation under way ends with its thread."""
 
     def done(self, result: Generation | None) -> None:
         if result is None or self.stats is None:

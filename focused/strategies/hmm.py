@@ -32,7 +32,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,10 +49,12 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from focused.items import Page
     from focused.spiders.focused import FocusedSpider
     from focused.store.crawl import CrawlStore
     from focused.store.frontier.queue import RedisFrontier
     from focused.store.lock import Lease
+    from focused.topic.judge import Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -173,9 +175,10 @@ class HMMStrategy(SoftFocus):
         examples: Examples | None = None,
         stats: StatsCollector | None = None,
         background: bool = True,
-        **options: Any,
+        link_score: str = "content",
     ):
-        super().__init__(**options)
+        super().__init__()
+        self.link_score = link_score
         if warmup < 1 and examples is None:
             raise ValueError("FOCUSED_HMM_WARMUP must be at least 1 without example paths")
         self.state = HMMStore(store, keep=max_pages)
@@ -205,14 +208,19 @@ class HMMStrategy(SoftFocus):
         self.not_before = 0  # logged count before which a fit is not tried again
 
     @classmethod
+    def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> Self:
+        return cls(**cls.options(crawler, frontier))
+
+    @classmethod
     def options(cls, crawler: Crawler, frontier: RedisFrontier) -> dict[str, Any]:
         s = crawler.settings
-        topic = cast("FocusedSpider", crawler.spider).plan.topic
+        topic_plan = cast("FocusedSpider", crawler.spider).plan
+        topic = topic_plan.topic
         examples = None
         if topic.strategy_options.get("paths"):
             examples = classified_examples(crawler, topic.strategy_options["paths"])
         return {
-            **super().options(crawler, frontier),
+            "link_score": topic_plan.link_score,
             "store": frontier.store,
             "model_params": {"n_clusters": s.getint("FOCUSED_HMM_CLUSTERS")},
             "warmup": s.getint("FOCUSED_HMM_WARMUP"),
@@ -229,18 +237,18 @@ class HMMStrategy(SoftFocus):
         if self.stats is not None:
             self.stats.inc_value(f"focused/hmm/{name}", n)
 
-    def links(self, page: Mapping[str, Any]) -> list[Link]:
-        text = page.get("text") or ""
-        counts = term_counts([f"{page.get('title') or ''}\n{text[: self.max_chars or None]}"])
-        fp = fingerprint(page["url"])
-        parent = fingerprint(page["parent"]) if page.get("parent") else 0
-        relevant = bool(page["relevant"])
+    def links(self, page: Page, verdict: Verdict) -> list[Link]:
+        text = page.text or ""
+        counts = term_counts([f"{page.title or ''}\n{text[: self.max_chars or None]}"])
+        fp = fingerprint(page.url)
+        parent = fingerprint(page.parent) if page.parent else 0
+        relevant = verdict.relevant
         logs = self.model is None or self.refit > 0
         record = encode_page(fp, parent, relevant, counts) if logs else None
         if self.model is None:
             self._inc("soft")
             self.sync(record, fp, None)
-            return super().links(page)
+            return super().links(page, verdict)
         model = self.model
         before = self.parent_alpha(parent, model) if parent else None
         if before is None:
@@ -248,33 +256,29 @@ class HMMStrategy(SoftFocus):
         alpha = model.forward(before, int(model.observation(counts, [relevant])[0]))
         self.sync(record, fp, alpha)  # before the links are pushed: children look it up
         self._inc("scored")
-        return self.scored(page, model, model.priority(alpha), counts)
+        return self.scored(page, verdict, model, model.priority(alpha), counts)
 
     def scored(
-        self, page: Mapping[str, Any], model: PathHMM, hmm: float, counts: sp.csr_matrix
+        self, page: Page, verdict: Verdict, model: PathHMM, hmm: float, counts: sp.csr_matrix
     ) -> list[Link]:
         """The page's out-links at the HMM's priority, with the centroid similarity or not."""
-        depth = page["depth"] + 1
-        if not self.expands(page):
-            return []
-        links = page["links"]
+        depth = page.depth + 1
+        links = verdict.links
         scores = np.full(len(links), hmm)
         if self.centroid and links:
             similarity: float | np.ndarray = float(model.centroid_similarity(counts)[0])
             if self.link_score != "content":  # links without anchor words: the page alone
-                anchors = term_counts([anchor for _, anchor, _ in links])
+                anchors = term_counts([link.anchor for link in links])
                 similarity = np.where(
                     np.diff(anchors.indptr) > 0,
                     (similarity + model.centroid_similarity(anchors)) / 2,
                     similarity,
                 )
             scores = (scores + similarity) / 2
-        return self.kept(
-            [
-                Link(url, float(score), depth, anchor if self.carry_anchors else "")
-                for (url, anchor, _), score in zip(links, scores, strict=True)
-            ]
-        )
+        return [
+            Link(link.url, float(score), depth, link.anchor)
+            for link, score in zip(links, scores, strict=True)
+        ]
 
     def parent_alpha(self, parent: int, model: PathHMM) -> np.ndarray | None:
         """The α stored for the page of fingerprint ``parent`` (of ``model``'s states), or
@@ -381,7 +385,7 @@ def classified_examples(crawler: Crawler, paths_file: str) -> Examples:
     documents = read_path_pages(read_paths(paths_file))
     max_chars = crawler.settings.getint("FOCUSED_MAX_TEXT_CHARS") or None
     texts = [text[:max_chars] for path in documents for text in path]
-    relevance = plan.page_scorer()(texts)
+    relevance = plan.judge(crawler.settings).relevance(texts)
     threshold = plan.threshold
     parents: list[int] = []
     for path in documents:

@@ -52,8 +52,8 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Self
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
@@ -61,13 +61,14 @@ from focused.relevance.text import analyze
 from focused.store.frontier.base import Link
 from focused.store.frontier.records import fingerprint
 from focused.store.strategy import InfoSpidersStore
-from focused.strategies.focus import SoftFocus
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
+    from focused.items import Page
     from focused.store.frontier.queue import RedisFrontier
+    from focused.topic.judge import Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -139,10 +140,13 @@ def initial_weights(rng: np.random.Generator, mutation: float) -> np.ndarray:
     return w + rng.normal(0.0, mutation, w.shape)
 
 
-class InfoSpiders(SoftFocus):
+class InfoSpiders:
     """Out-links are scored by the agent credited with their page; see the module doc."""
 
+    scores_links = True
+    batch_setting = ""
     reads_context = True
+    ceiling = 1.0
 
     def __init__(
         self,
@@ -161,9 +165,7 @@ class InfoSpiders(SoftFocus):
         blend: float = 1.0,
         sync_every: int = 20,
         seed: int = 0,
-        **common: Any,
     ):
-        super().__init__(**common)
         if not 1 <= agents <= max_agents:
             raise ValueError(f"need 1 <= agents <= max_agents, got {agents} and {max_agents}")
         if not 0 < energy < reproduce or cost <= 0:
@@ -188,9 +190,6 @@ class InfoSpiders(SoftFocus):
         self.weights: dict[str, np.ndarray] = {}  # live agents as last synced, plus changes
         self.changes: dict[str, np.ndarray] = {}  # this process's changes since its last sync
         self.pages = 0
-        # Per page between ``learn`` and ``links``: url -> (agent queuing its out-links,
-        # out-link records, their inputs).
-        self._pending: dict[str, tuple[str, list[bytes], np.ndarray]] = {}
         self.populate()
         self.sync()
 
@@ -212,7 +211,6 @@ class InfoSpiders(SoftFocus):
             blend=s.getfloat("FOCUSED_INFOSPIDERS_BLEND"),
             sync_every=s.getint("FOCUSED_INFOSPIDERS_SYNC"),
             seed=s.getint("FOCUSED_INFOSPIDERS_SEED"),
-            **cls.options(crawler, frontier),
         )
 
     def populate(self) -> int:
@@ -257,13 +255,12 @@ class InfoSpiders(SoftFocus):
         self.weights[agent] = self.weights[agent] + change
         self.changes[agent] = self.changes.get(agent, 0.0) + change
 
-    def learn(self, page: Mapping[str, Any]) -> None:
+    def credit(self, page: Page, verdict: Verdict) -> tuple[str, list[bytes], np.ndarray]:
         """Credit the page to its agent (energy, split or death) and make that agent's value
         of the link to it a step closer to the page's R plus its best out-link's discounted
-        value."""
-        super().learn(page)
-        reward = float(page["relevance"] or 0.0)
-        fp = fingerprint(page["url"])
+        value. Returns the agent that queues the page's out-links, their records and inputs."""
+        reward = verdict.relevance
+        fp = fingerprint(page.url)
         credit = self.state.credit_page(
             fp,
             reward=reward,
@@ -282,10 +279,9 @@ class InfoSpiders(SoftFocus):
         if event == "died":
             self.weights.pop(agent, None)
             self.changes.pop(agent, None)
-        anchors = page.get("link_scores") or [None] * len(page["links"])
         records = [
-            link_record(anchor, context or anchor, self.estimate(reward, a), self.window)
-            for (_, anchor, context), a in zip(page["links"], anchors, strict=True)
+            link_record(link.anchor, link.context or link.anchor, link.estimate, self.window)
+            for link in verdict.links
         ]
         x = link_inputs(records)
         w = self.agent_weights(agent) if agent and event != "died" else None
@@ -296,10 +292,10 @@ class InfoSpiders(SoftFocus):
             self._change(agent, q_step(w, came_by, target, self.learning_rate))
         if event == "born" and w is not None:
             self._mutate(agent, child)
-        self._pending = {page["url"]: (owner, records, x)}
         self.pages += 1
         if self.pages % self.sync_every == 0:
             self.sync()
+        return owner, records, x
 
     def _mutate(self, parent: str, child: str) -> None:
         """A newborn's weights (Redis copied its parent's as last synced): plus this process's
@@ -311,25 +307,24 @@ class InfoSpiders(SoftFocus):
         self.state.add_to_weights(child, enumerate(change.tolist()))
         self.weights[child] = self.weights[parent] + noise
 
-    def links(self, page: Mapping[str, Any]) -> list[Link]:
-        """The page's out-links, scored by the agent credited with the page, recorded as
-        queued by it."""
-        owner, records, x = self._pending.pop(page["url"])
-        depth = page["depth"] + 1
+    def links(self, page: Page, verdict: Verdict) -> list[Link]:
+        """The page's out-links, scored by the agent credited with the page (:meth:`credit`),
+        recorded as queued by it."""
+        owner, records, x = self.credit(page, verdict)
+        depth = page.depth + 1
         w = self.agent_weights(owner) if owner else None
         estimates = x[:, 1]
         values = link_values(w, x) if w is not None else estimates
         scores = self.blend * values + (1 - self.blend) * estimates
-        chosen = self.kept(
-            [
-                Link(url, float(score), depth, anchor if self.carry_anchors else "")
-                for (url, anchor, _), score in zip(page["links"], scores, strict=True)
-            ]
-        )
+        chosen = [
+            Link(link.url, float(score), depth, link.anchor)
+            for link, score in zip(verdict.links, scores, strict=True)
+        ]
         if not chosen or w is None:
             return chosen
-        by_url = {url: r for (url, _, _), r in zip(page["links"], records, strict=True)}
-        self.state.record_queued(owner, [(fingerprint(k.url), by_url[k.url]) for k in chosen])
+        self.state.record_queued(
+            owner, [(fingerprint(k.url), r) for k, r in zip(chosen, records, strict=True)]
+        )
         return chosen
 
     def close(self) -> None:

@@ -9,11 +9,8 @@ works a choice out again and none can work it out differently.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from focused.errors import FocusedError
 from focused.settings.check import choice
@@ -33,6 +30,7 @@ if TYPE_CHECKING:
 
     from focused.relevance.base import RelevanceModel
     from focused.topic.files import Topic
+    from focused.topic.judge import Judge
 
 __all__ = ["PAGE_ROLES", "CrawlPlan", "crawl_plan"]
 
@@ -184,6 +182,12 @@ class CrawlPlan:
         """The strategy's batch-size setting, "" when it pops as it needs."""
         return strategy_class(self.strategy).batch_setting
 
+    def judge(self, settings: BaseSettings) -> Judge:
+        """The judge of pages and links this plan describes (:meth:`Judge.from_plan`)."""
+        from focused.topic.judge import Judge  # it reads the plan: imported when judging
+
+        return Judge.from_plan(self, settings)
+
     def model(self) -> RelevanceModel:
         """The topic's fitted relevance model."""
         return topic_model(self.topic, self.models_dir)
@@ -193,14 +197,6 @@ class CrawlPlan:
         if self.vectors is None:
             return None
         return vector_model(self.topic, self.models_dir, setting)
-
-    def page_scorer(self) -> Callable[[Sequence[str]], np.ndarray]:
-        """R of whole pages as the classifier pipeline scores them: from the word vectors
-        where they give the page's R, else from the topic's model."""
-        if self.vectors in PAGE_ROLES:
-            return self.vector_model("true").relevance
-        model = self.model()
-        return lambda texts: model.score_pages(texts)[0]
 
 
 def _vectors_installed() -> bool:

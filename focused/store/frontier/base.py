@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from focused.errors import FocusedError
 
 if TYPE_CHECKING:
+    from focused.items import Page
     from focused.store.crawl import CrawlStore
 
 
@@ -104,6 +105,32 @@ class Ack:
     last_modified: str = ""
     revisit: bool = False
     near_copy: bool = False
+
+    @classmethod
+    def of(
+        cls, page: Page, links: Sequence[Link] = (), *, checksum: str = "", last_modified: str = ""
+    ) -> Ack:
+        """The acknowledgement of a finished page under its lease: ``failed`` when no response
+        came, ``bad`` for a page skipped, else its verdict (``page.verdict``, none for a page
+        nobody judged) and the out-links to queue."""
+        lease = page.leased.lease if page.leased is not None else ""
+        if page.status is None or page.bad:
+            return cls(lease, page.url, "failed" if page.status is None else "bad")
+        verdict = page.verdict
+        return cls(
+            lease,
+            page.url,
+            "page",
+            page.relevance or 0.0,
+            page.relevant,
+            links,
+            page.category or "",
+            verdict.hub_score if verdict is not None else None,
+            checksum,
+            last_modified,
+            page.revisit,
+            bool(page.near_duplicate_of),  # a duplicate whose links are queued
+        )
 
 
 @dataclass(frozen=True, slots=True)
