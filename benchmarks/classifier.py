@@ -124,7 +124,7 @@ def evaluate(
     )
     proba, title_proba = model.predict_proba(test_texts), model.predict_proba(titles)
     print(
-        f"  {params or 'defaults'}: fit {fitted:.1f} s, {len(model.vectorizer_.vocabulary_)}"
+        f"  {params or 'defaults'}: fit {fitted:.1f} s, {len(model.vocabulary_)}"
         f" terms; best category {leaf:.3f}, top level {top:.3f}"
     )
     column = {c: i for i, c in enumerate(model.classes_)}

@@ -1,6 +1,7 @@
 """What a crawl process pays: the judge's scores come out the same to the last bit from the
-kept term columns and word rows as from scikit-learn's vectorizer and a search of the
-vocabulary, and a default crawl process imports no package it does not use."""
+kept term columns and word rows and the models' own products as from scikit-learn's vectorizer,
+SciPy's sparse product and a search of the vocabulary, and a default crawl process imports no
+package it does not use."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
 from focused.items import Page
@@ -51,20 +53,41 @@ def vectors() -> WordVectors:
     return WordVectors.from_words(words, matrix)
 
 
+class VectorizerTerms:
+    """Term counts from scikit-learn's CountVectorizer over the model's vocabulary."""
+
+    def __init__(self, model: object, vocabulary: dict[str, int], stem: bool):
+        self.vectorizer = CountVectorizer(
+            analyzer=partial(analyze, stem=stem), vocabulary=vocabulary, dtype=np.float32
+        )
+
+    def count(self, texts: list[str]) -> counts.Rows:
+        matrix = self.vectorizer.transform(texts)
+        return counts.Rows(matrix.indptr, matrix.indices, matrix.data)
+
+
+def scipy_product(rows: counts.Rows, matrix: np.ndarray, dtype: type) -> np.ndarray:
+    shape = (len(rows.indptr) - 1, len(matrix))
+    product = sp.csr_matrix((rows.values, rows.columns, rows.indptr), shape=shape) @ matrix
+    return np.asarray(product, dtype=dtype)
+
+
 def scored(fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     texts = [document(c, i) for i, c in enumerate(WORDS) for _ in range(3)]
     labels = [c for c in WORDS for _ in range(3)]
     model = HierarchicalClassifier(good=["Sports"], min_df=1).fit(texts, labels)
     word_vectors = vectors()
     category_vectors = CategoryVectors(good=["Sports"], vectors=word_vectors).fit(texts, labels)
-    if not fast:  # scikit-learn's vectorizer and a search of the vocabulary for every word
-        monkeypatch.setattr(counts, "_columns", lambda vectorizer: None)
+    if not fast:  # scikit-learn's vectorizer, SciPy's product, a search for every word
+        monkeypatch.setattr("focused.relevance.taxonomy.terms", VectorizerTerms)
+        monkeypatch.setattr("focused.relevance.taxonomy.rows_times", scipy_product)
+        monkeypatch.setattr("focused.relevance.vectors.rows_times", scipy_product)
         monkeypatch.setattr(word_vectors, "lookup", word_vectors._search)
     judge = Judge(
         model, threshold=0.5, link_score="anchor", needs_path=True, vectors=category_vectors
     )
     items = [asdict(judge(item)) for item in pages()]
-    assert (model.vectorizer_ in counts._COLUMNS) == fast  # the kept columns counted
+    assert (model in counts._TERMS) == fast  # the kept columns counted
     return items
 
 
@@ -82,28 +105,34 @@ def test_term_counts_are_the_vectorizers_matrix(stem):
     texts = [document(c, i, length=i * 7) for i, c in enumerate(WORDS)] + [ODD, "", "1 2 3"]
     vectorizer = CountVectorizer(analyzer=partial(analyze, stem=stem), dtype=np.float32)
     vectorizer.fit(texts[:4])
+    table = counts.Terms(vectorizer.vocabulary_, stem)
     for batch in (texts, texts[::-1], texts[-3:], []):
-        got, expected = counts.count_terms(vectorizer, batch), vectorizer.transform(batch)
-        assert got.dtype == expected.dtype and got.shape == expected.shape
-        for part in ("data", "indices", "indptr"):
-            assert np.array_equal(getattr(got, part), getattr(expected, part)), part
+        got, expected = table.count(batch), vectorizer.transform(batch)
+        assert np.array_equal(got.indptr, expected.indptr)
+        assert np.array_equal(got.columns, expected.indices)
+        assert np.array_equal(got.values, expected.data)
 
 
-def test_another_vectorizer_counts_by_itself():
-    vectorizer = CountVectorizer().fit(["a swan", "the swans"])
-    got = counts.count_terms(vectorizer, ["swan swan"])
-    assert (got != vectorizer.transform(["swan swan"])).nnz == 0
-
-
-def test_kept_word_rows_are_the_searched_ones_and_start_again_when_full(monkeypatch):
-    word_vectors = vectors()
-    monkeypatch.setattr("focused.relevance.vectors.MAX_KEPT_ROWS", 5)
-    words = ["bicycle", "nope", "owl", "bicycle", "zzz", "feather", "quantum", "year", "café"]
-    for batch in (words, words[::-1], words[2:], [], ["owl"]):
-        assert word_vectors.lookup(batch).tolist() == word_vectors._search(batch).tolist()
-        assert len(word_vectors._rows) <= max(5, len(set(words)))  # or one batch's words
-    word_vectors.lookup(["pear", "apple", "plum", "fig", "kiwi", "lime"])  # a sixth: anew
-    assert set(word_vectors._rows) == {"pear", "apple", "plum", "fig", "kiwi", "lime"}
+@pytest.mark.parametrize(
+    ("dtype", "outcomes"), [(np.float32, 2), (np.float32, 14), (np.float64, 50)]
+)
+def test_the_product_adds_as_scipys_does_to_the_last_bit(dtype, outcomes):
+    rng = np.random.default_rng(outcomes)
+    matrix = rng.normal(scale=5, size=(3000, outcomes)).astype(dtype)
+    for _ in range(20):
+        lengths = rng.integers(0, 1500, int(rng.integers(1, 8)))
+        lengths[rng.random(len(lengths)) < 0.3] = 0  # texts without a known word
+        columns = [np.sort(rng.choice(len(matrix), n, replace=False)) for n in lengths]
+        values = rng.integers(1, 9, int(lengths.sum())) * rng.random(int(lengths.sum()))
+        rows = counts.Rows(
+            np.concatenate(([0], np.cumsum(lengths))),
+            np.concatenate(columns).astype(np.int64),
+            values.astype(dtype),
+        )
+        got = counts.rows_times(rows, matrix, dtype)
+        assert got.dtype == dtype
+        bits = f"i{got.itemsize}"  # the same bits, not only equal values
+        assert np.array_equal(got.view(bits), scipy_product(rows, matrix, dtype).view(bits))
 
 
 # Modules a default crawl does not use: rendering, near copies, exports, main text (loaded at

@@ -312,10 +312,10 @@ def test_word_counts_are_countvectorizers_in_its_stored_order():
     expected = counter.fit_transform(texts)
     names = counter.get_feature_names_out().tolist()
     for i in range(len(texts)):
-        ours = counts.indices[counts.indptr[i] : counts.indptr[i + 1]]
+        ours = counts.columns[counts.indptr[i] : counts.indptr[i + 1]]
         theirs = expected.indices[expected.indptr[i] : expected.indptr[i + 1]]
         assert [words[j] for j in ours] == [names[j] for j in theirs]
-        assert counts.data[counts.indptr[i] : counts.indptr[i + 1]].tolist() == (
+        assert counts.values[counts.indptr[i] : counts.indptr[i + 1]].tolist() == (
             expected.data[expected.indptr[i] : expected.indptr[i + 1]].tolist()
         )
     assert _count_words(["", "the"])[1] == []

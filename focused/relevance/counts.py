@@ -1,41 +1,50 @@
-"""Term counts of texts over a fitted vocabulary, as the crawl scores pages: what
-``CountVectorizer(analyzer=partial(analyze, ...)).transform`` gives, to the last bit, at a
-fraction of its cost per call.
+"""Term counts of texts over a fitted vocabulary, and their product with a matrix, as the crawl
+scores pages: what ``CountVectorizer(analyzer=partial(analyze, ...)).transform`` and SciPy's
+sparse product give, to the last bit, at a fraction of their cost per call.
 
 The pipeline scores one page and its new anchors at a time, so a vectorizer's fixed cost per
 call (its checks, building the analyzer, its matrix) and its cost per word (a stem, a stop-word
 test, a vocabulary lookup) are paid about once a page and a thousand times a page. Here each
-word's column (or none) is kept once it is known, so a word costs one dictionary lookup; the
-counts are the vectorizer's: each row's columns sorted, integer counts in its dtype.
+word's column (or none) is kept once it is known, so a word costs one dictionary lookup, and the
+counts stay plain arrays: each row's columns sorted, as a CSR matrix holds them.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from functools import partial
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
-import scipy.sparse as sp
 
-from focused.relevance.text import WORD, analyze
+from focused.relevance.text import analyze, words
 
-__all__ = ["count_terms"]
+__all__ = ["Rows", "Terms", "rows_times", "terms"]
 
 # Words whose column is kept per vocabulary; the table starts again when full.
 MAX_WORDS = 1 << 18
 
 
-class _Columns:
-    """Each lowercase word's column in a vocabulary of ``analyze``'s terms; -1: none."""
+class Rows(NamedTuple):
+    """Sparse rows as a CSR matrix holds them: row i's entries are ``columns`` and ``values``
+    at ``indptr[i]:indptr[i + 1]``, columns ascending within a row."""
+
+    indptr: np.ndarray
+    columns: np.ndarray
+    values: np.ndarray
+
+
+class Terms:
+    """Each lowercase word's column in a vocabulary of ``analyze``'s terms (-1: none), kept once
+    known, and the term counts of texts over it."""
 
     def __init__(self, vocabulary: dict[str, int], stem: bool):
         self.vocabulary = vocabulary
         self.stem = stem
         self.known: dict[str, int] = {}
 
-    def __call__(self, word: str) -> int:
+    def column(self, word: str) -> int:
+        """The word's column, -1 for a word that is no term of the vocabulary."""
         column = self.known.get(word)
         if column is None:
             if len(self.known) >= MAX_WORDS:
@@ -45,63 +54,54 @@ class _Columns:
             self.known[word] = column
         return column
 
+    def count(self, texts: Sequence[str]) -> Rows:
+        """Each text's term counts (int64): the rows ``CountVectorizer.transform`` gives."""
+        known, column = self.known, self.column
+        found: list[int] = []  # every word's column (-1: none), text after text
+        lengths = np.empty(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            each = words(text)
+            kept = list(map(known.get, each))
+            if None in kept:  # words not seen before
+                kept = [column(w) if j is None else j for w, j in zip(each, kept, strict=True)]
+            found += cast("list[int]", kept)
+            lengths[i] = len(kept)
+        size = len(self.vocabulary)
+        at = np.array(found, dtype=np.int64)
+        counted = at >= 0
+        rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)[counted]
+        # one key per (text, column): sorted, they come by text, then column, as CSR holds them
+        keys = np.sort(rows * size + at[counted])
+        first = np.empty(len(keys), dtype=bool)
+        first[:1] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        unique = keys[starts]
+        values = np.diff(np.append(starts, len(keys)))
+        indptr = np.searchsorted(unique, np.arange(len(texts) + 1, dtype=np.int64) * size)
+        return Rows(indptr, unique % size, values)
 
-_COLUMNS: weakref.WeakKeyDictionary[Any, _Columns] = weakref.WeakKeyDictionary()
+
+_TERMS: weakref.WeakKeyDictionary[Any, Terms] = weakref.WeakKeyDictionary()
 
 
-def _columns(vectorizer: Any) -> _Columns | None:
-    """The word table of a fitted CountVectorizer whose analyzer is ``analyze``; None for any
-    other vectorizer (whose own ``transform`` then counts)."""
-    found = _COLUMNS.get(vectorizer)
-    if found is not None:
-        return found
-    analyzer = getattr(vectorizer, "analyzer", None)
-    if not (
-        isinstance(analyzer, partial)
-        and analyzer.func is analyze
-        and not analyzer.args
-        and set(analyzer.keywords) <= {"stem"}
-        and getattr(vectorizer, "input", None) == "content"
-        and not getattr(vectorizer, "binary", True)
-        and hasattr(vectorizer, "vocabulary_")
-    ):
-        return None
-    found = _Columns(vectorizer.vocabulary_, bool(analyzer.keywords.get("stem", False)))
-    _COLUMNS[vectorizer] = found
+def terms(model: Any, vocabulary: dict[str, int], stem: bool) -> Terms:
+    """The word table of ``model``'s vocabulary, kept with the model until it is fitted anew."""
+    found = _TERMS.get(model)
+    if found is None or found.vocabulary is not vocabulary or found.stem != stem:
+        found = _TERMS[model] = Terms(vocabulary, stem)
     return found
 
 
-def count_terms(vectorizer: Any, texts: Sequence[str]) -> sp.csr_matrix:
-    """``vectorizer.transform(texts)``: the same matrix, faster for the vectorizers the models
-    fit over ``analyze`` (a text's words are its lowercase runs of letters, each one term)."""
-    columns = _columns(vectorizer)
-    if columns is None:
-        return vectorizer.transform(texts)
-    known = columns.known
-    found: list[int] = []  # every word's column (-1: none), text after text
-    lengths = np.empty(len(texts), dtype=np.int64)
-    for i, text in enumerate(texts):
-        words = WORD.findall(text.lower())
-        kept = list(map(known.get, words))
-        each = (
-            [columns(word) if j is None else j for word, j in zip(words, kept, strict=True)]
-            if None in kept  # words not seen before
-            else cast("list[int]", kept)
-        )
-        found += each
-        lengths[i] = len(each)
-    size = len(columns.vocabulary)
-    at = np.array(found, dtype=np.int64)
-    rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-    counted = at >= 0
-    # one key per (text, column): unique keys come sorted by text, then column, as CSR holds them
-    keys, counts = np.unique(rows[counted] * size + at[counted], return_counts=True)
-    indptr = np.searchsorted(keys, np.arange(len(texts) + 1, dtype=np.int64) * size)
-    return sp.csr_matrix(
-        (
-            counts.astype(vectorizer.dtype),
-            (keys % size).astype(np.int32),
-            indptr.astype(np.int32),
-        ),
-        shape=(len(texts), size),
-    )
+def rows_times(rows: Rows, matrix: np.ndarray, dtype: type[np.floating]) -> np.ndarray:
+    """The sparse ``rows`` times the dense ``matrix`` in ``dtype``, to the last bit what SciPy's
+    CSR product gives: each row's products added in the order of its entries (numpy's sum
+    over the middle axis adds the entries one after another; a pairwise sum would not)."""
+    n_rows = len(rows.indptr) - 1
+    lengths = np.diff(rows.indptr)
+    longest = int(lengths.max()) if n_rows else 0
+    products = rows.values.astype(dtype)[:, None] * matrix[rows.columns].astype(dtype)
+    padded = np.zeros((n_rows, max(longest, 1), matrix.shape[1]), dtype=dtype)
+    place = np.arange(len(rows.columns)) - np.repeat(rows.indptr[:-1], lengths)
+    padded[np.repeat(np.arange(n_rows), lengths), place] = products
+    return padded.sum(axis=1)

@@ -48,7 +48,8 @@ logger = logging.getLogger("focused.relevance")
 
 # Bump when a change to the classifier makes older saved models wrong.
 # 2: .npz files of arrays and JSON (1 was joblib pickles, no longer read).
-_FORMAT = 2
+# 3: the taxonomy's vocabulary as a dict of its own (2 kept it in a CountVectorizer).
+_FORMAT = 3
 
 Model = TypeVar("Model")
 

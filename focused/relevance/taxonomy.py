@@ -19,7 +19,7 @@ from sklearn.naive_bayes import ComplementNB, MultinomialNB
 from sklearn.utils.validation import check_is_fitted
 
 from focused.errors import TopicError
-from focused.relevance.counts import count_terms
+from focused.relevance.counts import Rows, rows_times, terms
 from focused.relevance.text import analyze, page_text
 
 __all__ = [
@@ -151,8 +151,8 @@ class HierarchicalClassifier(BaseEstimator):
     ----------
     classes_ : every category node, sorted; the columns of ``predict_proba``.
     outcomes_ : the category of each outcome column (a node, or a node "itself").
-    vectorizer_, weights_, bias_ : the shared vocabulary and the stacked per-node NB
-        log-probabilities (features x outcomes) and log-priors.
+    vocabulary_ : each term's column; weights_, bias_ : the stacked per-node NB
+        log-probabilities (terms x outcomes) and log-priors.
     The other attributes ending in ``_`` describe the tree's layout over the outcome columns.
     """
 
@@ -201,18 +201,21 @@ class HierarchicalClassifier(BaseEstimator):
             raise ValueError(f"good category {missing[0]!r} is not in the taxonomy")
         self.classes_ = np.array(nodes, dtype=object)
 
-        self.vectorizer_ = CountVectorizer(
+        vectorizer = CountVectorizer(
             analyzer=partial(analyze, stem=self.stem),
             min_df=self.min_df,
             max_features=self.max_features,
             dtype=np.float32,
         )
         try:
-            counts = self._evidence(self.vectorizer_.fit_transform(X))
+            found = vectorizer.fit_transform(X)
         except ValueError:  # scikit-learn's words for an empty vocabulary name its internals
             raise ValueError(
                 f"no word is in {self.min_df} or more of the {len(X)} examples: add examples"
             ) from None
+        self.vocabulary_ = {term: int(column) for term, column in vectorizer.vocabulary_.items()}
+        rows = Rows(found.indptr, found.indices, found.data)
+        counts = sp.csr_matrix((self._evidence(rows), found.indices, found.indptr), found.shape)
         self._build_tree(y, set(good))
         self._fit_nodes(counts, y)
         return self
@@ -291,22 +294,26 @@ class HierarchicalClassifier(BaseEstimator):
                 bias[cols] = model.class_log_prior_
         self.weights_, self.bias_ = weights, bias
 
-    def _evidence(self, counts: sp.csr_matrix) -> sp.csr_matrix:
-        """Cap each document's weight at ``pseudo_length`` words (see the class docstring)."""
+    def _evidence(self, rows: Rows) -> np.ndarray:
+        """The rows' counts as float32, each document's capped at ``pseudo_length`` words (see
+        the class docstring): a document's counts scaled by min(1, pseudo_length / length)."""
+        values = rows.values.astype(np.float32)
         if self.pseudo_length is None:
-            return counts
-        counts = sp.csr_matrix(counts, dtype=np.float32)
-        lengths = np.asarray(counts.sum(axis=1)).ravel()
+            return values
+        total = np.concatenate(([0.0], np.cumsum(values, dtype=np.float64)))
+        # whole counts: the same sums in any order, so float32 as SciPy's row sums give them
+        lengths = (total[rows.indptr[1:]] - total[rows.indptr[:-1]]).astype(np.float32)
         scale = np.minimum(1.0, self.pseudo_length / np.maximum(lengths, 1.0))
-        counts.data *= np.repeat(scale, np.diff(counts.indptr)).astype(np.float32)
-        return counts
+        values *= np.repeat(scale, np.diff(rows.indptr)).astype(np.float32)
+        return values
 
     # -- scoring ---------------------------------------------------------------------------
 
     def _outcome_log_proba(self, X: Sequence[str]) -> np.ndarray:
         """log Pr[outcome|d] for every outcome column, one row per document."""
-        counts = self._evidence(count_terms(self.vectorizer_, _check_documents(X)))
-        scores = np.asarray(counts @ self.weights_, dtype=np.float64) + self.bias_
+        rows = terms(self, self.vocabulary_, self.stem).count(_check_documents(X))
+        evidence = Rows(rows.indptr, rows.columns, self._evidence(rows))
+        scores = rows_times(evidence, self.weights_, np.float32).astype(np.float64) + self.bias_
         # log Pr[c|d,parent]: a log-softmax within each node's contiguous block of outcomes.
         sizes = np.diff([*self.group_starts_, scores.shape[1]])
         top = np.repeat(np.maximum.reduceat(scores, self.group_starts_, axis=1), sizes, axis=1)

@@ -13,7 +13,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from focused.printable import printable
 
-__all__ = ["MAX_TITLE", "PageText", "analyze", "page_text"]
+__all__ = ["MAX_TITLE", "PageText", "analyze", "page_text", "words"]
 
 # Text nodes outside elements whose content is not prose; comments are not text() nodes.
 _VISIBLE_TEXT = etree.XPath(
@@ -23,6 +23,8 @@ _VISIBLE_TEXT = etree.XPath(
 )
 _UTF8_HTML = html.HTMLParser(encoding="utf-8")
 WORD = re.compile(r"[^\W\d_]{2,}")  # runs of two or more letters, in any script
+# WORD in ASCII text, where its letters are these: the same words in half the time.
+_ASCII_WORD = re.compile(r"[a-z]{2,}")
 _STEMMER = PorterStemmer()
 # Characters of a title kept: titles of real pages have tens (a browser's tab shows fewer), and
 # one of a megabyte would be kept in every feed line, export row and log line that names it.
@@ -89,10 +91,16 @@ def _stem(word: str) -> str:
     return "" if word in ENGLISH_STOP_WORDS else _STEMMER.stem(word)
 
 
+def words(text: str) -> list[str]:
+    """The text's lowercase words: runs of two or more letters (WORD), stop words included."""
+    lowered = text.lower()
+    return (_ASCII_WORD if lowered.isascii() else WORD).findall(lowered)
+
+
 def analyze(text: str, stem: bool = False) -> list[str]:
     """Terms of a text: lowercase words of two or more letters, English stopwords removed,
     Porter-stemmed if ``stem``. Used as the vectorizer's analyzer."""
-    words = WORD.findall(text.lower())
+    found = words(text)
     if stem:
-        return [s for s in map(_stem, words) if s]
-    return [w for w in words if w not in ENGLISH_STOP_WORDS]
+        return [s for s in map(_stem, found) if s]
+    return [w for w in found if w not in ENGLISH_STOP_WORDS]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import import_module
@@ -26,11 +27,11 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from focused.relevance.cache import default_cache_dir, keep
+from focused.relevance.counts import Rows, rows_times
 from focused.relevance.taxonomy import _ancestors, _check_documents
 from focused.relevance.text import analyze
 
@@ -157,43 +158,42 @@ class WordVectors:
         """One unit vector per text: the mean of its words' vectors, stop words out; a zero
         row for a text with no known word. Each distinct word is looked up once."""
         texts = list(texts)
-        out = np.zeros((len(texts), self.dim))
         counts, words = _count_words(texts)
         if not words:  # no text has a word
-            return out
+            return np.zeros((len(texts), self.dim))
         rows = self.lookup(words)
-        known = np.flatnonzero(rows >= 0)
-        vectors = np.asarray(self.matrix[rows[known]], dtype=np.float64) - self.center
+        known = rows >= 0
+        # a plain view: indexing the memory map itself wraps every result in a memmap
+        vectors = np.asarray(self.matrix)[rows[known]].astype(np.float64) - self.center
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        out = np.asarray(counts[:, known] @ vectors)
+        # each row's known words, in its order, numbered as the rows of ``vectors``
+        keep = known[counts.columns]
+        kept = np.concatenate(([0], np.cumsum(keep)))
+        number = np.cumsum(known) - 1
+        counted = Rows(kept[counts.indptr], number[counts.columns[keep]], counts.values[keep])
+        out = rows_times(counted, vectors, np.float64)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.divide(out, norms, out=out, where=norms > 0)
 
 
-def _count_words(texts: list[str]) -> tuple[sp.csr_matrix, list[str]]:
+def _count_words(texts: list[str]) -> tuple[Rows, list[str]]:
     """Each text's word counts (``analyze``), one column per word in the order first seen, and
     those words: what CountVectorizer(analyzer=analyze) counts, at a fraction of its fixed
-    cost per call (the pipeline embeds a few anchors at a time). A row's counts are stored in
+    cost per call (the pipeline embeds a few anchors at a time). A row's counts are kept in
     that order too, as CountVectorizer stores them, so that sums over a row's words are added
     in the same order and come out the same to the last bit."""
     column: dict[str, int] = {}
-    indices: list[int] = []
+    columns: list[int] = []
     values: list[int] = []
     indptr = [0]
     for text in texts:
-        row: dict[int, int] = {}
-        for word in analyze(text):
-            j = column.setdefault(word, len(column))
-            row[j] = row.get(j, 0) + 1
-        for j in sorted(row):
-            indices.append(j)
-            values.append(row[j])
-        indptr.append(len(indices))
-    counts = sp.csr_matrix(
-        (np.array(values, np.int64), np.array(indices, np.int32), np.array(indptr, np.int32)),
-        shape=(len(texts), len(column)),
-    )
-    return counts, list(column)
+        counted = Counter(analyze(text))  # its words in the order first seen
+        for j, n in sorted((column.setdefault(w, len(column)), n) for w, n in counted.items()):
+            columns.append(j)
+            values.append(n)
+        indptr.append(len(columns))
+    rows = Rows(np.array(indptr, np.int64), np.array(columns, np.int64), np.array(values, np.int64))
+    return rows, list(column)
 
 
 def vectors_installed() -> bool:
