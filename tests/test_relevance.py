@@ -22,7 +22,9 @@ from focused.relevance import (
     page_text,
     read_taxonomy,
 )
-from focused.relevance.text import MAX_TITLE
+from focused.relevance.porter import stem as porter_stem
+from focused.relevance.text import ENGLISH_STOP_WORDS, MAX_TITLE, words
+from focused.relevance.wordnet import find_wordnet
 
 # Each category's own words; documents are drawn from them plus shared filler.
 WORDS = {
@@ -122,6 +124,29 @@ def test_analyze():
     text = "The Birds were running, 2024 x_y a Ünïcode café"
     assert analyze(text) == ["birds", "running", "ünïcode", "café"]
     assert analyze(text, stem=True) == ["bird", "run", "ünïcode", "café"]
+    # ASCII once lowered (the Kelvin sign lowers to "k") or not: the same words
+    assert words("The K\u212aelvin sign, x 2 y_z") == ["the", "kkelvin", "sign"]
+    assert words("The Ünïcode sign, x 2 y_z") == ["the", "ünïcode", "sign"]
+
+
+def test_stop_words_and_stems_are_scikit_learns_and_nltks():
+    """The analyzer's own stop words and Porter stemmer (so that it imports neither package):
+    scikit-learn's list, and nltk's stem of every word of a sample of WordNet's lemmas."""
+    from nltk.stem.porter import PorterStemmer
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as SCIKIT_LEARNS
+
+    assert ENGLISH_STOP_WORDS == SCIKIT_LEARNS
+    lemmas = [
+        line.split()[0]
+        for pos in ("noun", "verb", "adj", "adv")
+        for line in (find_wordnet() / f"index.{pos}").read_text().splitlines()[29::7]
+    ]
+    tricky = "y yy yyy ayy sky skies dying ies ied dies died spied eed feed agreed ing sing"
+    tricky += " geologi theologi radicalli hopefulli controll roll Ünïcode café naïve straße"
+    sample = {w for lemma in lemmas for w in words(lemma.replace("_", " "))} | set(tricky.split())
+    nltk = PorterStemmer()
+    assert len(sample) > 15_000
+    assert {w: porter_stem(w) for w in sample} == {w: nltk.stem(w) for w in sample}
 
 
 # -- taxonomy --------------------------------------------------------------------------------

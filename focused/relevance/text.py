@@ -8,10 +8,9 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from lxml import etree, html
-from nltk.stem.porter import PorterStemmer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from focused.printable import printable
+from focused.relevance.porter import stem as porter_stem
 
 __all__ = ["MAX_TITLE", "PageText", "analyze", "page_text", "words"]
 
@@ -25,7 +24,34 @@ _UTF8_HTML = html.HTMLParser(encoding="utf-8")
 WORD = re.compile(r"[^\W\d_]{2,}")  # runs of two or more letters, in any script
 # WORD in ASCII text, where its letters are these: the same words in half the time.
 _ASCII_WORD = re.compile(r"[a-z]{2,}")
-_STEMMER = PorterStemmer()
+# English stop words: scikit-learn's list (the Glasgow Information Retrieval Group's), here so
+# that analysing a text imports no scikit-learn.
+_STOP_WORDS = """
+    a about above across after afterwards again against all almost alone along already
+    also although always am among amongst amoungst amount an and another any anyhow anyone
+    anything anyway anywhere are around as at back be became because become becomes
+    becoming been before beforehand behind being below beside besides between beyond bill
+    both bottom but by call can cannot cant co con could couldnt cry de describe detail do
+    done down due during each eg eight either eleven else elsewhere empty enough etc even
+    ever every everyone everything everywhere except few fifteen fifty fill find fire
+    first five for former formerly forty found four from front full further get give go
+    had has hasnt have he hence her here hereafter hereby herein hereupon hers herself him
+    himself his how however hundred i ie if in inc indeed interest into is it its itself
+    keep last latter latterly least less ltd made many may me meanwhile might mill mine
+    more moreover most mostly move much must my myself name namely neither never
+    nevertheless next nine no nobody none noone nor not nothing now nowhere of off often
+    on once one only onto or other others otherwise our ours ourselves out over own part
+    per perhaps please put rather re same see seem seemed seeming seems serious several
+    she should show side since sincere six sixty so some somehow someone something
+    sometime sometimes somewhere still such system take ten than that the their them
+    themselves then thence there thereafter thereby therefore therein thereupon these they
+    thick thin third this those though three through throughout thru thus to together too
+    top toward towards twelve twenty two un under until up upon us very via was we well
+    were what whatever when whence whenever where whereafter whereas whereby wherein
+    whereupon wherever whether which while whither who whoever whole whom whose why will
+    with within without would yet you your yours yourself yourselves
+"""
+ENGLISH_STOP_WORDS = frozenset(_STOP_WORDS.split())
 # Characters of a title kept: titles of real pages have tens (a browser's tab shows fewer), and
 # one of a megabyte would be kept in every feed line, export row and log line that names it.
 MAX_TITLE = 1000
@@ -88,7 +114,7 @@ def page_text(page: str | bytes | etree._Element) -> PageText:
 @lru_cache(maxsize=1 << 17)
 def _stem(word: str) -> str:
     """Porter stem, cached: a crawl sees the same few ten thousand words over and over."""
-    return "" if word in ENGLISH_STOP_WORDS else _STEMMER.stem(word)
+    return "" if word in ENGLISH_STOP_WORDS else porter_stem(word)
 
 
 def words(text: str) -> list[str]:
