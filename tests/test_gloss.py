@@ -11,6 +11,7 @@ import pytest
 from focused.errors import FocusedError
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
+from focused.relevance.nouns import WordNetNouns
 from focused.relevance.wordnet import (
     WORDNET_ENV,
     _index_path,
@@ -36,13 +37,44 @@ def test_a_name_is_glossed_with_its_definition_and_broader_terms(glosser):
     assert "bird of prey" in owl and owl.split()[0] == "reddish-brown"
 
 
-def test_the_plain_file_reader_reads_what_nltks_own_streams_read(glosser):
+def nouns(step: int) -> list[str]:
+    """Every ``step``-th noun of WordNet's index, as an anchor writes it."""
+    lines = (find_wordnet() / "index.noun").read_text().splitlines()
+    return [line.split()[0].replace("_", " ") for line in lines if line[0] != " "][::step]
+
+
+class NltkNouns:
+    """nltk's WordNet reader, asked for nouns as the glosser asks its own reader."""
+
+    def __init__(self):
+        self.wordnet = load_wordnet()
+
+    def synsets(self, lemma):
+        return self.wordnet.synsets(lemma, pos="n")
+
+
+def test_glosses_are_those_nltks_reader_gives():
+    """The glosser's own reader of WordNet's nouns: nltk's senses, in nltk's order (its
+    morphology, its definitions, its hypernyms in the order nltk's sets keep them)."""
+    anchors = nouns(40)
+    anchors += [f"{noun}s" for noun in anchors[::3]] + [f"{noun} of Laos" for noun in anchors[::5]]
+    anchors += ["geese", "mice", "wolves", "churches", "ladies", "women", "Owls (birds)", "2004"]
+    theirs = AnchorGlosser()
+    theirs.wordnet = NltkNouns()
+    glosser = AnchorGlosser()
+    assert [glosser.gloss(anchor) for anchor in anchors] == [
+        theirs.gloss(anchor) for anchor in anchors
+    ]
+    assert sum(map(bool, map(glosser.gloss, anchors))) > 0.9 * len(anchors)
+
+
+def test_the_plain_file_reader_reads_what_nltks_own_streams_read():
     class NltkStreams(_WordNet):
         def open(self, file):
             return super().open(file) if file == "lexnames" else super(_WordNet, self).open(file)
 
     nltk_reader = NltkStreams(find_wordnet())
-    plain = glosser.wordnet
+    plain = load_wordnet()
     assert plain._lemma_pos_offset_map == nltk_reader._lemma_pos_offset_map
     assert plain._exception_map == nltk_reader._exception_map
     assert plain.satellite_offsets == nltk_reader.satellite_offsets
@@ -66,10 +98,10 @@ def test_the_lemma_index_is_built_once_and_kept(glosser, tmp_path):
     assert index == built._lemma_pos_offset_map
     assert list(again.all_lemma_names("n")) == list(built.all_lemma_names("n"))
     assert again.satellite_offsets == built.satellite_offsets
-    from_kept, from_files = AnchorGlosser(), AnchorGlosser()
-    from_kept.wordnet, from_files.wordnet = again, built
-    for anchor in ("Tawny Owls", "Krypton", "Music of Thailand", "geese", "Xqzzyv", "fast"):
-        assert from_kept.gloss(anchor) == from_files.gloss(anchor)
+    for lemma in ("tawny_owls", "krypton", "music", "geese", "xqzzyv", "fast"):
+        assert [s.definition() for s in again.synsets(lemma)] == [
+            s.definition() for s in built.synsets(lemma)
+        ]
     kept.write_text("not an index")  # a damaged file is built again and replaced
     assert _WordNet(folder, kept)._lemma_pos_offset_map == index
     assert _WordNet(folder, kept)._lemma_pos_offset_map == index
@@ -77,9 +109,13 @@ def test_the_lemma_index_is_built_once_and_kept(glosser, tmp_path):
 
 
 def test_lookups_fall_back_to_the_head_and_its_last_words(glosser):
-    assert glosser.synsets("Music of Thailand")[0].name() == "music.n.01"
-    assert glosser.synsets("Great Crested Grebe (bird)")[0].name() == "great_crested_grebe.n.01"
-    assert glosser.synsets("Lesser Spotted Grebe")[0].name() == "grebe.n.01"
+    wordnet = load_wordnet()
+    for anchor, sense in (
+        ("Music of Thailand", "music.n.01"),
+        ("Great Crested Grebe (bird)", "great_crested_grebe.n.01"),
+        ("Lesser Spotted Grebe", "grebe.n.01"),
+    ):
+        assert glosser.synsets(anchor)[0].definition() == wordnet.synset(sense).definition()
 
 
 def test_numbers_sentences_and_unknown_names_get_no_gloss(glosser):
@@ -152,14 +188,14 @@ def test_kept_glosses_are_the_ones_looked_up_afresh(glosser, monkeypatch):
 
 def test_threads_gloss_what_one_thread_glosses(glosser):
     """A refit's thread and the crawl's gloss with the process's one WordNet reader at once:
-    each gets the glosses that one thread alone gets (nltk's reader seeks and reads one file
-    handle per part of speech; without turns they read each other's lines)."""
+    each gets the glosses that one thread alone gets (the reader reads its files at offsets,
+    with no file position that two threads could move under each other)."""
     folder = find_wordnet()
-    nouns = list(glosser.wordnet.all_lemma_names("n"))[::40][:2000]
+    anchors = nouns(40)[:2000]
     alone = AnchorGlosser()
-    alone.wordnet = _WordNet(folder)  # no synset read yet: every one is read from its file
-    expected = [alone.gloss(noun) for noun in nouns]
-    shared = _WordNet(folder)
+    alone.wordnet = WordNetNouns(folder)  # no synset read yet: every one is read from its file
+    expected = [alone.gloss(anchor) for anchor in anchors]
+    shared = WordNetNouns(folder)
     glossers = [AnchorGlosser() for _ in range(4)]
     for each in glossers:
         each.wordnet = shared
@@ -168,8 +204,8 @@ def test_threads_gloss_what_one_thread_glosses(glosser):
 
     def gloss(worker: int) -> None:
         try:
-            for i in range(worker, len(nouns), len(glossers)):
-                got[i] = glossers[worker].gloss(nouns[i])
+            for i in range(worker, len(anchors), len(glossers)):
+                got[i] = glossers[worker].gloss(anchors[i])
         except BaseException as exc:
             failures.append(exc)
 
@@ -184,24 +220,23 @@ def test_threads_gloss_what_one_thread_glosses(glosser):
     finally:
         sys.setswitchinterval(switch)
     assert not failures
-    assert [got[i] for i in range(len(nouns))] == expected
+    assert [got[i] for i in range(len(anchors))] == expected
 
 
-def test_a_synset_nltk_cannot_read_is_left_out_of_the_gloss(glosser, tmp_path):
-    """A damaged data file: nltk warns and gives None for the synset, and the gloss has the
-    senses it could read."""
+def test_a_synset_that_cannot_be_read_is_left_out_of_the_gloss(glosser, tmp_path):
+    """A damaged data file: the reader warns as nltk's does and gives None for the synset, and
+    the gloss has the senses it could read."""
     folder = find_wordnet()
     for file in folder.iterdir():
         (tmp_path / file.name).symlink_to(file)
-    owl = glosser.wordnet.synset("owl.n.01")
+    at = glosser.wordnet.offsets("owl")[0]
     data = (folder / "data.noun").read_bytes()
-    at = owl.offset()
     (tmp_path / "data.noun").unlink()
     (tmp_path / "data.noun").write_bytes(data[:at] + b"x" * 8 + data[at + 8 :])
-    load_wordnet(tmp_path)  # lets nltk read the folder
     damaged = AnchorGlosser()
-    damaged.wordnet = _WordNet(tmp_path)
+    damaged.wordnet = WordNetNouns(tmp_path)
     with pytest.warns(UserWarning, match="No WordNet synset found"):
         # Its own definition, and none of its broader terms: the first of them is "owl".
-        assert damaged.gloss("Tawny Owl") == glosser.wordnet.synset("tawny_owl.n.01").definition()
+        tawny_owl = glosser.wordnet.synsets("tawny_owl")[0]
+        assert damaged.gloss("Tawny Owl") == tawny_owl.definition()
         assert damaged.gloss("owls") == ""

@@ -26,9 +26,7 @@ from __future__ import annotations
 import os
 import re
 
-from nltk.corpus.reader.wordnet import NOUN, Synset
-
-from focused.relevance.wordnet import load_wordnet
+from focused.relevance.nouns import NounSynset, load_nouns
 
 __all__ = ["AnchorGlosser"]
 
@@ -40,9 +38,9 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 
 class AnchorGlosser:
-    """Glosses anchor texts from WordNet 3.0 (``wordnet``: its dict folder, None for the
-    default one, see :mod:`focused.relevance.wordnet`). Raises FocusedError when WordNet is not
-    found."""
+    """Glosses anchor texts from WordNet 3.0's nouns (``wordnet``: its dict folder, None for
+    the default one, see :mod:`focused.relevance.nouns`). Raises FocusedError when WordNet is
+    not found."""
 
     def __init__(
         self,
@@ -52,7 +50,7 @@ class AnchorGlosser:
         depth: int = 3,
         max_words: int = 6,
     ):
-        self.wordnet = load_wordnet(wordnet)
+        self.wordnet = load_nouns(wordnet)
         self.senses = senses
         self.depth = depth
         self.max_words = max_words
@@ -72,10 +70,10 @@ class AnchorGlosser:
             for lookup in dict.fromkeys(map(tuple, (words, head, head[-2:], head[-1:])))
         ]
 
-    def synsets(self, anchor: str) -> list[Synset]:
+    def synsets(self, anchor: str) -> list[NounSynset | None]:
         """The noun senses of the first of the anchor's lookups that WordNet knows."""
         for lookup in self.lookups(anchor):
-            found = self.wordnet.synsets(lookup, pos=NOUN)
+            found = self.wordnet.synsets(lookup)
             if found:
                 return found
         return []
@@ -88,15 +86,16 @@ class AnchorGlosser:
             else:
                 if len(self.glosses) >= MAX_GLOSSES:
                     self.glosses.clear()
-                found = self.wordnet.synsets(lookup, pos=NOUN)
+                found = self.wordnet.synsets(lookup)
                 gloss = self.glosses[lookup] = self._gloss(found) if found else None
             if gloss is not None:
                 return gloss
         return ""
 
-    def _gloss(self, synsets: list[Synset | None]) -> str:
+    def _gloss(self, synsets: list[NounSynset | None]) -> str:
         """Definitions and hypernym names of the first ``senses`` of ``synsets``. A synset
-        nltk could not read (None, after its warning "No WordNet synset found") is left out."""
+        that could not be read (None, after the warning "No WordNet synset found") is left
+        out."""
         parts: list[str] = []
         for synset in synsets[: self.senses]:
             if synset is None:

@@ -1,12 +1,14 @@
-"""WordNet 3.0 for the methods that read it (Batsakis et al. 2009's semantic model, the anchor
-glosses): nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process and
-shared by its threads.
+"""WordNet 3.0 for Batsakis et al. 2009's semantic model, which reads all of it (senses,
+similarities): nltk's ``WordNetCorpusReader`` over a plain dict folder, read once per process
+and shared by its threads. (Anchor glosses read only its nouns, without nltk:
+:mod:`focused.relevance.nouns`.)
 
-The folder is the ``wordnet`` argument, else the environment variable FOCUSED_WORDNET, else
-``/usr/share/wordnet``, where Debian's ``wordnet-base`` installs it (``scripts/setup.sh``
-installs it). Building nltk's lemma index from the index files takes about 0.8 s of CPU, so the
-first process of a machine keeps it in the cache folder (:mod:`focused.relevance.cache`) and
-every later one reads it back from there in about 0.1 s.
+The folder is :func:`~focused.relevance.nouns.find_wordnet`'s: the ``wordnet`` argument, else
+the environment variable FOCUSED_WORDNET, else ``/usr/share/wordnet``, where Debian's
+``wordnet-base`` installs it (``scripts/setup.sh`` installs it). Building nltk's lemma index
+from the index files takes about 0.8 s of CPU, so the first process of a machine keeps it in
+the cache folder (:mod:`focused.relevance.cache`) and every later one reads it back from there
+in about 0.1 s.
 """
 
 from __future__ import annotations
@@ -28,19 +30,13 @@ import nltk
 import nltk.data
 from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
 
-from focused.errors import FocusedError
 from focused.relevance.cache import default_cache_dir, keep
+from focused.relevance.nouns import DEBIAN_WORDNET, WORDNET_ENV, find_wordnet
 
 __all__ = ["DEBIAN_WORDNET", "WORDNET_ENV", "find_wordnet", "load_wordnet"]
 
 logger = logging.getLogger("focused.relevance")
 
-DEBIAN_WORDNET = "/usr/share/wordnet"  # `apt-get install wordnet-base` puts the dict files here
-WORDNET_ENV = "FOCUSED_WORDNET"
-# The files nltk's reader opens when it starts (data.* when a synset is first read).
-_WORDNET_FILES = tuple(
-    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
-) + tuple(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
 # WordNet 3.0's lexicographer files, in file-number order (lexnames(5WN)); wordnet-base ships
 # only the man page, and nltk's reader needs the list to start.
 _LEXNAMES = [
@@ -228,27 +224,6 @@ class _WordNet(WordNetCorpusReader):
 
     def map_wn(self, version: str = "wordnet") -> None:
         return None
-
-
-def find_wordnet(wordnet: str | os.PathLike[str] | None = None) -> Path:
-    """The WordNet dict folder: ``wordnet`` if given, else $FOCUSED_WORDNET, else Debian's.
-
-    Raises FocusedError, one line saying where it looked and how to install WordNet.
-    """
-    if wordnet:
-        folder, why = Path(wordnet), "the wordnet option"
-    elif os.environ.get(WORDNET_ENV):
-        folder, why = Path(os.environ[WORDNET_ENV]), f"${WORDNET_ENV}"
-    else:
-        folder, why = Path(DEBIAN_WORDNET), "Debian's wordnet-base"
-    missing = next((name for name in _WORDNET_FILES if not (folder / name).is_file()), None)
-    if missing:
-        raise FocusedError(
-            f"WordNet not found: {folder} ({why}) has no {missing}; install it with "
-            f"`apt-get install wordnet-base`, or set {WORDNET_ENV} or relevance.wordnet "
-            "to a WordNet 3.0 dict folder"
-        )
-    return folder.resolve()
 
 
 @lru_cache(maxsize=4)
