@@ -136,14 +136,16 @@ def test_the_product_adds_as_scipys_does_to_the_last_bit(dtype, outcomes):
 
 
 # Modules a default crawl does not use: rendering, near copies, exports, main text (loaded at
-# the first page whose main text is kept), k-means (a learning topic's refit).
+# the first page whose main text is kept), scikit-learn (fitting a model, a learning topic's
+# refit), nltk (the semantic method's WordNet).
 UNUSED = (
     "playwright",
     "scrapy_playwright",
     "datasketch",
     "duckdb",
     "trafilatura",
-    "sklearn.cluster",
+    "sklearn",
+    "nltk",
 )
 
 
@@ -175,3 +177,43 @@ print(json.dumps(sorted(sys.modules)))
     loaded = set(json.loads(done.stdout.splitlines()[-1]))
     assert "focused" in loaded and "scrapy" in loaded
     assert not loaded & set(UNUSED), loaded & set(UNUSED)
+
+
+# What a crawl with fitted models needs none of: scikit-learn (and the SciPy statistics and
+# pandas it imports) fits models, nltk's package reads WordNet for the semantic method only.
+FITTING = ("sklearn", "nltk", "scipy.stats", "pandas")
+
+
+@pytest.mark.redis  # a subprocess
+def test_fitted_models_load_and_score_without_scikit_learn_or_nltk(web, tmp_path):
+    """A taxonomy topic's model and word vectors, loaded as a crawl's classifier pipeline
+    loads them once fitted, score a page and its glossed anchors without importing either."""
+    from focused.topic.files import load_topic
+    from focused.topic.methods import topic_model, vector_model
+
+    topic = load_topic(web / "topic.toml")
+    models = tmp_path / "models"
+    topic_model(topic, str(models))  # fitted here, as the first crawl process fits them
+    assert vector_model(topic, str(models), "true") is not None
+    code = f"""
+import json, sys
+from focused.relevance.gloss import AnchorGlosser
+from focused.topic.files import load_topic
+from focused.topic.methods import topic_model, vector_model
+topic = load_topic({str(web / "topic.toml")!r})
+model = topic_model(topic, {str(models)!r})
+vectors = vector_model(topic, {str(models)!r}, "true")
+glosser = AnchorGlosser()
+anchors = ["Tawny Owls", "Music of Thailand", "Bicycle wheel"]
+texts = ["A page on wheels, saddles and a peloton", *anchors]
+texts += [f"{{anchor}}\\n{{glosser.gloss(anchor)}}" for anchor in anchors]
+relevance, categories = model.score_pages(texts)
+assert len(relevance) == len(categories) == 7 and len(vectors.relevance(texts)) == 7
+print(json.dumps(sorted(sys.modules)))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "focused.relevance.taxonomy" in loaded and "focused.relevance.nouns" in loaded
+    assert not loaded & set(FITTING), loaded & set(FITTING)

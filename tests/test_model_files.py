@@ -160,3 +160,15 @@ def test_a_model_file_that_is_not_one_of_ours_is_refused(
     assert not marker.exists()
     (warning,) = [r.getMessage() for r in caplog.records]
     assert "not loaded, training it again" in warning and problem in warning
+
+
+def test_every_class_a_model_file_may_name_is_found_by_that_name():
+    """The allowed names are the classes' own (module and name), as a saved model names them:
+    a class scikit-learn moves to another module would be refused from the list, not loaded."""
+    from importlib import import_module
+
+    from focused.relevance.store import CLASSES, _name
+
+    for name in CLASSES:
+        module, _, attribute = name.rpartition(".")
+        assert _name(getattr(import_module(module), attribute)) == name

@@ -262,6 +262,42 @@ def test_not_fitted_and_clone(examples):
     assert list(copy.classes_) == list(model.classes_)
 
 
+def test_scikit_learns_conventions_without_its_base_class(examples):
+    """Models derive from the project's Estimator, which keeps scikit-learn's conventions so
+    that its tools take them: parameters (nested too), the repr, tags, clone."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils import get_tags
+
+    from focused.relevance.base import Estimator
+
+    model = HierarchicalClassifier(good=["Sports"], min_df=1)
+    assert isinstance(model, Estimator)
+    assert repr(model) == "HierarchicalClassifier(good=['Sports'], min_df=1)"
+    assert model.get_params(deep=False) == {
+        "alpha": 0.01,
+        "good": ["Sports"],
+        "max_features": None,
+        "min_df": 1,
+        "nb": "multinomial",
+        "pseudo_length": 50.0,
+        "stem": True,
+    }
+    assert model.set_params(alpha=0.5) is model and model.alpha == 0.5
+    with pytest.raises(ValueError, match="Invalid parameter 'alpah'"):
+        model.set_params(alpah=1)
+
+    class Wrapper(Estimator):
+        def __init__(self, model: object = None):
+            self.model = model
+
+    wrapper = Wrapper(model)  # an estimator among the parameters: its own, as name__parameter
+    assert wrapper.get_params()["model__alpha"] == 0.5
+    assert wrapper.set_params(model__alpha=0.25).model is model and model.alpha == 0.25
+    assert get_tags(model).estimator_type is None
+    piped = Pipeline([("model", model)])
+    assert clone(piped).steps[0][1].get_params() == model.get_params()
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [

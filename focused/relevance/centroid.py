@@ -13,11 +13,9 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.utils.validation import check_is_fitted
 
 from focused.errors import TopicError
+from focused.relevance.base import Estimator
 from focused.relevance.taxonomy import EXAMPLE_SUFFIXES, _check_documents, example_text
 from focused.relevance.text import analyze
 
@@ -51,7 +49,7 @@ def read_examples(folder: str | os.PathLike) -> list[str]:
     return [example_text(path, Path(folder)) for path in example_pages(folder)]
 
 
-class CentroidModel(BaseEstimator):
+class CentroidModel(Estimator):
     """Cosine similarity of a document's tf-idf vector to the examples' centroid.
 
     Parameters
@@ -74,6 +72,8 @@ class CentroidModel(BaseEstimator):
 
     def fit(self, X: Sequence[str], y: object = None) -> CentroidModel:
         """Fit on the topic's example documents ``X`` (``y`` is ignored)."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         X = _check_documents(X)
         if not X:
             raise ValueError("no example documents")
@@ -94,7 +94,7 @@ class CentroidModel(BaseEstimator):
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """Cosine of each document to the centroid, in [0, 1] (0 for a text of no known term)."""
-        check_is_fitted(self)
+        self._check_fitted("centroid_")
         vectors = self.vectorizer_.transform(_check_documents(X))  # rows are unit length
         return np.asarray(vectors @ self.centroid_, dtype=np.float64).ravel()
 

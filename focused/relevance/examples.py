@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.utils.validation import check_is_fitted
 
 from focused.relevance import centroid
+from focused.relevance.base import Estimator
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
 
@@ -44,7 +43,7 @@ def read_examples(
     return positives + negatives, [1] * len(positives) + [0] * len(negatives)
 
 
-class ExamplesModel(BaseEstimator):
+class ExamplesModel(Estimator):
     """Pr[on topic | d] from positive and negative examples, else a scaled centroid cosine.
 
     Parameters
@@ -116,7 +115,7 @@ class ExamplesModel(BaseEstimator):
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """R(d) in [0, 1] for each document (see the class docstring for its two meanings)."""
-        check_is_fitted(self)
+        self._check_fitted("scale_")
         if isinstance(self.estimator_, Pipeline):
             proba = self.estimator_.predict_proba(_check_documents(X))
             return proba[:, np.flatnonzero(self.estimator_.classes_ == 1)[0]]

@@ -29,11 +29,10 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.utils.validation import check_is_fitted
 
+from focused.relevance.base import Estimator
 from focused.relevance.taxonomy import EXAMPLE_SUFFIXES
 from focused.relevance.text import analyze, page_text
 
@@ -116,7 +115,7 @@ def _top_terms(rows: np.ndarray, keep: int) -> sp.csr_matrix:
     return _unit_rows(sp.csr_matrix(rows)).astype(np.float32)
 
 
-class PathHMM(BaseEstimator):
+class PathHMM(Estimator):
     """The hidden Markov model of Batsakis et al. 2009's learning crawler, fitted on linked pages.
 
     Parameters
@@ -239,7 +238,7 @@ class PathHMM(BaseEstimator):
     def vectors(self, X: sp.spmatrix) -> sp.csr_matrix:
         """Unit tf-idf rows of term counts, in the columns of ``features_`` (a term never seen
         in training counts in a row's length only)."""
-        check_is_fitted(self)
+        self._check_fitted("emissionprob_")
         X = sp.csr_matrix(X, dtype=np.float64)
         at = np.searchsorted(self.features_, X.indices).clip(0, len(self.features_) - 1)
         seen = self.features_[at] == X.indices
@@ -273,7 +272,7 @@ class PathHMM(BaseEstimator):
         """One step of the forward recursion (the paper's Eq. 5), normalised to sum 1:
         α_t(j) ∝ B[j, c_t] · Σ_i α_{t-1}(i) A[i, j]; a path's first page starts from
         α_0 = π (``alpha`` None)."""
-        check_is_fitted(self)
+        self._check_fitted("emissionprob_")
         before = self.startprob_ if alpha is None else np.asarray(alpha, dtype=np.float64)
         step = (before @ self.transmat_) * self.emissionprob_[:, observation]
         total = step.sum()
@@ -281,7 +280,7 @@ class PathHMM(BaseEstimator):
 
     def next_relevant(self, alpha: np.ndarray, steps: int = 1) -> float:
         """P(the page ``steps`` links on is relevant) from a page's α (Eq. 6 at state 0)."""
-        check_is_fitted(self)
+        self._check_fitted("emissionprob_")
         return float((alpha @ np.linalg.matrix_power(self.transmat_, steps))[0])
 
     def priority(self, alpha: np.ndarray) -> float:

@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.utils.validation import check_is_fitted
 
+from focused.relevance.base import Estimator
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
 
@@ -45,7 +44,7 @@ def _keyword_terms(
     return found
 
 
-class KeywordModel(BaseEstimator):
+class KeywordModel(Estimator):
     """Cosine of a page's keyword counts with a weighted keyword vector.
 
     Parameters
@@ -129,7 +128,7 @@ class KeywordModel(BaseEstimator):
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """Cosine of each document's keyword counts with the topic, in [0, 1] (0 for a text
         with none of the keywords)."""
-        check_is_fitted(self)
+        self._check_fitted("vectorizer_")
         counts = self.vectorizer_.transform(_check_documents(X))
         norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
         dots = counts @ self.topic_
@@ -140,7 +139,7 @@ class KeywordModel(BaseEstimator):
         """Whether each title is one of the keywords (analysed alike: "Medicine" for
         "medicine", "Tours de France" for "Tour de France"): a page the keywords name is on
         the topic, whatever else its text is about."""
-        check_is_fitted(self)
+        self._check_fitted("vectorizer_")
         terms = set(self.terms_)
         return np.array([" ".join(analyze(t, stem=self.stem)) in terms for t in titles], bool)
 

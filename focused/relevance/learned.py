@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from focused.relevance.base import Estimator
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.vectors import (
     BACKGROUND_WORDS,
@@ -44,7 +43,7 @@ MAX_LOST = 0.5
 MAX_LOST_RISE = 0.25
 
 
-class LearnedTopic(BaseEstimator):
+class LearnedTopic(Estimator):
     """The word vectors' categories of a topic, fitted on pages labelled by another model's
     verdicts.
 
@@ -143,7 +142,7 @@ class LearnedTopic(BaseEstimator):
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """R of each text: the topic's share of the softmax over the categories."""
-        check_is_fitted(self, "vectors_")
+        self._check_fitted("vectors_")
         return self.vectors_.relevance(X)
 
     def drift(
@@ -158,7 +157,7 @@ class LearnedTopic(BaseEstimator):
         (keywords, example pages), or of the crawl's ``seeds``, than MAX_LOST and than
         MAX_LOST_RISE more than the model before it (their R ``user_before``,
         ``seeds_before``): an example may be an outlier, a seed a hub."""
-        check_is_fitted(self, "vectors_")
+        self._check_fitted("vectors_")
         for texts, before, what in (
             (user, user_before, "of the topic's own keywords or examples"),
             (seeds, seeds_before, "of the seeds classified"),
@@ -174,7 +173,7 @@ class LearnedTopic(BaseEstimator):
     def top_words(self, n: int = 10) -> list[str]:
         """The ``n`` frequent words nearest the topic's centroid in the vectors' space: what
         the topic now weighs most."""
-        check_is_fitted(self, "vectors_")
+        self._check_fitted("vectors_")
         words, embedded = self._vectors().frequent(TOP_WORDS_FROM)
         centroid = self.vectors_.centroids_[list(self.vectors_.categories_).index(TOPIC)]
         return [words[i] for i in np.argsort(-(embedded @ centroid), kind="stable")[:n]]

@@ -28,10 +28,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.feature_extraction import FeatureHasher
-from sklearn.linear_model import SGDClassifier
 
+from focused.relevance.base import Estimator
 from focused.relevance.text import analyze
 
 __all__ = ["LinkContext", "OnlineLinkModel"]
@@ -70,7 +68,7 @@ def link_features(link: LinkContext) -> dict[str, float]:
     return features
 
 
-class OnlineLinkModel(BaseEstimator):
+class OnlineLinkModel(Estimator):
     """Logistic regression on hashed link features, fitted incrementally.
 
     Parameters
@@ -96,12 +94,16 @@ class OnlineLinkModel(BaseEstimator):
         self.epochs = epochs
 
     def _vectors(self, links: Sequence[LinkContext]):
+        from sklearn.feature_extraction import FeatureHasher
+
         hasher = FeatureHasher(n_features=self.n_features, input_type="dict")
         return hasher.transform(link_features(link) for link in links)
 
     def partial_fit(self, links: Sequence[LinkContext], y: Sequence[int]) -> OnlineLinkModel:
         """Learn from links whose targets were fetched; ``y`` = 1 if a target was relevant."""
         if not hasattr(self, "classifier_"):
+            from sklearn.linear_model import SGDClassifier  # imported with the first links
+
             self.classifier_ = SGDClassifier(
                 loss="log_loss", alpha=self.alpha, shuffle=False, random_state=0
             )

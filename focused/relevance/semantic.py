@@ -59,10 +59,9 @@ from functools import partial
 
 import numpy as np
 from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader, WordNetError
-from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.utils.validation import check_is_fitted
 
+from focused.relevance.base import Estimator
 from focused.relevance.keywords import _keyword_terms
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
@@ -85,7 +84,7 @@ def _concept(wn: WordNetCorpusReader, word: str) -> Synset | None:
     return synsets[0] if synsets else None
 
 
-class SemanticModel(BaseEstimator):
+class SemanticModel(Estimator):
     """Eq. 4 of Batsakis et al. 2009 over WordNet synonyms, hypernyms and hyponyms of the topic's
     terms.
 
@@ -205,7 +204,7 @@ class SemanticModel(BaseEstimator):
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """Eq. 4 for each document, in [0, 1]: the similarity-weighted share of its terms that
         are topic terms or their relatives (0 for a text without terms)."""
-        check_is_fitted(self)
+        self._check_fitted("vectorizer_")
         docs = _check_documents(X)
         matched = self.vectorizer_.transform(docs) @ self.similarity_
         # stemming drops no word that stopwords do not, so this is the stemmed terms' count

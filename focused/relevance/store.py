@@ -18,23 +18,22 @@ import os
 import time
 import zipfile
 from collections.abc import Iterable
+from importlib import import_module
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import sklearn
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
 
 from focused.errors import FocusedError, TopicError
 from focused.relevance.cache import keep
 from focused.relevance.centroid import CentroidModel, example_pages, read_examples
-from focused.relevance.examples import ExamplesModel
-from focused.relevance.examples import read_examples as read_labelled_examples
 from focused.relevance.taxonomy import HierarchicalClassifier, example_files, read_taxonomy
 from focused.relevance.text import analyze
 from focused.relevance.vectors import CategoryVectors
+
+if TYPE_CHECKING:
+    from focused.relevance.examples import ExamplesModel
 
 __all__ = [
     "load_or_fit_category_vectors",
@@ -58,21 +57,22 @@ def _name(thing: Any) -> str:
     return f"{thing.__module__}.{thing.__qualname__}"
 
 
-# The only classes and functions a model file may name: loading builds nothing else.
-CLASSES: dict[str, type[object]] = {
-    _name(cls): cls
-    for cls in (
-        HierarchicalClassifier,
-        CategoryVectors,
-        CentroidModel,
-        ExamplesModel,
-        CountVectorizer,
-        TfidfVectorizer,
-        TfidfTransformer,
-        LogisticRegression,
-        Pipeline,
-    )
-}
+# The only classes and functions a model file may name: loading builds nothing else. A class's
+# module is imported when a file names it, so that loading a model that holds no scikit-learn
+# object (a taxonomy's, word vectors') imports no scikit-learn.
+CLASSES = frozenset(
+    {
+        "focused.relevance.taxonomy.HierarchicalClassifier",
+        "focused.relevance.vectors.CategoryVectors",
+        "focused.relevance.centroid.CentroidModel",
+        "focused.relevance.examples.ExamplesModel",
+        "sklearn.feature_extraction.text.CountVectorizer",
+        "sklearn.feature_extraction.text.TfidfVectorizer",
+        "sklearn.feature_extraction.text.TfidfTransformer",
+        "sklearn.linear_model._logistic.LogisticRegression",
+        "sklearn.pipeline.Pipeline",
+    }
+)
 FUNCTIONS = {_name(analyze): analyze}
 _STATE = "state.json"  # the member of the .npz file that holds the JSON
 
@@ -138,7 +138,8 @@ def _decode(value: Any, arrays: Any) -> Any:
         args, keywords = _decode(value["args"], arrays), _decode(value["keywords"], arrays)
         return functools.partial(FUNCTIONS[value["partial"]], *args, **keywords)
     if value.get("object") in CLASSES:
-        cls = CLASSES[value["object"]]
+        module, _, name = value["object"].rpartition(".")
+        cls = getattr(import_module(module), name)
         obj = cls.__new__(cls)
         obj.__dict__.update(_decode(value["state"], arrays))
         return obj
@@ -163,7 +164,7 @@ def _cache_path(
     digest.update(
         json.dumps({**settings, "format": _FORMAT}, sort_keys=True, default=repr).encode()
     )
-    digest.update(sklearn.__version__.encode())
+    digest.update(version("scikit-learn").encode())
     name = f"{kind}-{folder.resolve().name or 'root'}-{digest.hexdigest()[:16]}.npz"
     return Path(models_dir) / name
 
@@ -272,6 +273,9 @@ def load_or_fit_examples(
 ) -> ExamplesModel:
     """The examples model of a positive (and an optional negative) folder of pages, fitted only
     if none for exactly these examples and hyper-parameters is saved in ``models_dir``."""
+    from focused.relevance.examples import ExamplesModel
+    from focused.relevance.examples import read_examples as read_labelled_examples
+
     folder = Path(positive_folder)
     files = [(path, "1") for path in example_pages(folder)]
     if negative_folder is not None:

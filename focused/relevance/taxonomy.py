@@ -10,15 +10,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.naive_bayes import ComplementNB, MultinomialNB
-from sklearn.utils.validation import check_is_fitted
 
 from focused.errors import TopicError
+from focused.relevance.base import Estimator
 from focused.relevance.counts import Rows, rows_times, terms
 from focused.relevance.text import analyze, page_text
 
@@ -32,7 +29,7 @@ __all__ = [
 ]
 
 EXAMPLE_SUFFIXES = (".txt", ".html", ".htm")
-_NB = {"multinomial": MultinomialNB, "complement": ComplementNB}
+_NB = ("multinomial", "complement")
 
 
 @dataclass(frozen=True)
@@ -117,7 +114,7 @@ def read_taxonomy(folder: str | os.PathLike) -> TaxonomyExamples:
     return TaxonomyExamples(texts, labels, categories)
 
 
-class HierarchicalClassifier(BaseEstimator):
+class HierarchicalClassifier(Estimator):
     """Hierarchical naive Bayes over a category tree, vectorised over batches of documents.
 
     One multinomial NB per internal node p decides among p's children; a child's training
@@ -179,6 +176,9 @@ class HierarchicalClassifier(BaseEstimator):
 
     def fit(self, X: Sequence[str], y: Sequence[str]) -> HierarchicalClassifier:
         """Fit on documents ``X`` filed under category paths ``y`` ("A/B/C")."""
+        import scipy.sparse as sp
+        from sklearn.feature_extraction.text import CountVectorizer
+
         X = _check_documents(X)
         y = [str(label).strip("/") for label in y]
         if len(X) != len(y):
@@ -265,9 +265,13 @@ class HierarchicalClassifier(BaseEstimator):
             depth[i] = 0 if parent < 0 else depth[parent] + 1
         self.levels_ = [np.flatnonzero(depth == d) for d in range(1, depth.max() + 1)]
 
-    def _fit_nodes(self, counts: sp.csr_matrix, y: list[str]) -> None:
-        """One NB per internal node with more than one outcome, stacked into one weight
-        matrix so that scoring a batch is a single sparse matmul."""
+    def _fit_nodes(self, counts: Any, y: list[str]) -> None:
+        """One NB per internal node with more than one outcome (``counts``: a CSR matrix of the
+        documents' evidence), stacked into one weight matrix so that scoring a batch is a
+        single product."""
+        from sklearn import naive_bayes
+
+        nb = naive_bayes.MultinomialNB if self.nb == "multinomial" else naive_bayes.ComplementNB
         n_outcomes = len(self.outcomes_)
         weights = np.zeros((counts.shape[1], n_outcomes), dtype=np.float32)
         bias = np.zeros(n_outcomes)
@@ -287,7 +291,7 @@ class HierarchicalClassifier(BaseEstimator):
         for group, start in enumerate(self.group_starts_):
             if stops[group] - start < 2:
                 continue  # an only child: Pr[c|d,parent] = 1, nothing to learn
-            model = _NB[self.nb](alpha=self.alpha).fit(counts[rows[group]], targets[group])
+            model = nb(alpha=self.alpha).fit(counts[rows[group]], targets[group])
             cols = model.classes_  # every outcome has examples, so all of start..stop
             weights[:, cols] = model.feature_log_prob_.T
             if self.nb == "multinomial":
@@ -327,7 +331,7 @@ class HierarchicalClassifier(BaseEstimator):
 
     def predict_log_proba(self, X: Sequence[str]) -> np.ndarray:
         """log Pr[c|d], columns in the order of ``classes_`` (the root, always 1, left out)."""
-        check_is_fitted(self)
+        self._check_fitted("weights_")
         return self._outcome_log_proba(X)[:, self.node_columns_]
 
     def predict_proba(self, X: Sequence[str]) -> np.ndarray:
@@ -348,29 +352,29 @@ class HierarchicalClassifier(BaseEstimator):
 
     def predict(self, X: Sequence[str]) -> np.ndarray:
         """Best-matching category of each document (see ``score_pages``)."""
-        check_is_fitted(self)
+        self._check_fitted("weights_")
         return self.outcomes_[self._best(self._outcome_log_proba(X))]
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """R(d) = sum of Pr[c|d] over the topmost good nodes (a good subtree counts once)."""
-        check_is_fitted(self)
+        self._check_fitted("weights_")
         return self._relevance(self._outcome_log_proba(X))
 
-    def score_pages(self, X: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    def score_pages(self, X: Sequence[str]) -> tuple[np.ndarray, list[str | None]]:
         """R(d) and the best-matching category of each document, from one pass.
 
         The best category is the most probable of the leaves and of the internal nodes'
         "itself" outcomes (these probabilities sum to 1), not a greedy descent, which can
         commit to a wrong branch on the first step.
         """
-        check_is_fitted(self)
+        self._check_fitted("weights_")
         log_proba = self._outcome_log_proba(X)
         return self._relevance(log_proba), list(self.outcomes_[self._best(log_proba)])
 
     def best_path_good(self, X: Sequence[str]) -> np.ndarray:
         """Whether a node on each document's best-matching category path is good: the test
         hard focus applies before following a page's links."""
-        check_is_fitted(self)
+        self._check_fitted("weights_")
         return self.outcome_good_[self._best(self._outcome_log_proba(X))]
 
 

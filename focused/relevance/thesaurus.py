@@ -41,10 +41,9 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from focused.errors import TopicError, known_fields
+from focused.relevance.base import Estimator
 from focused.relevance.taxonomy import _check_documents
 from focused.relevance.text import analyze
 
@@ -179,7 +178,7 @@ def url_words(url: str) -> str:
     return unquote(f"{parts.path} {parts.query}")
 
 
-class ThesaurusModel(BaseEstimator):
+class ThesaurusModel(Estimator):
     """Relevance of pages to a faceted thesaurus (Badia et al. 2006).
 
     Each facet f is scored separately. Its evidence in a text is
@@ -335,7 +334,7 @@ class ThesaurusModel(BaseEstimator):
         ``urls`` and ``anchors`` are optional, parallel to ``X``: each document's URL and the
         anchor window text of links to it (None or "" where unknown).
         """
-        check_is_fitted(self)
+        self._check_fitted("facet_weights_")
         X = _check_documents(X)
         evidence = self._evidence(X)
         sources = ((urls, self.url_weight, url_words), (anchors, self.anchor_weight, str))
@@ -356,7 +355,7 @@ class ThesaurusModel(BaseEstimator):
         anchors: Sequence[str | None] | None = None,
     ) -> np.ndarray:
         """R in [0, 1) of each document: the weighted mean of its facet scores."""
-        check_is_fitted(self)
+        self._check_fitted("facet_weights_")
         return self._combine(self.facet_scores(X, urls, anchors))
 
     def _combine(self, scores: np.ndarray) -> np.ndarray:
@@ -369,7 +368,7 @@ class ThesaurusModel(BaseEstimator):
         anchors: Sequence[str | None] | None = None,
     ) -> tuple[np.ndarray, list[str | None]]:
         """R and the best-scoring facet of each document (None if no facet matched)."""
-        check_is_fitted(self)
+        self._check_fitted("facet_weights_")
         scores = self.facet_scores(X, urls, anchors)
         best = scores.argmax(axis=1)
         labels = [str(self.facets_[b]) if scores[i, b] > 0 else None for i, b in enumerate(best)]
@@ -382,5 +381,5 @@ class ThesaurusModel(BaseEstimator):
         anchors: Sequence[str | None] | None = None,
     ) -> np.ndarray:
         """Whether each document is on the topic (R >= threshold): hard focus's test."""
-        check_is_fitted(self)
+        self._check_fitted("facet_weights_")
         return self.relevance(X, urls, anchors) >= self.threshold

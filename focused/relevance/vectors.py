@@ -27,9 +27,8 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from focused.relevance.base import Estimator
 from focused.relevance.cache import default_cache_dir, keep
 from focused.relevance.counts import Rows, rows_times
 from focused.relevance.taxonomy import _ancestors, _check_documents
@@ -246,7 +245,7 @@ def word_vectors(cache_dir: str | None = None) -> WordVectors:
     return vectors
 
 
-class _OnWordVectors(BaseEstimator):
+class _OnWordVectors(Estimator):
     """An estimator over word vectors: its ``vectors`` parameter, else the process's GloVe."""
 
     vectors: WordVectors | None
@@ -325,7 +324,7 @@ class CategoryVectors(_OnWordVectors):
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """R of each text of ``X``, in [0, 1]."""
-        check_is_fitted(self, "centroids_")
+        self._check_fitted("centroids_")
         embedded = self._vectors().embed(X)
         logits = embedded @ self.centroids_.T / self.temperature
         weights = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -374,7 +373,7 @@ class ExampleVectors(_OnWordVectors):
 
     def relevance(self, X: Sequence[str]) -> np.ndarray:
         """R of each text of ``X``, in [0, 1]; 0 for a text with no word the vectors know."""
-        check_is_fitted(self, "reference_")
+        self._check_fitted("reference_")
         cosines = self._vectors().embed(X) @ self.centroid_
         ranks = (np.arange(len(self.reference_)) + 0.5) / len(self.reference_)
         return np.interp(cosines, self.reference_, ranks, left=0.0, right=1.0)

@@ -190,7 +190,7 @@ class Judge:
         self.named = named
         self.hub_min_score = hub_min_score
         # the page model a learning topic started with, once it has been refitted
-        self.first_page_vectors: CategoryVectors | ExampleVectors | None = None
+        self.first_page_vectors: CategoryVectors | ExampleVectors | LearnedTopic | None = None
         # anchor -> the model's R of the anchor text alone (not kept when the model reads URLs)
         self.anchor_scores: dict[str, float] = {}
         # anchor -> R with its gloss; None: WordNet does not know the anchor
