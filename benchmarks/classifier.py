@@ -17,8 +17,8 @@ on one core.
 glosses and word vectors) over the first --pages pages of ``throughput.py``'s synthetic web
 (cached in --work), parsed beforehand as the spider parses them, in one pass from a cold
 start, as a crawl process meets them. Prints the CPU milliseconds a page, and a digest of
-every score: the same digest from two builds means the same scores to the last bit (run both
-with the same PYTHONHASHSEED: WordNet's answers come in an order that depends on it).
+every score: the same digest from two builds means the same scores to the last bit (whatever
+PYTHONHASHSEED: tests/test_determinism.py checks that scores do not depend on it).
 """
 
 from __future__ import annotations

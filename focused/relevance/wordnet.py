@@ -222,6 +222,17 @@ class _WordNet(WordNetCorpusReader):
         with self._reading:
             return super().synset_from_pos_and_offset(pos, offset)
 
+    def _synset_from_pos_and_line(self, pos: str, data_file_line: str) -> Synset:
+        """A synset read from its line, its pointers to other synsets in the data files' order.
+        nltk keeps them in sets of (part of speech, offset), and its ``hypernyms()``,
+        ``hyponyms()`` and the like list them in the sets' order, which changes with
+        PYTHONHASHSEED: a gloss's words and a semantic topic's terms would come in another
+        order in every process, and sums over them would differ in their last bits."""
+        synset = super()._synset_from_pos_and_line(pos, data_file_line)
+        for symbol, pointers in synset._pointers.items():
+            synset._pointers[symbol] = sorted(pointers)
+        return synset
+
     def map_wn(self, version: str = "wordnet") -> None:
         return None
 
