@@ -55,7 +55,7 @@ class NltkNouns:
 
 def test_glosses_are_those_nltks_reader_gives():
     """The glosser's own reader of WordNet's nouns: nltk's senses, in nltk's order (its
-    morphology, its definitions, its hypernyms in the order nltk's sets keep them)."""
+    morphology, its definitions, its hypernyms as the project's nltk reader keeps them)."""
     anchors = nouns(40)
     anchors += [f"{noun}s" for noun in anchors[::3]] + [f"{noun} of Laos" for noun in anchors[::5]]
     anchors += ["geese", "mice", "wolves", "churches", "ladies", "women", "Owls (birds)", "2004"]

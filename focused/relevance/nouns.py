@@ -8,8 +8,8 @@ Here the noun index and the data file are memory-mapped, shared by every process
 through the page cache: a lemma is found by a binary search of the sorted index, a synset read
 at its byte offset, and nothing is read before the first anchor is glossed. The answers are
 nltk's, in nltk's order (a test compares the glosses of thousands of nouns): its morphology
-(exception list, then suffix rules), its definitions, and its hypernyms in the order of the
-set nltk keeps them in, built the same way.
+(exception list, then suffix rules), its definitions, and its hypernyms sorted, as the
+project's nltk reader sorts them so that no answer depends on the hash seed.
 
 The folder is the ``wordnet`` argument, else the environment variable FOCUSED_WORDNET, else
 ``/usr/share/wordnet``, where Debian's ``wordnet-base`` installs it (``scripts/setup.sh``
@@ -98,14 +98,15 @@ class NounSynset:
             for name in fields[4 : 4 + 2 * n_lemmas : 2]
         ]
         at = 4 + 2 * n_lemmas
-        # Sets, added to in the line's order, as nltk keeps a synset's pointers: their order is
-        # the glosses' order (and depends on the hash seed, as nltk's does).
+        # Each pointer once, sorted, as the project's nltk reader keeps them
+        # (focused.relevance.wordnet): their order is the glosses' order, the same in every
+        # process whatever its hash seed.
         pointers: dict[str, set[tuple[str, int]]] = {"@": set(), "@i": set()}
         for i in range(at + 1, at + 1 + 4 * int(fields[at]), 4):
             symbol, offset, pos, lemmas = fields[i : i + 4]
             if symbol in pointers and lemmas == "0000":  # between synsets, not lemmas
                 pointers[symbol].add((pos, int(offset)))
-        self._hypernyms, self._instance_hypernyms = pointers["@"], pointers["@i"]
+        self._hypernyms, self._instance_hypernyms = sorted(pointers["@"]), sorted(pointers["@i"])
 
     def definition(self) -> str:
         return self._definition
