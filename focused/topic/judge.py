@@ -328,16 +328,18 @@ class Judge:
         return round(r, 6), round(first, 6)
 
     def _estimated(
-        self, links: Sequence[PageLink], parent: float, anchors: list[float] | None
+        self, links: list[PageLink], parent: float, anchors: list[float] | None
     ) -> list[PageLink]:
-        """The page's links with their anchors' R and their estimates."""
+        """The page's links, each given its anchor's R and its estimate (in place: a page is
+        judged once, and its links are many)."""
         if anchors is None:
-            return [PageLink(k.url, k.anchor, k.context, None, parent) for k in links]
-        estimate = self.link_score
-        return [
-            PageLink(k.url, k.anchor, k.context, a, link_estimate(estimate, parent, a))
-            for k, a in zip(links, anchors, strict=True)
-        ]
+            for link in links:
+                link.anchor_relevance, link.estimate = None, parent
+            return links
+        score = self.link_score
+        for link, a in zip(links, anchors, strict=True):
+            link.anchor_relevance, link.estimate = a, link_estimate(score, parent, a)
+        return links
 
     def _batch(self, doc: str, anchors: list[str], links: Sequence[PageLink]) -> _Batch:
         """The page's texts to score in one batch: the page, the anchors whose R is not kept
