@@ -15,7 +15,7 @@ from focused.monitor.metrics import CrawlCollector
 from focused.monitor.snapshot import crawl_snapshot, format_status
 from focused.settings import defaults
 from focused.store import keys
-from focused.store.frontier.base import Budgets, Link
+from focused.store.frontier.base import Ack, Budgets, Link
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.reads import Reader
 
@@ -215,6 +215,83 @@ def test_a_farm_spread_over_platforms_is_held_by_its_shape(redis_client, crawl_n
     assert kept in farm
     assert f.counts()["held/hosts"] >= 20
     assert redis_client.hget(f.store.key(keys.LINEAGE, "s0.netlify.app"), "h") == "3"
+
+
+def lineages(f: RedisFrontier, *hosts: str) -> dict[str, str | None]:
+    """Each host's lineage (its hash's ``f`` field), None for none."""
+    return {host: f.store._client.hget(f.store.host_key(keys.HOST, host), "f") for host in hosts}
+
+
+def spread_two_pages(f: RedisFrontier) -> None:
+    """Acknowledge s0 and t0 in one call, each linking to no page of its own host: s0 to three
+    new hosts (it spreads), t0 to one of those and one more new host (it spreads too, by its
+    one host new to the crawl that s0 did not link to)."""
+    f.push_many([Link("http://s0.netlify.app/", 0.9), Link("http://t0.github.io/", 0.9)])
+    leased = {one.url: one.lease for one in f.pop_ready(2).leased}
+    links = {
+        "http://s0.netlify.app/": ["http://a1.test/", "http://a2.test/", "http://x.test/"],
+        "http://t0.github.io/": ["http://x.test/", "http://b1.test/"],
+    }
+    f.complete_many(
+        [
+            Ack(leased[url], url, "page", 0.5, False, [Link(to, 0.5) for to in links[url]])
+            for url in links
+        ]
+    )
+
+
+def test_a_host_is_new_to_one_page_of_a_call_and_a_page_that_does_not_spread_takes_it_out(
+    redis_client, crawl_name
+):
+    f = RedisFrontier.for_crawl(redis_client, crawl_name, budgets=Budgets(farm_hosts=3))
+    spread_two_pages(f)
+    hosts = ("http://a1.test", "http://a2.test", "http://x.test", "http://b1.test")
+    assert lineages(f, *hosts) == {
+        "http://a1.test": "+s0.netlify.app",
+        "http://a2.test": "+s0.netlify.app",
+        "http://x.test": "+s0.netlify.app",
+        "http://b1.test": "+t0.github.io",
+    }
+    assert lineages(f, "http://s0.netlify.app", "http://t0.github.io") == dict.fromkeys(
+        ("http://s0.netlify.app", "http://t0.github.io")
+    )
+    # Links pushed from no page (or from a page that does not spread) take their hosts out of
+    # any lineage; a new one is in none.
+    f.push_many([Link("http://a1.test/more", 0.5), Link("http://c1.test/", 0.5)])
+    assert lineages(f, "http://a1.test", "http://a2.test", "http://c1.test") == {
+        "http://a1.test": None,
+        "http://a2.test": "+s0.netlify.app",
+        "http://c1.test": None,
+    }
+    # A host fetched from keeps its lineage until a page that does not spread links to it:
+    # x's page spreads its lineage to two new hosts; a2's own page, linking to a2, takes a2 out.
+    leased = {one.url: one.lease for one in f.pop_ready(10).leased}
+    links = {
+        "http://x.test/": ["http://e1.test/", "http://e2.test/"],
+        "http://a2.test/": ["http://a2.test/next", "http://d1.test/"],
+    }
+    f.complete_many(
+        [
+            Ack(lease, url, "page", 0.5, False, [Link(to, 0.5) for to in links.get(url, [])])
+            for url, lease in leased.items()
+        ]
+    )
+    assert {"http://x.test/", "http://a2.test/"} <= set(leased)
+    assert lineages(f, "http://x.test", "http://e1.test", "http://e2.test", "http://a2.test") == {
+        "http://x.test": "+s0.netlify.app",
+        "http://e1.test": "s0.netlify.app",
+        "http://e2.test": "s0.netlify.app",
+        "http://a2.test": None,
+    }
+
+
+def test_without_the_farm_budget_no_host_has_a_lineage(redis_client, crawl_name):
+    f = RedisFrontier.for_crawl(redis_client, crawl_name, budgets=Budgets(domain_hosts=15))
+    spread_two_pages(f)
+    hosts = ("http://a1.test", "http://a2.test", "http://x.test", "http://b1.test")
+    assert lineages(f, *hosts) == dict.fromkeys(hosts)
+    assert f.store._client.hget(f.store.host_key(keys.HOST, "http://x.test"), "d") == "x.test"
+    assert not f.store._client.keys(f.store.key(keys.LINEAGE, "*"))
 
 
 def test_a_domain_over_its_page_budget_is_held(frontier):

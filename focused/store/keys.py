@@ -35,8 +35,8 @@ key (after prefix)     type    what it holds
                                priority); with budgets ``d`` its registered domain, ``s`` popped
                                from before, ``b`` why it is held, ``u`` the private suffix of
                                the Public Suffix List it is under (``netlify.app``), if any,
-                               ``f`` its lineage (``fl:``), if any; a
-                               hash per host, so each is a few bytes to read
+                               ``f`` with the farm budget its lineage (``fl:``), if any;
+                               a hash per host, so each is a few bytes to read
 ``held``               zset    hosts over a budget, with queued URLs, served only when no other
                                host is ready or waiting; score as in ``ready``
 ``d:<domain>``         hash    one registered domain (budgets on): ``p`` URLs fetched from its

@@ -39,9 +39,9 @@ class Pushing(FrontierCore):
         servers other than ``page_origin`` are appended to it as crawl-graph records (every
         one of them). When a budget needs them, the hosts' registered domains follow the links
         after an empty line, one ``origin domain`` a line, or ``origin domain suffix`` for a
-        host under a private suffix of the Public Suffix List, and ``* page_origin domain``
-        when the page links to no page of its own host (a link farm's page does not: the
-        script's ``note_hosts``).
+        host under a private suffix of the Public Suffix List, after, with the farm budget,
+        ``* page_origin domain`` when the page links to no page of its own host (a link farm's
+        page does not: the script's ``note_hosts``).
         """
         by_shard: dict[int, list[str]] = {}
         hosts: dict[int, set[str]] = {}
@@ -76,7 +76,7 @@ class Pushing(FrontierCore):
             if domains is not None:
                 hosts.setdefault(shard, set()).add(link_origin)
         if domains is not None:
-            spreads = page_origin and not own_links
+            spreads = page_origin and not own_links and self.budgets.farm_hosts
             page = [f"* {page_origin} {domains(page_origin)}"] if spreads else []
             for shard, origins in hosts.items():
                 by_shard[shard] += [

@@ -166,47 +166,67 @@ local function head_changed(frontier, origin, now, packed)
 end
 
 -- What a call's pushes add up to, for place_heads: per host its best new URL (best: packed
--- order, head: member), its registered domain and private suffix, the lineage of a new host
--- first seen on a page that spreads, the hosts linked from a page that does not (kept: out of
--- any lineage); and the new URLs.
+-- order, head: member), its registered domain and private suffix; with the farm budget, the
+-- pages that may spread and the hosts linked from pages that do not (kept), for lineages();
+-- and the new URLs.
 local function new_pushes()
-  return {best = {}, head = {}, domain = {}, suffix = {}, lineage = {}, kept = {}, new = 0}
+  return {best = {}, head = {}, domain = {}, suffix = {}, pages = {}, kept = {}, new = 0}
 end
 
 -- Note the hosts of a page's links, from the "origin domain [suffix]" lines of its packed
--- links, and the "* origin domain" line of a page that links to no page of its own host: when
--- at least SPREAD_SHARE of its hosts are new (never queued before), the page spreads, like a
--- link farm's, and its new hosts are in its host's lineage: each lineage may have
--- budgets.farm_hosts hosts popped from (counted_lineage). A page of a host in no lineage
--- starts one, named by its host's domain, whose first hosts are marked '+' and not counted: a
--- page that links to new sites only (a seed's) is not a farm, a chain of them is. The hosts a
--- page that does not spread links to are out of any lineage: a site that other sites link to
--- is not a farm's. On a cluster a host of another shard than the page's starts a lineage of
--- its own (the page's host's lineage is on the page's shard).
+-- links. With the farm budget (budgets.farm_hosts), a page that links to no page of its own
+-- host (its "* origin domain" line, before its hosts' lines) may spread: it is noted with its
+-- host and domain, the hosts it links to and those of them no earlier page of the call linked
+-- to (only they can be new to the crawl for this page), for lineages(); the hosts of any other
+-- page are kept.
 local function note_hosts(frontier, pushes, lines)
-  local page, page_domain
-  local hosts, new = {}, {}
+  local farm = frontier.budgets.farm_hosts > 0
+  local page
   for line in string.gmatch(lines, '[^\n]+') do
     local origin, domain, suffix = string.match(line, '^(%S+) (%S+) ?(%S*)$')
     if origin == '*' then
-      page, page_domain = domain, suffix
+      if farm then page = {origin = domain, domain = suffix, hosts = {}, first = {}} end
     elseif origin then
-      hosts[#hosts + 1] = origin
-      if not pushes.domain[origin]
-          and redis.call('EXISTS', host_key(frontier, origin)) == 0 then
-        new[#new + 1] = origin
+      if page then
+        page.hosts[#page.hosts + 1] = origin
+        if not pushes.domain[origin] then page.first[#page.first + 1] = origin end
+      elseif farm then
+        pushes.kept[origin] = true
       end
       pushes.domain[origin] = domain
       if suffix ~= '' then pushes.suffix[origin] = suffix end
     end
   end
-  if page and #hosts > 0 and #new >= SPREAD_SHARE * #hosts then
-    local lineage = redis.call('HGET', host_key(frontier, page), HOST_FIELD.lineage)
-    lineage = lineage and string.match(lineage, '^%+?(.*)$') or '+' .. page_domain
-    for _, origin in ipairs(new) do pushes.lineage[origin] = lineage end
-  else
-    for _, origin in ipairs(hosts) do pushes.kept[origin] = true end
+  if page and #page.hosts > 0 then pushes.pages[#pushes.pages + 1] = page end
+end
+
+-- The farm budget's lineages, from the call's pages that may spread (note_hosts), once the
+-- hosts new to the crawl (never queued before) are known: new, by host. Such a page spreads,
+-- like a link farm's, when at least SPREAD_SHARE of the hosts it links to are new, and its new
+-- hosts are in its host's lineage: each lineage may have budgets.farm_hosts hosts popped from
+-- (counted_lineage). A page of a host in no lineage starts one, named by its host's domain,
+-- whose first hosts are marked '+' and not counted: a page that links to new sites only (a
+-- seed's) is not a farm, a chain of them is. The hosts a page that does not spread links to
+-- are out of any lineage (kept): a site that other sites link to is not a farm's. On a cluster
+-- a host of another shard than the page's starts a lineage of its own (the page's host's
+-- lineage is on the page's shard). Returns the lineage of each new host of a page that
+-- spreads, and the kept hosts.
+local function lineages(frontier, pushes, new)
+  local lineage, kept = {}, pushes.kept
+  for _, page in ipairs(pushes.pages) do
+    local born = {}
+    for _, origin in ipairs(page.first) do
+      if new[origin] then born[#born + 1] = origin end
+    end
+    if #born >= SPREAD_SHARE * #page.hosts then
+      local of_page = redis.call('HGET', host_key(frontier, page.origin), HOST_FIELD.lineage)
+      of_page = of_page and string.match(of_page, '^%+?(.*)$') or '+' .. page.domain
+      for _, origin in ipairs(born) do lineage[origin] = of_page end
+    else
+      for _, origin in ipairs(page.hosts) do kept[origin] = true end
+    end
   end
+  return lineage, kept
 end
 
 -- Queue the links of one page found on page number parent (0 for none), noting them in
@@ -238,25 +258,32 @@ local function push_packed(frontier, pushes, links, parent)
   return new
 end
 
--- After pushes, for each host that got new URLs: its domain and suffix noted, its worst URLs
--- past budgets.host_queued dropped for good (they stay seen; counted in dropped/host_queue),
--- and, if its best queued URL is now a new one, its place anew (head_changed), but for the
--- hosts in skip, which the caller schedules itself; one whose head did not change keeps its
--- place. Counts the new URLs (less those dropped) as queued, and as seen.
+-- After pushes, for each host that got new URLs: its domain and suffix noted (a host whose
+-- domain this notes first is new to the crawl: every host queued while a budget needs domains
+-- has its domain noted), its lineage (lineages(): set for a new host of a page that spreads;
+-- taken out for a kept host, but for a new one, which has none), its worst URLs past
+-- budgets.host_queued dropped for good (they stay seen; counted in dropped/host_queue), and,
+-- if its best queued URL is now a new one, its place anew (head_changed), but for the hosts in
+-- skip, which the caller schedules itself; one whose head did not change keeps its place.
+-- Counts the new URLs (less those dropped) as queued, and as seen.
 local function place_heads(frontier, pushes, skip, now)
   local stats, host_queued, dropped = frontier.key.stats, frontier.budgets.host_queued, 0
+  local new = {}
+  for origin in pairs(pushes.head) do
+    local host, domain, suffix = host_key(frontier, origin), pushes.domain[origin],
+                                 pushes.suffix[origin]
+    if domain and redis.call('HSETNX', host, HOST_FIELD.domain, domain) == 1 then
+      new[origin] = true
+    end
+    if suffix then redis.call('HSETNX', host, HOST_FIELD.suffix, suffix) end
+  end
+  local lineage, kept = lineages(frontier, pushes, new)
   for origin, member in pairs(pushes.head) do
     local queue = host_queue_key(frontier, origin)
-    if pushes.domain[origin] then
-      redis.call('HSETNX', host_key(frontier, origin), HOST_FIELD.domain, pushes.domain[origin])
-    end
-    if pushes.suffix[origin] then
-      redis.call('HSETNX', host_key(frontier, origin), HOST_FIELD.suffix, pushes.suffix[origin])
-    end
-    if pushes.kept[origin] then
-      redis.call('HDEL', host_key(frontier, origin), HOST_FIELD.lineage)
-    elseif pushes.lineage[origin] then
-      redis.call('HSET', host_key(frontier, origin), HOST_FIELD.lineage, pushes.lineage[origin])
+    if kept[origin] then
+      if not new[origin] then redis.call('HDEL', host_key(frontier, origin), HOST_FIELD.lineage) end
+    elseif lineage[origin] then
+      redis.call('HSET', host_key(frontier, origin), HOST_FIELD.lineage, lineage[origin])
     end
     if host_queued > 0 then
       local over = redis.call('ZCARD', queue) - host_queued
@@ -269,9 +296,9 @@ local function place_heads(frontier, pushes, skip, now)
       head_changed(frontier, origin, now, pushes.best[origin])
     end
   end
-  local new = pushes.new
-  if new - dropped ~= 0 then redis.call('HINCRBY', stats, 'queued', new - dropped) end
-  if new > 0 then redis.call('HINCRBY', stats, 'seen', new) end
+  local new_urls = pushes.new
+  if new_urls - dropped ~= 0 then redis.call('HINCRBY', stats, 'queued', new_urls - dropped) end
+  if new_urls > 0 then redis.call('HINCRBY', stats, 'seen', new_urls) end
   if dropped > 0 then redis.call('HINCRBY', stats, 'dropped/host_queue', dropped) end
 end
 
