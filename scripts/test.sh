@@ -3,7 +3,8 @@
 # 127.0.0.1; the documentation is built and its examples run by tests/test_docs.py), in
 # FOCUSED_TEST_WORKERS processes (pytest-xdist; 3 by default: most tests wait on subprocesses and
 # timers, so more than the cores), each test file's tests in one of them (--dist loadfile: a
-# module's fixtures, such as the crawl that tests/test_hostile_web.py checks, are made once).
+# module's fixtures, such as the crawl that tests/test_hostile_web.py checks, are made once), but
+# for the documentation's pages, whose examples run each in any of them (tests/conftest.py).
 # Arguments go to pytest: -m unit, a test file, -n 0 for one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."

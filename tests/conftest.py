@@ -35,6 +35,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 import pytest
@@ -52,6 +53,11 @@ from focused.store.embedded import stop_if_last
 from focused.store.frontier.queue import RedisFrontier
 from focused.store.server import LOG_FILE, server_command
 
+if TYPE_CHECKING:
+    from xdist.remote import Producer
+    from xdist.scheduler import Scheduling
+    from xdist.workermanage import WorkerController
+
 TIERS = ("unit", "redis", "crawl", "cluster")
 """The tiers, lightest first."""
 
@@ -67,6 +73,35 @@ FIXTURE_TIERS = {
     "redis_cluster": "cluster",
 }
 """The tier a fixture puts its tests (and fixtures that use it) in."""
+
+
+SPREAD = ("tests/test_docs.py::test_the_pages_examples_run_as_shown[",)
+"""Tests whose cases share no module fixture and take a minute or two each. Under
+``--dist loadfile`` (scripts/test.sh) each case is a unit of work of its own, handed out before
+the files, instead of all of them in their file's process: in one, the documentation's examples
+took the longest stretch of the suite."""
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> Scheduling | None:
+    """``--dist loadfile``, but with the cases of :data:`SPREAD` spread over the processes."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SpreadScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith(SPREAD) else super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node: WorkerController) -> None:
+            # The spread cases first: xdist gives a process more work while it has two tests
+            # or fewer to run, so at the end one process could be left with three of them.
+            spread = next((scope for scope in self.workqueue if scope.startswith(SPREAD)), None)
+            if spread is not None:
+                self.workqueue.move_to_end(spread, last=False)
+            super()._assign_work_unit(node)
+
+    return SpreadScheduling(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
