@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import asdict
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -149,6 +150,15 @@ UNUSED = (
 )
 
 
+def modules_loaded(code: str, cwd: Path) -> set[str]:
+    """The modules a fresh Python process has imported once ``code`` ran: ``code`` prints
+    ``json.dumps(sorted(sys.modules))`` last."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, check=True
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
 @pytest.mark.redis  # a subprocess
 def test_a_default_crawl_process_loads_no_package_it_does_not_use(tmp_path):
     """The crawl's spider, add-on and every component its settings name, imported as
@@ -171,10 +181,7 @@ for name in ("SCHEDULER", "DUPEFILTER_CLASS"):
     load_object(settings[name])
 print(json.dumps(sorted(sys.modules)))
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
-    )
-    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    loaded = modules_loaded(code, tmp_path)
     assert "focused" in loaded and "scrapy" in loaded
     assert not loaded & set(UNUSED), loaded & set(UNUSED)
 
@@ -211,9 +218,6 @@ relevance, categories = model.score_pages(texts)
 assert len(relevance) == len(categories) == 7 and len(vectors.relevance(texts)) == 7
 print(json.dumps(sorted(sys.modules)))
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
-    )
-    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    loaded = modules_loaded(code, tmp_path)
     assert "focused.relevance.taxonomy" in loaded and "focused.relevance.nouns" in loaded
     assert not loaded & set(FITTING), loaded & set(FITTING)
