@@ -22,9 +22,10 @@ development topics), it does what docs/howto/label.md tells a user to do, with t
 
 Both crawls are scored as ``focused evaluate`` scores its crawlers (``score_crawls``). One
 table shows, per task and on average, each crawl's share of the oracle's relevant pages,
-harvest, own harvest and calibration gap, and CPU per page, with the marks the labelled crawl
-learnt from; ``--work``/labelling.json keeps everything, the marks included. About a minute
-per crawl on Wikispeedia.
+harvest, own harvest and calibration gap, its verdicts against the labels (precision, recall
+and F1 of the pages its feed marks relevant, and the ECE of its score: ``score.measure``), and
+CPU per page, with the marks the labelled crawl learnt from; ``--work``/labelling.json keeps
+everything, the marks included. About a minute per crawl on Wikispeedia.
 """
 
 from __future__ import annotations
@@ -117,12 +118,14 @@ def run_task(
 
 
 def table(report: dict[str, Any]) -> Table:
-    """Per task and on average: each crawl's figures at the k of ``focused evaluate``'s tables,
-    and the good and bad pages the labelled crawl learnt from."""
+    """Per task and on average: each crawl's figures at the k of ``focused evaluate``'s tables
+    (its verdicts at the calibration k), and the good and bad pages the labelled crawl learnt
+    from."""
     harvest_ks, oracle_ks = shown_ks(report["ks"])
     own_k = calibration_k(report["ks"])
     columns = [("of_oracle", k) for k in oracle_ks] + [("harvest", k) for k in harvest_ks]
     columns += [("own_harvest", own_k), ("calibration_gap", own_k)]
+    columns += [(m, own_k) for m in ("verdict_precision", "verdict_recall", "verdict_f1", "ece")]
     result = Table(
         title=f"Keywords, then {report['labels']} pages labelled ({report['order']} first),"
         f" {report['task_set']} set, {report['pages']} counted pages per crawl"

@@ -24,11 +24,19 @@ from focused.lab.evaluation.coverage import (
 )
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.oracle import oracle_order
-from focused.lab.evaluation.report import averages, calibration_k, shown_ks, tables
+from focused.lab.evaluation.report import (
+    averages,
+    calibration_k,
+    pool_reliability,
+    shown_ks,
+    tables,
+)
 from focused.lab.evaluation.run import CRAWLERS, name_words, prepare, thesaurus_from_examples
 from focused.lab.evaluation.score import (
     claimed_relevant,
     counted_pages,
+    ece,
+    feed_verdicts,
     measure,
     served_order,
     steps,
@@ -99,11 +107,109 @@ def test_own_harvest_counts_the_feed_by_the_served_rule():
     claimed = claimed_relevant(feed)
     assert claimed == {H + "s1", H + "t1", H + "a", H + "x"}
     targets = {H + "a", H + "b", H + "c", H + "t1"}
-    result = measure(pages, targets, [2, 4, 5, 10], _zero, claimed=claimed)
+    result = measure(pages, targets, [2, 4, 5, 10], _zero, verdicts=feed_verdicts(feed))
     assert result["harvest"] == {"2": 0.5, "4": 0.5, "5": 0.6}
     assert result["own_harvest"] == {"2": 1.0, "4": 0.5, "5": 0.4}
     assert result["calibration_gap"] == {"2": 0.5, "4": 0.0, "5": 0.2}
     assert "own_harvest" not in measure(pages, targets, [2], _zero)  # the oracle: no feed
+
+
+def _verdict_feed() -> tuple[list[str], set[str], list[dict]]:
+    """Counted pages, targets and a feed whose verdicts are worked out by hand below."""
+    pages = [H + p for p in ("a", "d", "c", "e", "b", "f", "g")]
+    targets = {H + p for p in ("a", "b", "c", "x")}  # x: never fetched
+    feed = [
+        {"url": H + "a", "relevant": True, "relevance": 0.95},  # target, claimed
+        {"url": H + "d", "relevant": True, "relevance": 0.83},  # claimed, not a target
+        {"url": H + "c", "relevant": False, "relevance": 0.35},  # target missed
+        {"url": H + "e", "relevant": False, "relevance": 0.15},
+        {"url": H + "b", "relevant": True, "relevance": 0.85},  # target, claimed
+        {"url": H + "g", "relevant": None, "relevance": None, "bad": "duplicate"},  # no score
+        {"url": H + "b", "relevant": False, "relevance": 0.05},  # served again: the first kept
+        # f: served, not in the feed: not claimed, no score
+    ]
+    return pages, targets, feed
+
+
+def test_verdicts_of_the_feed_against_the_labels():
+    pages, targets, feed = _verdict_feed()
+    verdicts = feed_verdicts(feed)
+    assert verdicts.score_of == "relevance" and H + "g" not in verdicts.scores
+    assert verdicts.scores[H + "b"] == 0.85
+    result = measure(pages, targets, [1, 4, 7], _zero, verdicts=verdicts)
+    assert result["reliability_of"] == "relevance"
+    # k = 7: claimed a, d, b; relevant a, c, b; both: a, b.
+    assert result["verdict_precision"]["7"] == result["verdict_recall"]["7"] == 0.6667
+    assert result["verdict_f1"]["7"] == 0.6667 and result["unscored"]["7"] == 2
+    bins = result["reliability"]["7"]
+    assert [b["pages"] for b in bins] == [0, 1, 0, 1, 0, 0, 0, 0, 2, 1]
+    assert bins[8] == {"pages": 2, "relevant": 1, "predicted": 0.84, "share": 0.5}
+    assert bins[0] == {"pages": 0, "relevant": 0, "predicted": None, "share": None}
+    # (1 * .05 + 2 * .34 + 1 * .65 + 1 * .15) / 5
+    assert result["ece"]["7"] == 0.306
+    assert result["auc"]["7"] == 0.8333  # 5 of the 6 (relevant, not) pairs ordered right
+    # Claiming a, b, d, c (score >= .35): 3 of 3 relevant, 3 of 4 claimed: F1 = 6/7.
+    assert result["best_f1"]["7"] == 0.8571
+    # k = 4 (a, d, c, e): claimed a, d; relevant a, c.
+    assert result["verdict_precision"]["4"] == result["verdict_recall"]["4"] == 0.5
+    assert result["ece"]["4"] == 0.42 and result["auc"]["4"] == 0.75
+    assert result["best_f1"]["4"] == 0.8 and result["unscored"]["4"] == 0
+    # k = 1 (a): one class only, no AUC.
+    assert result["verdict_f1"]["1"] == 1.0 and result["auc"]["1"] is None
+    # Nothing claimed: precision undefined, counted as 0, and so F1.
+    nothing = measure([H + "c", H + "e"], targets, [2], _zero, verdicts=verdicts)
+    assert nothing["verdict_precision"] == nothing["verdict_f1"] == {"2": 0.0}
+    assert nothing["verdict_recall"] == {"2": 0.0} and nothing["own_harvest"] == {"2": 0.0}
+    assert "verdict_f1" not in measure(pages, targets, [7], _zero)  # the oracle: no feed
+
+
+def test_verdicts_read_the_feeds_probability_when_it_has_one():
+    pages, targets, feed = _verdict_feed()
+    for item, p in zip(feed[:4], (0.9, 0.1, 0.8, 0.2), strict=True):
+        item["probability"] = p  # b has none: no score
+    verdicts = feed_verdicts(feed)
+    assert verdicts.score_of == "probability" and H + "b" not in verdicts.scores
+    result = measure(pages, targets, [4, 7], _zero, verdicts=verdicts)
+    assert result["reliability_of"] == "probability" and result["unscored"]["7"] == 3
+    assert result["auc"]["4"] == 1.0 and result["best_f1"]["4"] == 1.0
+    # k = 4: bins 9 (.9, relevant), 1 (.1, not), 8 (.8, relevant), 2 (.2, not)
+    assert result["ece"]["4"] == round((0.1 + 0.1 + 0.2 + 0.2) / 4, 4)
+    # The claims are the feed's `relevant`, whatever the score read.
+    assert result["verdict_precision"]["7"] == 0.6667
+
+
+def test_verdict_averages_pool_the_reliability_tables():
+    pages, targets, feed = _verdict_feed()
+    one = measure(pages, targets, [4, 7], _zero, verdicts=feed_verdicts(feed))
+    two = measure(pages[:1] * 4, targets, [4], _zero, verdicts=feed_verdicts(feed))
+    assert two["auc"] == {"4": None}  # a, four times: one class
+    topics = [_topic("A", 0.5, 0.5), _topic("B", 0.5, 0.5)]
+    for topic, figures in zip(topics, (one, two), strict=True):
+        topic["crawlers"]["taxonomy"] |= {
+            k: v for k, v in figures.items() if k.startswith(("verdict", "reli", "ece", "un"))
+        }
+        topic["crawlers"]["taxonomy"] |= {"auc": figures["auc"], "best_f1": figures["best_f1"]}
+    average = averages(topics, ["taxonomy", "oracle"])
+    taxonomy = average["taxonomy"]
+    assert taxonomy["verdict_precision"] == {"4": 0.75}  # (.5 + 1) / 2; k = 7 not on B
+    assert taxonomy["auc"] == {"4": 0.75}  # B has none: A's alone
+    assert taxonomy["ece"] == {"4": round((0.42 + 0.05) / 2, 4)}
+    pooled = taxonomy["reliability"]["4"]
+    assert pooled[9] == {"pages": 5, "relevant": 5, "predicted": 0.95, "share": 1.0}
+    assert pooled == pool_reliability([one["reliability"]["4"], two["reliability"]["4"]])
+    # The pooled table: a's five pages (gap .05), d (.83), c (.65), e (.15) over 8 pages.
+    assert taxonomy["ece_pooled"] == {"4": round((5 * 0.05 + 0.83 + 0.65 + 0.15) / 8, 4)}
+    assert ece(pooled) == taxonomy["ece_pooled"]["4"]
+    assert taxonomy["reliability_of"] == "relevance"
+    assert average["oracle"]["verdict_f1"] == {} and average["oracle"]["reliability_of"] is None
+    report = {"crawlers": ["taxonomy", "oracle"], "ks": [4], "topics": topics}
+    verdicts, reliability = tables({**report, "average": average})[3:5]
+    cells = {column.header: list(column.cells) for column in verdicts.columns}
+    assert cells["crawler"] == ["taxonomy"] and cells["k"] == ["4"]  # no row for the oracle
+    assert cells["P"] == [".75"] and cells["AUC"] == [".75"] and cells["score"] == ["R"]
+    assert cells["best\nF1"] == [".90"] and cells["pooled\nECE"] == [".23"]
+    cells = {column.header: list(column.cells) for column in reliability.columns}
+    assert cells["taxonomy (R)"][9] == ".95 / 1.00 (5)" and cells["taxonomy (R)"][0] == "-"
 
 
 def _topic(category: str, harvest: float, own: float | None) -> dict:

@@ -40,8 +40,9 @@ from focused.lab.evaluation.run import (
     slug,
 )
 from focused.lab.evaluation.score import (
-    claimed_relevant,
+    FeedVerdicts,
     counted_pages,
+    feed_verdicts,
     measure,
     served_order,
     steps,
@@ -100,11 +101,12 @@ def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], di
     return counted_pages(order, task.skip, pages), figures
 
 
-def _claimed(folder: Path, crawler: str) -> set[str]:
-    """Pages the crawl's own feed (``feed.jsonl`` of its folder, as ``run.crawl`` lays it out)
-    calls relevant; complete lines only, as a killed crawl may leave the last one cut."""
+def _claimed(folder: Path, crawler: str) -> FeedVerdicts:
+    """What the crawl's own feed (``feed.jsonl`` of its folder, as ``run.crawl`` lays it out)
+    says of its pages: those it calls relevant and their scores (:func:`feed_verdicts`), read
+    once; complete lines only, as a killed crawl may leave the last one cut."""
     feed = folder / "crawls" / crawler / "feed.jsonl"
-    return claimed_relevant(read_log(feed) if feed.exists() else [])
+    return feed_verdicts(read_log(feed) if feed.exists() else [])
 
 
 def score_crawls(
@@ -125,8 +127,8 @@ def score_crawls(
     scored = {ORACLE: measure(oracle, task.targets, ks, similarity, oracle_found)}
     for run in runs:
         counted, cost = _crawl_figures(run, task, pages)
-        claimed = _claimed(folder, run.crawler)
-        figures = measure(counted, task.targets, ks, similarity, oracle_found, claimed)
+        verdicts = _claimed(folder, run.crawler)
+        figures = measure(counted, task.targets, ks, similarity, oracle_found, verdicts)
         scored[run.crawler] = {**cost, **figures}
         coverage = coverage_figures(
             graph.links,
@@ -296,6 +298,25 @@ def evaluate(
             " relevant (a page missing from the feed: not relevant); none for the oracle",
             "calibration_gap": "|own_harvest - harvest| at k; averaged as the mean over topics"
             " of the absolute gaps",
+            "verdicts": "verdict_precision, verdict_recall, verdict_f1 at k: of the first k"
+            " counted pages, claimed = those the feed marks relevant (a page missing from the"
+            " feed: not claimed), truth = the targets; precision = claimed targets / claimed"
+            " (0 when nothing is claimed), recall = claimed targets / targets (0 when there are"
+            " none), F1 = 2PR/(P+R) (0 when either is 0); none for the oracle",
+            "reliability": "at k, the first k counted pages in 10 equal-width bins of the"
+            " feed's score in [0, 1] (reliability_of: its 'probability' field if the feed has"
+            " one, else 'relevance', R): per bin pages, relevant (truly relevant pages),"
+            " predicted (mean score), share (relevant / pages); a page missing from the feed or"
+            " without a score is left out and counted in unscored. ece = sum over bins of"
+            " pages_b / pages * |predicted_b - share_b|. Averages: ece, the mean over topics;"
+            " reliability, the topics' tables pooled (counts summed), and ece_pooled, its ECE",
+            "auc": "ROC AUC of the score against the labels over the first k counted pages that"
+            " have a score; null when they are all relevant or all not",
+            "best_f1": "the F1 of claiming the pages scored at least t, for the best t, chosen"
+            " knowing the labels: an upper bound of what a threshold on the score can do, not"
+            " a figure a crawl can reach (recall against all targets of the first k pages)",
+            "verdict_averages": "verdict_*, ece, auc, best_f1, unscored: means over the topics"
+            " where defined (null where undefined on every topic)",
             "of_oracle": "targets found in the first k counted pages / the oracle's; averaged"
             " as the mean of the topics' ratios",
             "cpu_per_page": "user+system CPU seconds of the crawl process / URLs it fetched"

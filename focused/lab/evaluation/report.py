@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from focused.lab.evaluation.coverage import average_coverage
+from focused.lab.evaluation.score import BINS, ece
 
 __all__ = [
     "MEASURES",
@@ -20,10 +21,22 @@ __all__ = [
     "not_run_lines",
     "shown_ks",
     "tables",
+    "verdict_tables",
     "write_json",
 ]
 
 MEASURES = ("harvest", "own_harvest", "calibration_gap", "recall", "of_oracle", "similarity")
+# The figures of a crawl's verdicts (score.measure); None where undefined on a topic (no AUC
+# when one class is absent, no ECE without a scored page), left out of that k's mean.
+VERDICT_MEASURES = (
+    "verdict_precision",
+    "verdict_recall",
+    "verdict_f1",
+    "ece",
+    "auc",
+    "best_f1",
+    "unscored",
+)
 # The k of the tables (the issue's "every method at 100, 250 and 1000 pages"), and of them the
 # ones where the share of the oracle is shown: small topics run out of relevant pages long
 # before 1000, and every crawler's share tends to 1 as the oracle runs dry.
@@ -35,6 +48,51 @@ CALIBRATION_K = 250
 
 def _mean(values: Sequence[float]) -> float:
     return round(sum(values) / len(values), 4)
+
+
+def _shared_ks(rows: Sequence[dict[str, Any]], measure: str) -> list[str]:
+    """The k every row has ``measure`` at, in order (none without rows)."""
+    ks = set.intersection(*(set(r.get(measure, {})) for r in rows)) if rows else set()
+    return sorted(ks, key=int)
+
+
+def pool_reliability(tables: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One reliability table (score.reliability_bins) of the pages of several: per bin, the
+    pages and relevant pages summed, and the mean score over all its pages (from each table's
+    rounded mean: to 1e-4)."""
+    pooled = []
+    for b in range(BINS):
+        pages = sum(t[b]["pages"] for t in tables)
+        relevant = sum(t[b]["relevant"] for t in tables)
+        total = sum(t[b]["predicted"] * t[b]["pages"] for t in tables if t[b]["pages"])
+        pooled.append(
+            {
+                "pages": pages,
+                "relevant": relevant,
+                "predicted": round(total / pages, 4) if pages else None,
+                "share": round(relevant / pages, 4) if pages else None,
+            }
+        )
+    return pooled
+
+
+def _verdict_averages(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The verdict figures of ``rows`` (one crawler's topics): each VERDICT_MEASURES at each k,
+    the mean over the topics where it is defined (None if on none); the reliability tables
+    pooled over the topics, with the pooled table's ECE (``ece_pooled``); the score they read
+    (``reliability_of``: "mixed" if the topics' feeds differ, None without verdicts)."""
+    figures: dict[str, Any] = {}
+    for measure in VERDICT_MEASURES:
+        figures[measure] = {}
+        for k in _shared_ks(rows, measure):
+            values = [r[measure][k] for r in rows if r[measure][k] is not None]
+            figures[measure][k] = _mean(values) if values else None
+    ks = _shared_ks(rows, "reliability")
+    figures["reliability"] = {k: pool_reliability([r["reliability"][k] for r in rows]) for k in ks}
+    figures["ece_pooled"] = {k: ece(table) for k, table in figures["reliability"].items()}
+    read = {r["reliability_of"] for r in rows if r.get("reliability_of")}
+    figures["reliability_of"] = read.pop() if len(read) == 1 else "mixed" if read else None
+    return figures
 
 
 def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str, Any]:
@@ -50,6 +108,10 @@ def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str,
     found in its first k counted pages / targets the oracle found in its first k), each ratio
     computed per topic by ``score.measure``; not the ratio of the sums.
 
+    The verdict figures (precision, recall and F1 of the pages the crawler called relevant,
+    the ECE, AUC and best F1 of its score) are means over topics too, where defined; the
+    reliability table is pooled over the topics (:func:`_verdict_averages`).
+
     A crawler whose crawls estimated what is left to find has ``coverage``, the means of their
     estimates' figures (:func:`~focused.lab.evaluation.coverage.average_coverage`).
     """
@@ -58,10 +120,10 @@ def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str,
         rows = [t["crawlers"][name] for t in topics if "error" not in t["crawlers"][name]]
         figures: dict[str, Any] = {"topics": len(rows)}
         for measure in MEASURES:
-            ks = set.intersection(*(set(r.get(measure, {})) for r in rows)) if rows else set()
             figures[measure] = {
-                k: _mean([r[measure][k] for r in rows]) for k in sorted(ks, key=int)
+                k: _mean([r[measure][k] for r in rows]) for k in _shared_ks(rows, measure)
             }
+        figures |= _verdict_averages(rows)
         for key in ("cpu_per_page", "pages_per_s", "hubs_on_topic"):
             values = [r[key] for r in rows if r.get(key) is not None]
             figures[key] = _mean(values) if values and len(values) == len(rows) else None
@@ -118,7 +180,8 @@ _WIDE = 4
 
 def tables(result: dict[str, Any]) -> list[Table]:
     """Harvest per topic and crawler; the averages of every measure, one row per crawler
-    (the compact table to compare methods); topic difficulty; and where crawlers estimated
+    (the compact table to compare methods); topic difficulty; the crawlers' verdicts against
+    the labels (:func:`verdict_tables`); and where crawlers estimated
     what is left to find, the estimates against the truth and the stop they drive
     (:func:`coverage_tables`). Crawlers that ran on no topic are left out (``not_run_lines``
     says why)."""
@@ -190,7 +253,72 @@ def tables(result: dict[str, Any]) -> list[Table]:
                 )
             ),
         )
-    return [per_topic, summary, hardness, *coverage_tables(result)]
+    return [per_topic, summary, hardness, *verdict_tables(result), *coverage_tables(result)]
+
+
+# How the tables name the feed's score: a calibrated probability, or R.
+_SCORES = {"probability": "p", "relevance": "R", "mixed": "p, R"}
+
+
+def verdict_tables(result: dict[str, Any]) -> list[Table]:
+    """The crawlers' verdicts against the labels, means over the topics: at each shown k, the
+    precision, recall and F1 of the pages each called relevant, next to its own harvest and
+    calibration gap, and the ECE, AUC and best F1 of its score; and at the calibration k,
+    the reliability table of that score pooled over the topics. None if no crawler has
+    verdicts (the oracle has none)."""
+    average = result["average"]
+    crawlers = [n for n in result["crawlers"] if average[n].get("verdict_f1")]
+    if not crawlers:
+        return []
+    topics = _TOPICS[result.get("task_set", "development")]
+    shown, _ = shown_ks(result["ks"])
+    verdicts = Table(
+        title=f"Verdicts against the labels, means over {topics} (P, R, F1: of the pages the"
+        " feed marks relevant; score: the feed's probability p, else its R; ECE of the score,"
+        " per topic and of the pooled table; best F1: the best threshold on the score,"
+        " knowing the labels)"
+    )
+    headers = ["crawler", "k", "own\nharvest", "calibration\ngap", "P", "R", "F1", "score"]
+    headers += ["ECE", "pooled\nECE", "AUC", "best\nF1", "unscored"]
+    for header in headers:
+        verdicts.add_column(header, justify="left" if header == "crawler" else "right")
+    measures = ("own_harvest", "calibration_gap", "verdict_precision", "verdict_recall")
+    for name in crawlers:
+        figures = average[name]
+        score = _SCORES.get(figures["reliability_of"] or "", "-")
+        reached = [k for k in shown if k in figures["verdict_f1"]]
+        for i, k in enumerate(reached):
+            unscored = figures["unscored"].get(k)
+            verdicts.add_row(
+                name if i == 0 else "",
+                k,
+                *(_figure(figures[m].get(k)) for m in (*measures, "verdict_f1")),
+                score,
+                *(_figure(figures[m].get(k)) for m in ("ece", "ece_pooled", "auc", "best_f1")),
+                _number(unscored),
+                end_section=k == reached[-1],
+            )
+    k = calibration_k(result["ks"])
+    reliability = Table(
+        title=f"Reliability of the score at {k} pages, pooled over {topics}: per bin, the mean"
+        " score / the share truly relevant (pages)"
+    )
+    reliability.add_column("score", no_wrap=True)
+    for name in crawlers:
+        score = _SCORES.get(average[name]["reliability_of"] or "", "-")
+        reliability.add_column(f"{name} ({score})", justify="right")
+    tables_at = [average[name]["reliability"].get(k) for name in crawlers]
+    for b in range(BINS):
+        cells = []
+        for table in tables_at:
+            at = table[b] if table else None
+            cells.append(
+                "-"
+                if not at or not at["pages"]
+                else f"{_figure(at['predicted'])} / {_figure(at['share'])} ({at['pages']})"
+            )
+        reliability.add_row(f"{b / BINS:.1f}-{(b + 1) / BINS:.1f}", *cells)
+    return [verdicts, reliability]
 
 
 def _number(value: float | None, digits: int = 1) -> str:

@@ -1,7 +1,7 @@
 """Measures of a crawl from what the server served (its log), never from what the crawler
 says it did: Srinivasan et al. 2005's target recall and precision and similarity to the topic, over
-time. What the crawler says (its feed) enters only as its own harvest, to check that against the
-true one.
+time. What the crawler says (its feed) enters only as its own harvest and its verdicts, to check
+those against the labels.
 
 Counting rule (the bundle's topics.json): robots.txt files are not pages, a URL served twice
 counts once, seeds and training pages are not counted; page i is the i-th remaining one.
@@ -10,13 +10,33 @@ counts once, seeds and training pages are not counted; page i is the i-th remain
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+from sklearn.metrics import roc_auc_score
 
 from focused.lab.webs.bundle import url_key
 
-__all__ = ["KS", "claimed_relevant", "counted_pages", "measure", "served_order", "steps"]
+__all__ = [
+    "BINS",
+    "KS",
+    "FeedVerdicts",
+    "best_f1",
+    "claimed_relevant",
+    "counted_pages",
+    "ece",
+    "feed_verdicts",
+    "measure",
+    "reliability_bins",
+    "served_order",
+    "steps",
+]
 
 KS = (100, 250, 500, 1000)
+# The reliability table: equal-width bins of the feed's score in [0, 1].
+BINS = 10
+# The feed's fields a page's score is read from, the first one the feed has.
+SCORES = ("probability", "relevance")
 
 
 def steps(pages: int) -> list[int]:
@@ -41,13 +61,129 @@ def claimed_relevant(feed: Iterable[Mapping[str, Any]]) -> set[str]:
     return {url_key(item["url"]) for item in feed if item.get("relevant")}
 
 
+@dataclass(frozen=True)
+class FeedVerdicts:
+    """What a crawl's feed says of its pages, by URL key: those it calls relevant, and its score
+    of each page (``score_of``: the field read, "probability" or "relevance")."""
+
+    claimed: set[str] = field(default_factory=set)
+    scores: dict[str, float] = field(default_factory=dict)
+    score_of: str = "relevance"
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def feed_verdicts(feed: Iterable[Mapping[str, Any]]) -> FeedVerdicts:
+    """The verdicts of a crawl's feed: :func:`claimed_relevant`, and each page's score from its
+    first item that has one: its ``probability`` if any item of the feed has that field as a
+    number (a calibrated probability), else its ``relevance`` (R). A page whose items have no
+    number there (bad and duplicate pages) has no score."""
+    items = list(feed)
+    score_of = next(
+        (name for name in SCORES if any(_number(item.get(name)) for item in items)), SCORES[-1]
+    )
+    scores: dict[str, float] = {}
+    for item in items:
+        if _number(value := item.get(score_of)):
+            scores.setdefault(url_key(item["url"]), float(value))
+    return FeedVerdicts(claimed_relevant(items), scores, score_of)
+
+
+def reliability_bins(scores: Sequence[float], truth: Sequence[bool]) -> list[dict[str, Any]]:
+    """The reliability table of ``scores`` (each clipped to [0, 1]) against ``truth``: per bin
+    of BINS equal-width ones, ``pages``, ``relevant`` (how many are truly relevant), and their
+    ``predicted`` mean score and ``share`` truly relevant (None in an empty bin)."""
+    pages, relevant, total = [0] * BINS, [0] * BINS, [0.0] * BINS
+    for score, true in zip(scores, truth, strict=True):
+        score = min(max(score, 0.0), 1.0)
+        b = min(int(score * BINS), BINS - 1)
+        pages[b], relevant[b], total[b] = pages[b] + 1, relevant[b] + true, total[b] + score
+    return [
+        {
+            "pages": n,
+            "relevant": m,
+            "predicted": round(t / n, 4) if n else None,
+            "share": round(m / n, 4) if n else None,
+        }
+        for n, m, t in zip(pages, relevant, total, strict=True)
+    ]
+
+
+def ece(bins: Sequence[Mapping[str, Any]]) -> float | None:
+    """Expected calibration error of a reliability table: sum over bins of pages_b / pages *
+    |predicted_b - share_b|; None for an empty table."""
+    n = sum(b["pages"] for b in bins)
+    if not n:
+        return None
+    gaps = (b["pages"] * abs(b["predicted"] - b["share"]) for b in bins if b["pages"])
+    return round(sum(gaps) / n, 4)
+
+
+def _f1(true_positives: int, claimed: int, relevant: int) -> float:
+    """2PR / (P + R) = 2 TP / (claimed + relevant); 0 when nothing is claimed or relevant
+    (precision undefined counts as 0)."""
+    return 2 * true_positives / (claimed + relevant) if true_positives else 0.0
+
+
+def best_f1(scores: Sequence[float], truth: Sequence[bool], relevant: int) -> float:
+    """The best F1 of claiming the pages scored at least a threshold, over every threshold,
+    knowing the labels (an upper bound of what a threshold on the score can do); ``relevant``:
+    all truly relevant pages, those without a score included (no threshold claims them)."""
+    ranked = sorted(zip(scores, truth, strict=True), key=lambda pair: -pair[0])
+    best, found = 0.0, 0
+    for i, (score, true) in enumerate(ranked):
+        found += true
+        if i + 1 == len(ranked) or ranked[i + 1][0] != score:  # a threshold between two scores
+            best = max(best, _f1(found, i + 1, relevant))
+    return round(best, 4)
+
+
+def _verdicts_at(
+    pages: Sequence[str], targets: Collection[str], verdicts: FeedVerdicts
+) -> dict[str, Any]:
+    """The verdict figures of ``pages`` (the first k counted), by the names of ``measure``."""
+    truth = [key in targets for key in pages]
+    claimed = [key in verdicts.claimed for key in pages]
+    hits = sum(c and t for c, t in zip(claimed, truth, strict=True))
+    relevant, said = sum(truth), sum(claimed)
+    scored = [(verdicts.scores[key], key in targets) for key in pages if key in verdicts.scores]
+    scores, labels = [s for s, _ in scored], [t for _, t in scored]
+    bins = reliability_bins(scores, labels)
+    return {
+        "verdict_precision": round(hits / said, 4) if said else 0.0,
+        "verdict_recall": round(hits / relevant, 4) if relevant else 0.0,
+        "verdict_f1": round(_f1(hits, said, relevant), 4),
+        "reliability": bins,
+        "ece": ece(bins),
+        "unscored": len(pages) - len(scored),
+        "auc": round(float(roc_auc_score(labels, scores)), 4)
+        if 0 < sum(labels) < len(labels)
+        else None,
+        "best_f1": best_f1(scores, labels, relevant),
+    }
+
+
+VERDICTS = (
+    "verdict_precision",
+    "verdict_recall",
+    "verdict_f1",
+    "reliability",
+    "ece",
+    "unscored",
+    "auc",
+    "best_f1",
+)
+
+
 def measure(
     pages: Sequence[str],
     targets: Collection[str],
     ks: Sequence[int],
     similarity: Callable[[Sequence[str]], Sequence[float]],
     oracle_found: Sequence[int] | None = None,
-    claimed: Collection[str] | None = None,
+    verdicts: FeedVerdicts | None = None,
 ) -> dict[str, Any]:
     """Figures of one crawl's counted pages, at each k of ``ks`` the crawl reached.
 
@@ -59,12 +195,25 @@ def measure(
     - ``similarity``: mean tf-idf cosine of the first k pages to the topic's examples
       centroid (Srinivasan et al. 2005's precision against the topic description);
     - ``own_harvest``: share of the first k pages that the crawler itself called relevant
-      (``claimed``, from its feed: :func:`claimed_relevant`), counted by the same rule; a
+      (``verdicts.claimed``, from its feed: :func:`feed_verdicts`), counted by the same rule; a
       counted page missing from the feed (served, but the crawl stopped before its item was
-      written) counts as not relevant. Left out without ``claimed`` (the oracle has no feed);
+      written) counts as not relevant. Left out without ``verdicts`` (the oracle has no feed);
     - ``calibration_gap``: |own harvest - harvest| at k, how far the crawler's notion of
       "relevant" is from the labels' (averaged over topics, a mean of absolute gaps);
     - ``found_curve``: targets found after each page, the whole curve.
+
+    With ``verdicts``, whether the pages the crawler calls relevant are the targets, over the
+    first k pages (a page missing from the feed: not claimed, no score):
+
+    - ``verdict_precision``: claimed targets / claimed pages (0 when none is claimed);
+      ``verdict_recall``: claimed targets / targets; ``verdict_f1``: their harmonic mean
+      (0 when either is 0);
+    - ``reliability``: the reliability table (:func:`reliability_bins`) of the pages' scores
+      (the feed's field ``reliability_of``: "probability" or "relevance") against the labels,
+      and ``ece``, its expected calibration error; ``unscored``: pages without a score, left
+      out of both;
+    - ``auc``: ROC AUC of the score against the labels (None when one class is absent);
+      ``best_f1``: the F1 of the best threshold on the score, chosen knowing the labels.
     """
     curve: list[int] = []
     found = 0
@@ -91,9 +240,13 @@ def measure(
             for k in reached
             if oracle_found and oracle_found[min(k, len(oracle_found)) - 1]
         }
-    if claimed is not None:
-        own = {k: sum(key in claimed for key in pages[:k]) for k in reached}
+    if verdicts is not None:
+        own = {k: sum(key in verdicts.claimed for key in pages[:k]) for k in reached}
         result["own_harvest"] = {str(k): round(own[k] / k, 4) for k in reached}
         result["calibration_gap"] = {str(k): round(abs(own[k] - at(k)) / k, 4) for k in reached}
+        at_k = {str(k): _verdicts_at(pages[:k], targets, verdicts) for k in reached}
+        result["reliability_of"] = verdicts.score_of
+        for name in VERDICTS:
+            result[name] = {k: figures[name] for k, figures in at_k.items()}
     result["found_curve"] = curve
     return result
