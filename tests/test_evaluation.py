@@ -529,6 +529,21 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
         abs(own - taxonomy["harvest"]["100"]), abs=1e-4
     )
     assert "own harvest" in done.stdout and "calibration gap" in done.stdout
+    # Its verdicts against the labels, from the same feed; the oracle has none.
+    assert (
+        taxonomy["reliability_of"] == "relevance"
+        and "verdict_f1" not in topic["crawlers"]["oracle"]
+    )
+    bins = taxonomy["reliability"]["100"]
+    assert len(bins) == 10 and sum(b["pages"] for b in bins) + taxonomy["unscored"]["100"] == 100
+    claimed_targets = taxonomy["verdict_precision"]["100"] * own * 100
+    assert claimed_targets == pytest.approx(
+        taxonomy["verdict_recall"]["100"] * taxonomy["harvest"]["100"] * 100, abs=0.1
+    )
+    assert 0 <= taxonomy["ece"]["100"] <= 1 and 0 <= taxonomy["best_f1"]["100"] <= 1
+    assert (
+        "Verdicts against the labels" in done.stdout and "Reliability of the score" in done.stdout
+    )
     assert topic["crawlers"]["taxonomy"]["cpu_per_page"] > 0
     # The crawl's top hubs, as `focused hubs` names them from its Redis, scored by the labels
     hubs = topic["crawlers"]["taxonomy"]["hubs"]
