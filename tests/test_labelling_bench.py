@@ -88,6 +88,12 @@ def test_a_keyword_crawl_labelled_from_the_bundle_is_crawled_again(
     table = labelling.table(report)
     assert table.row_count == 4
     assert [column.header for column in table.columns][:3] == ["topic", "crawl", "good / bad"]
+    # Each crawl's verdicts against the labels, as focused evaluate measures them.
+    cells = {column.header: list(column.cells) for column in table.columns}
+    for measure in ("verdict\nprecision", "verdict\nrecall", "verdict\nf1", "ece"):
+        for row, name in enumerate(labelling.CRAWLS):
+            value = result["crawlers"][name][measure.replace("\n", "_")]["40"]
+            assert cells[f"{measure}\n@40"][row] == f"{value:.3f}"
 
 
 def test_marks_follow_the_labelling_pages_order_past_seeds_and_training(labelling: ModuleType):
