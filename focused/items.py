@@ -27,6 +27,7 @@ FEED_FIELDS = [
     "time",
     "status",
     "relevance",
+    "probability",
     "relevant",
     "category",
     "depth",
@@ -70,7 +71,9 @@ class Page:
     leased: Leased | None = None
     order: int | None = None  # fetch order in the crawl (all processes); None if never fetched
     relevance: float | None = None  # R(d) in [0, 1]
-    relevant: bool = False  # R(d) >= the topic's threshold (FOCUSED_RELEVANT_THRESHOLD)
+    # P(relevant): R calibrated on the crawl's pages (focused.relevance.calibration)
+    probability: float | None = None
+    relevant: bool = False  # probability >= the calibration's cut, else R >= the threshold
     category: str | None = None  # best-matching leaf category
     parent: str | None = None  # URL of the page the link was found on
     # <title> (else the first <h1>): white space collapsed, control characters made spaces,
@@ -115,6 +118,7 @@ class Page:
         exported fields, its scored links the page's links."""
         self.verdict = verdict
         self.relevance, self.relevant = verdict.relevance, verdict.relevant
+        self.probability = verdict.probability
         self.category = verdict.category
         self.links = verdict.links
 
@@ -124,7 +128,7 @@ class Page:
         if self.verdict is not None:
             self.judged(self.verdict.refused())
         else:
-            self.relevance, self.relevant = 0.0, False
+            self.relevance, self.probability, self.relevant = 0.0, 0.0, False
 
 
 __all__ = ["FEED_FIELDS", "META", "Page", "PageLink"]

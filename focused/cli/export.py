@@ -33,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from focused.cli.options import add_redis_arguments
 from focused.errors import FocusedError
-from focused.store.frontier.records import url_record
+from focused.store.frontier.records import recorded_verdict, url_record
 
 if TYPE_CHECKING:
     from focused.store.reads import Reader
@@ -85,8 +85,9 @@ def page(order: int, record: str, threshold: str | None) -> dict[str, Any]:
     item: dict[str, Any] = {"url": url, "order": order}
     if relevance is not None:
         item["relevance"] = relevance
-        if threshold is not None:
-            item["relevant"] = relevance >= float(threshold)
+        verdict = recorded_verdict(record, None if threshold is None else float(threshold))
+        if verdict is not None:
+            item["relevant"] = verdict
         item["category"] = category or None
     return item
 

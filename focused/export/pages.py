@@ -27,7 +27,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from focused.store.frontier.records import url_record
+from focused.store.frontier.records import recorded_verdict, url_record
 
 if TYPE_CHECKING:
     from focused.store.reads import FetchedRecords, Reader
@@ -108,7 +108,7 @@ def redis_row(order: int, record: str, threshold: float | None) -> dict[str, Any
     """The row of a page from its ``url:`` record: the feed's values of what Redis keeps (an
     unclassified page is not relevant), its host from its URL, nulls elsewhere."""
     url, relevance, category = url_record(record)
-    relevant = None if threshold is None else relevance is not None and relevance >= threshold
+    relevant = recorded_verdict(record, threshold)
     return {
         "url": url,
         "order": order,

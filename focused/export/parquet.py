@@ -31,6 +31,7 @@ SCHEMA = pa.schema(
         ("time", pa.timestamp("us", tz="UTC")),
         ("status", pa.int16()),
         ("relevance", pa.float64()),
+        ("probability", pa.float64()),
         ("relevant", pa.bool_()),
         ("category", pa.string()),
         ("language", pa.string()),

@@ -189,6 +189,15 @@ FOCUSED_HOST_MAX_QUEUED = 10000
 # R is a share of words, for instance.
 FOCUSED_RELEVANT_THRESHOLD = None
 
+# Calibrate the verdicts: a page's R becomes the probability that it is relevant (the feed's
+# probability), learned from the crawl's own pages with its seeds as pages known to be the
+# topic's (Elkan and Noto 2008), and the pages called relevant are those from the probability
+# that maximises the F1 the probabilities expect (Explanation: what "relevant" means). Until
+# 50 pages are judged, when fewer than 3 seeds were classified, when the seeds score below the
+# pages (a portal, not the topic's pages), or when a threshold is given (the setting above, or
+# the topic file's threshold or r0), R against the threshold decides.
+FOCUSED_CALIBRATE = True
+
 # What the classifier reads: "page", the title and the whole page's visible text, or "main",
 # the title and the main text (navigation, sidebars and footers dropped; the whole page's text
 # where no main text is found), then extracted from every page. On Wikispeedia "main" found as

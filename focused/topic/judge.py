@@ -25,6 +25,7 @@ matrix product.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
@@ -34,6 +35,7 @@ import numpy as np
 from focused.errors import FocusedError, one_of
 from focused.items import PageLink
 from focused.links.urls import origin
+from focused.relevance.calibration import PositiveUnlabelledCalibration
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.preprocess import hub_score
 from focused.relevance.text import analyze
@@ -56,6 +58,11 @@ logger = logging.getLogger(__name__)
 # Anchor texts whose scores are kept; the caches start again when one is full.
 ANCHOR_CACHE = 100_000
 STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortcut)
+# The calibration reads the R of the last CALIBRATION_PAGES pages judged and of at most
+# CALIBRATION_SEEDS seeds; it is fitted again each time the pages judged have grown by a
+# quarter (at least its min_pages).
+CALIBRATION_PAGES = 4000
+CALIBRATION_SEEDS = 100
 
 
 def log_odds_sum(p: np.ndarray, q: np.ndarray, weight: float = 1.0) -> np.ndarray:
@@ -91,13 +98,16 @@ def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What the judge made of a page: its R and ``relevant`` (R at least the threshold), its
-    best category, ``first_relevance`` (R by the topic as the user gave it, what a learning
-    topic learns from), ``path_good`` (hard focus only, else None), its out-links with their
-    anchors' R and estimates, ``arrival`` (R of the anchor the page was reached by, if scored)
-    and ``arrival_estimate`` (that link's estimate, for the online link model; None for a page
-    without a classified parent), its hub score (None below FOCUSED_HUB_MIN_SCORE) and how many
-    of its anchors were scored with their glosses."""
+    """What the judge made of a page: its R, ``probability`` (P(relevant), R calibrated on the
+    crawl's pages: :mod:`focused.relevance.calibration`; R itself until the calibration has
+    fitted, or without one) and ``relevant`` (the probability at least the calibration's
+    cut, else R at least the threshold), its best category, ``first_relevance`` (R by the
+    topic as the user gave it, what a learning topic learns from), ``path_good`` (hard focus
+    only, else None), its out-links with their anchors' R and estimates, ``arrival`` (R of
+    the anchor the page was reached by, if scored) and ``arrival_estimate`` (that link's
+    estimate, for the online link model; None for a page without a classified parent), its
+    hub score (None below FOCUSED_HUB_MIN_SCORE) and how many of its anchors were scored
+    with their glosses."""
 
     relevance: float
     relevant: bool
@@ -109,6 +119,7 @@ class Verdict:
     arrival_estimate: float | None = None
     hub_score: float | None = None
     glossed: int = 0
+    probability: float = 0.0
 
     @classmethod
     def unjudged(cls, links: Sequence[PageLink]) -> Verdict:
@@ -122,6 +133,7 @@ class Verdict:
             self,
             relevance=0.0,
             first_relevance=0.0,
+            probability=0.0,
             relevant=False,
             path_good=None if self.path_good is None else False,
             links=[
@@ -173,6 +185,7 @@ class Judge:
         main_text: bool = False,
         named: Callable[[Sequence[str]], np.ndarray] | None = None,
         hub_min_score: float = 0.05,
+        calibration: PositiveUnlabelledCalibration | None = None,
     ):
         if link_score not in LINK_SCORES:
             raise ValueError(f"link_score: expected {one_of(LINK_SCORES)}, got {link_score!r}")
@@ -189,6 +202,13 @@ class Judge:
         self.main_text = main_text
         self.named = named
         self.hub_min_score = hub_min_score
+        self.calibration = calibration
+        # the R of the pages judged (the latest CALIBRATION_PAGES) and of the seeds among them,
+        # with the seeds' documents, scored again when the topic is refitted
+        self.judged: deque[float] = deque(maxlen=CALIBRATION_PAGES)
+        self.seeds: list[tuple[str, float]] = []
+        self.judged_count = 0
+        self.next_calibration = calibration.min_pages if calibration is not None else 0
         # the page model a learning topic started with, once it has been refitted
         self.first_page_vectors: CategoryVectors | ExampleVectors | LearnedTopic | None = None
         # anchor -> the model's R of the anchor text alone (not kept when the model reads URLs)
@@ -228,6 +248,11 @@ class Judge:
             main_text=choice(settings, "FOCUSED_CLASSIFY_TEXT") == "main",
             named=getattr(model, "named", None),
             hub_min_score=settings.getfloat("FOCUSED_HUB_MIN_SCORE"),
+            calibration=(
+                PositiveUnlabelledCalibration()
+                if settings.getbool("FOCUSED_CALIBRATE") and not plan.threshold_given
+                else None
+            ),
         )
 
     @property
@@ -246,6 +271,13 @@ class Judge:
             self.first_page_vectors = self.page_vectors
         self.vectors = self.page_vectors = model
         self.vector_relevance.clear()
+        if self.calibration is not None:
+            # the pages' R so far is the old model's: the calibration (kept until then) is
+            # fitted again once min_pages pages are judged by the new one
+            documents = [document for document, _ in self.seeds]
+            self.seeds = list(zip(documents, self.relevance(documents).tolist(), strict=True))
+            self.judged.clear()
+            self.next_calibration = self.judged_count + self.calibration.min_pages
 
     # -- the caches ------------------------------------------------------------------------
 
@@ -285,6 +317,7 @@ class Judge:
         batch = self._batch(doc, anchors, links)
         relevance, category = self._score(batch, page, len(own), links)
         r, first = self._page_relevance(doc, page.title, float(relevance[0]))
+        probability, relevant = self._calibrated(doc, r, page.depth == 0, page.title)
         path_good = None
         if self.needs_path:
             path_good = (
@@ -305,7 +338,7 @@ class Judge:
         parent = leased.parent_relevance if leased is not None else None
         return Verdict(
             r,
-            r >= self.threshold,
+            relevant,
             category[0],
             first,
             self._estimated(page.links, r, link_r),
@@ -314,7 +347,31 @@ class Judge:
             None if parent is None else link_estimate(self.link_score, float(parent), arrival),
             self.hub_score(page),
             len(batch.glossed),
+            probability,
         )
+
+    def _calibrated(self, doc: str, r: float, seed: bool, title: str | None) -> tuple[float, bool]:
+        """The page's probability and whether it is relevant; the page's R recorded for the
+        calibration, which is fitted again when its time has come (a fit costs about a
+        millisecond)."""
+        calibration = self.calibration
+        if calibration is None:
+            return r, r >= self.threshold
+        if seed:
+            if len(self.seeds) < CALIBRATION_SEEDS:
+                self.seeds.append((doc, r))
+        else:
+            self.judged.append(r)
+            self.judged_count += 1
+        if self.judged_count >= self.next_calibration:
+            calibration.fit(self.judged, [score for _, score in self.seeds])
+            grown = max(calibration.min_pages, self.judged_count // 4)
+            self.next_calibration = self.judged_count + grown
+        if not getattr(calibration, "fitted_", False) or calibration.cut_ is None:
+            return r, r >= self.threshold
+        probability = round(float(calibration.probability([r])[0]), 6)
+        named = self.named is not None and bool(self.named([title or ""])[0])
+        return probability, named or probability >= calibration.cut_
 
     def _page_relevance(self, doc: str, title: str | None, r: float) -> tuple[float, float]:
         """The page's R and its R by the topic as the user gave it, rounded to 6 places."""

@@ -57,6 +57,8 @@ class CrawlPlan:
       off, the method has no use for them, or (where they judge pages) they are not installed;
     - ``threshold``: the R at which a page is relevant: FOCUSED_RELEVANT_THRESHOLD when set;
       else PAGE_VECTORS_THRESHOLD where vectors give the page's R; else the topic's own;
+      ``threshold_given``: whether the setting or the topic file gave it (then the verdicts
+      are not calibrated: the user's cut is kept);
     - ``learns``: whether the topic learns itself as the crawl goes (FOCUSED_LEARN): only a
       topic whose pages the word vectors judge (a light topic), under a strategy that scores
       links; FOCUSED_LEARN = true where it cannot is a FocusedError;
@@ -73,6 +75,7 @@ class CrawlPlan:
     link_score: str
     vectors: str | None
     threshold: float
+    threshold_given: bool = False  # by the setting or the topic file, not a default
     learns: bool = False
     link_model: bool = False
     identifies_language: bool = False
@@ -92,12 +95,14 @@ class CrawlPlan:
         ):
             vectors = None
         threshold = settings.get("FOCUSED_RELEVANT_THRESHOLD")
-        if threshold is not None and threshold != "":
+        given = threshold is not None and threshold != ""
+        if given:
             threshold = float(threshold)
         elif vectors in PAGE_ROLES:
             threshold = PAGE_VECTORS_THRESHOLD
         else:
             threshold = float(topic.relevance.get("threshold", topic.relevance.get("r0", 0.5)))
+            given = "threshold" in topic.relevance or "r0" in topic.relevance
         learn = choice(settings, "FOCUSED_LEARN")
         learns = (
             learn != "false"
@@ -124,6 +129,7 @@ class CrawlPlan:
             link_score,
             vectors,
             threshold,
+            given,
             learns,
             strategy_class(strategy).scores_links and settings.getbool("FOCUSED_LINK_MODEL"),
             language_id == "always" or bool(topic.languages),

@@ -63,11 +63,24 @@ def clean_fingerprint(clean: str) -> int:
 
 def url_record(record: str) -> tuple[str, float | None, str]:
     """(URL, R, category) of a ``url:`` record: ``url`` for a page not classified (R None,
-    category ""), ``url TAB R TAB category`` for a classified one (``-`` for no category)."""
-    url, *page = record.split("\t", 2)
+    category ""), ``url TAB R TAB category [TAB relevant]`` for a classified one (``-`` for no
+    category)."""
+    url, *page = record.split("\t", 3)
     if not page:
         return url, None, ""
     return url, float(page[0]), page[1] if len(page) > 1 and page[1] != "-" else ""
+
+
+def recorded_verdict(record: str, threshold: float | None) -> bool | None:
+    """Whether a ``url:`` record's page was judged relevant: the verdict it keeps (``1`` or
+    ``0``), else (a record written before verdicts were kept) its R against ``threshold``;
+    None when neither is known."""
+    url, *page = record.split("\t", 3)
+    if len(page) > 2:
+        return page[2] == "1"
+    if threshold is None:
+        return None
+    return bool(page) and float(page[0]) >= threshold
 
 
 def page_urls(

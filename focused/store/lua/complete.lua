@@ -149,7 +149,8 @@ local function acknowledge(page, why)
     order = batch.fetched * frontier.shards + frontier.shard
     local record = page.url
     if kind == 'page' then
-      record = page.url .. '\t' .. page.relevance .. '\t' .. page.category
+      record = page.url .. '\t' .. page.relevance .. '\t' .. page.category .. '\t'
+        .. (page.relevant and '1' or '0')
       record_features(page, order, origin, member)
     else
       add(batch.counts, stats, kind, 1)
