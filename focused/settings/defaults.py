@@ -469,6 +469,11 @@ FOCUSED_LANGUAGE_ID = "auto"
 FOCUSED_WARC = "relevant"
 FOCUSED_WARC_DIR = None
 FOCUSED_WARC_MAX_SIZE = 1_000_000_000
+# Under FOCUSED_WARC "relevant", the pages not relevant whose R reaches FOCUSED_WARC_UNDECIDED
+# times the threshold (from 0 to 1; 1: none) are kept too: the crawl's final judge (focused
+# export's rejudge option) may call them relevant, and calls relevant only the pages whose
+# responses are kept. MEASURED
+FOCUSED_WARC_UNDECIDED = 0.5
 
 # == Monitoring ==
 # Alarms (Chakrabarti et al. 1999), each logged once and counted in the stats
