@@ -19,7 +19,9 @@ from focused.export.warcpages import WarcPages, crawl_files
 from focused.extensions.warc import WarcFiles, metadata_record, request_record, response_record
 from focused.items import Page
 from focused.relevance.keywords import KeywordModel
+from focused.settings import defaults
 from focused.topic.judge import Judge, Verdict, undecided
+from focused.topic.methods import PAGE_VECTORS_THRESHOLD
 from tests.conftest import Crawl, focused
 from tests.pages import page
 from tests.test_learning import keywords_topic
@@ -57,7 +59,8 @@ def test_a_page_is_judged_from_its_response_else_its_metadata_and_only_a_kept_on
         ("http://a.test/2", html("Cooking", "an oven and a recipe"), True, "x", None),
         # Its text is on topic, but only its metadata record is kept: never relevant.
         ("http://a.test/3", html("Cycling", "cycling"), False, "x", "cycling cycling race"),
-        ("http://a.test/4", html("", ""), False, None, None),  # a metadata record without text
+        # A metadata record without a main text: nothing to judge again.
+        ("http://a.test/4", html("Cycling", "cycling"), False, "Cycling", None),
     ]
     write_warc(tmp_path, pages)
     rows = list(WarcPages(crawl_files(tmp_path, "c"), bodies=True).pages())
@@ -134,7 +137,10 @@ def test_a_learning_crawl_is_judged_again_by_its_final_topic(
     crawl.topic = keywords_topic(web, tmp_path)
     folder = tmp_path / "warc"
     stats = crawl.run(
-        CLOSESPIDER_ITEMCOUNT=150, FOCUSED_LEARN_PAGES=30, FOCUSED_WARC_DIR=str(folder)
+        CLOSESPIDER_ITEMCOUNT=150,
+        FOCUSED_LEARN_PAGES=30,
+        FOCUSED_WARC_DIR=str(folder),
+        FOCUSED_MAIN_TEXT="all",  # every page's main text in its metadata record
     )
     assert stats["focused/learn/refits"] >= 1
     feed = {item["order"]: item for item in crawl.feed() if item["order"] is not None}
@@ -154,25 +160,45 @@ def test_a_learning_crawl_is_judged_again_by_its_final_topic(
             item["category"],
         )
     classified = [row for row in rows.values() if row["crawl_relevance"] is not None]
+    assert len(classified) >= 100
+    # Judged again from its response where one is kept, else from its metadata record's
+    # main text; a page with neither keeps its verdict.
+    sources = {"response": 0, "metadata": 0, None: 0}
+    for row in classified:
+        sources[row["judged_from"]] += 1
+        if row["judged_from"] is None:
+            assert not feed[row["order"]]["main_text"]
+            assert row["relevance"] == row["crawl_relevance"]
+    assert sources["metadata"] > sources["response"] > 10
     judged = [row for row in classified if row["judged_from"] is not None]
-    assert len(judged) == len(classified) >= 100  # every page is in the WARC files
     assert any(row["relevance"] != row["crawl_relevance"] for row in judged)
     # Only pages whose responses are kept are relevant, and every one is in the WARC files.
     relevant = [row for row in rows.values() if row["relevant"]]
     assert relevant and all(row["judged_from"] == "response" for row in relevant)
-    assert {row["url"] for row in relevant} <= response_urls(folder)
+    kept = response_urls(folder)
+    assert {row["url"] for row in relevant} <= kept
+    # Under FOCUSED_WARC=relevant, the pages kept besides the relevant ones: the undecided.
+    margin = defaults.FOCUSED_WARC_UNDECIDED * PAGE_VECTORS_THRESHOLD  # a light topic's
+    undecided = [
+        item["url"]
+        for item in feed.values()
+        if not item["relevant"] and item["relevance"] is not None and item["relevance"] >= margin
+    ]
+    assert stats.get("focused/warc/undecided", 0) == len(undecided)
+    assert kept == {item["url"] for item in feed.values() if item["relevant"]} | set(undecided)
     for row in judged:
         if row["judged_from"] == "response":
-            assert row["relevant"] == (row["relevance"] >= 0.5)
+            assert row["relevant"] == (row["relevance"] >= PAGE_VECTORS_THRESHOLD)
     # What stderr says is what the rows say.
     became = sum(row["relevant"] and not row["crawl_relevant"] for row in rows.values())
     stopped = sum(row["crawl_relevant"] and not row["relevant"] for row in rows.values())
     before = sum(bool(item["relevant"]) for item in feed.values())
-    lines = result.stderr.splitlines()
     assert (
-        f"with its topic refitted at generation {generation}:"
-        in lines[-2 - ("left not relevant" in lines[-1])]
-    )
+        f"with its topic refitted at generation {generation}: {sources['response']} from"
+        f" their response records, {sources['metadata']} from their metadata records"
+        f" ({sources[None]} classified pages kept their crawl-time verdict"
+    ) in result.stderr
+    lines = result.stderr.splitlines()
     assert (
         f"verdicts changed: {became} became relevant, {stopped} stopped being relevant "
         f"({before} relevant at crawl time, {len(relevant)} now)"

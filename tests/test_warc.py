@@ -190,7 +190,7 @@ def test_relevant_pages_are_kept_and_unchanged_revisits_refer_to_them(
     responses = of_type(records, "response")
     uris = sorted(r["headers"]["WARC-Target-URI"] for r in responses)
     assert uris == sorted(relevant + undecided)
-    assert stats["focused/warc/undecided"] == len(undecided) > 0
+    assert stats.get("focused/warc/undecided", 0) == len(undecided)
     assert len(relevant) > 10 and all(r["status"] == "200" for r in responses)
     # Every unchanged revisit of maintenance mode is a revisit record of the original.
     unchanged = [item["url"] for item in feed if item["bad"] == "unchanged"]

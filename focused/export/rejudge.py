@@ -8,13 +8,14 @@ the last generation the learner published, as every process of the crawl refitte
 
 :class:`Rejudging` judges each page the WARC files describe, from its response record where
 one is kept (the page's text extracted as the spider extracts it), else from what its
-metadata record holds (its title and, where the crawl extracted one, its main text). Only a
+metadata record holds where it holds the page's main text (FOCUSED_MAIN_TEXT: the relevant
+pages by default, every page with ``all``): its title and main text. Only a
 page whose response record is kept may be called relevant: under FOCUSED_WARC ``relevant``
 those are the pages relevant or undecided at crawl time (:func:`focused.topic.judge.undecided`),
 so the WARC files hold every page the final verdict calls relevant; a page below the margin
 stays not relevant whatever its metadata record's text scores (counted as held back). Pages
-the WARC files do not describe, and pages the crawl did not classify (bad, duplicates), keep
-their crawl-time verdict.
+the WARC files do not describe or give no text of, and pages the crawl did not classify (bad,
+duplicates), keep their crawl-time verdict.
 
 Each row gets the final ``relevance``, ``relevant`` and ``category``, the crawl's beside them
 (``crawl_relevance``, ``crawl_relevant``, ``crawl_category``) and ``judged_from``
@@ -123,12 +124,14 @@ def response_page(url: str, response: KeptResponse, max_garbled: float) -> Page 
 
 
 def metadata_page(row: Mapping[str, Any]) -> Page | None:
-    """The page as its metadata record has it: its title and main text (None without
-    either)."""
-    title, main = row.get("title"), row.get("main_text")
-    if not title and not main:
+    """The page as its metadata record has it: its title and main text; None without a main
+    text (a title alone is not what the judge reads, and scores far from the page's text)."""
+    main = row.get("main_text")
+    if not main:
         return None
-    return Page(row["url"], row.get("status"), 0.0, title=title, text=main or "", main_text=main)
+    return Page(
+        row["url"], row.get("status"), 0.0, title=row.get("title"), text=main, main_text=main
+    )
 
 
 @dataclass
@@ -217,8 +220,8 @@ class Rejudging:
         lines = [
             f"re-judged the pages of crawl {crawl!r} with {by}: {c.from_response} from their"
             f" response records, {c.from_metadata} from their metadata records"
-            f" ({c.not_rejudged} classified pages kept their crawl-time verdict: not in the WARC"
-            " files or without text)",
+            f" ({c.not_rejudged} classified pages kept their crawl-time verdict: the WARC files"
+            " keep neither their response nor their main text)",
             f"verdicts changed: {c.became_relevant} became relevant, {c.stopped_relevant} stopped"
             f" being relevant ({c.relevant_before} relevant at crawl time, {c.relevant_after}"
             " now)",

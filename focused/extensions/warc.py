@@ -480,7 +480,7 @@ class WarcWriter:
                 self.stats.inc_value("focused/warc/revisits")
             else:
                 self.remember(record.rec_headers.get_header("WARC-Target-URI"), record)
-            if not (self.keep_all or item.relevant):
+            if not (self.keep_all or item.relevant) and self.keeps(item):
                 self.stats.inc_value("focused/warc/undecided")
 
     def page_records(
