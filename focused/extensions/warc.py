@@ -480,8 +480,8 @@ class WarcWriter:
                 self.stats.inc_value("focused/warc/revisits")
             else:
                 self.remember(record.rec_headers.get_header("WARC-Target-URI"), record)
-            if not (self.keep_all or item.relevant) and self.keeps(item):
-                self.stats.inc_value("focused/warc/undecided")
+                if not (self.keep_all or item.relevant) and self.keeps(item):
+                    self.stats.inc_value("focused/warc/undecided")
 
     def page_records(
         self, item: Page, response: Response
@@ -503,10 +503,15 @@ class WarcWriter:
         )
 
     def keeps(self, item: Page) -> bool:
-        """Whether FOCUSED_WARC ``relevant`` keeps a page: relevant, or undecided."""
+        """Whether FOCUSED_WARC ``relevant`` keeps a page: relevant, or undecided (a page
+        whose verdict was set aside, a duplicate or an unchanged revisit, is neither)."""
+        if item.relevant:
+            return True
         verdict = item.verdict
-        return item.relevant or (
-            verdict is not None and undecided(verdict, self.threshold, self.undecided_margin)
+        return (
+            verdict is not None
+            and item.relevance is not None
+            and undecided(verdict, self.threshold, self.undecided_margin)
         )
 
     def response_downloaded(self, response: Response, request: Request) -> None:
