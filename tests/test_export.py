@@ -332,6 +332,8 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
         ),
         (["web", "--format", "parquet"], "--format parquet: name the file to write with -o"),
         (["web", "--warc-dir", "w", "-o", "x.parquet"], "--warc-dir: only with --format parquet"),
+        (["web", "-s", "FOCUSED_VECTORS=false"], "-s: only with --rejudge"),
+        (["web", "--rejudge", "-s", "FOCUSED_VECTORS"], "-s 'FOCUSED_VECTORS': expected KEY=VALUE"),
     ],
 )
 def test_a_bad_export_is_one_line(

@@ -229,6 +229,16 @@ def test_a_learning_crawl_is_judged_again_by_its_final_topic(
     assert sorted(row["order"] for row in table) == sorted(row["order"] for row in relevant)
     assert all(row["warc_file"] and row["judged_from"] == "response" for row in table)
 
+    # No WARC files to judge the pages from is one line.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = export(crawl, "--rejudge", "--warc-dir", str(empty))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"focused: error: --rejudge: no WARC files of crawl {crawl.name!r} in {empty}, which the"
+        " pages are judged again from (--warc-dir names their folder)"
+    )
+
     # A topic that cannot be recovered is one line.
     edited = crawl.topic.read_text().replace('"bicycle"', '"tandem"')
     crawl.topic.write_text(edited)

@@ -218,6 +218,12 @@ def write_rejudged(reader: Reader, args: argparse.Namespace, overrides: dict[str
     if reader.fetched(args.name) is None:
         raise reader.no_such_crawl(args.name)
     final = final_judge(reader, args.name, overrides, args.home)
+    if not final.recorded:
+        print(
+            f"crawl {args.name!r} recorded no settings of its judge: judged with the defaults"
+            " and -s",
+            file=sys.stderr,
+        )
     pages, warc = crawl_pages(reader, args, bodies=True)
     rejudging = Rejudging(
         final.judge,

@@ -63,6 +63,7 @@ class FinalJudge:
     plan: CrawlPlan
     generation: int
     settings: Settings
+    recorded: bool  # whether the crawl recorded the settings its judge was made from
 
 
 def final_judge(
@@ -94,6 +95,7 @@ def final_judge(
     settings.setmodule(defaults, priority="default")
     if home is not None:
         settings.set("FOCUSED_HOME", home, priority="project")
+    recorded = "judge_settings" in meta
     settings.setdict(json.loads(meta.get("judge_settings", "{}")), priority="project")
     if meta.get("threshold"):
         settings.set("FOCUSED_RELEVANT_THRESHOLD", meta["threshold"], priority="project")
@@ -105,7 +107,7 @@ def final_judge(
     if generation is not None:
         learned = LearnedTopic(threshold=plan.threshold)
         judge.refitted(learned.fit_examples(generation.texts, generation.labels))
-    return FinalJudge(judge, plan, generation.number if generation else 0, settings)
+    return FinalJudge(judge, plan, generation.number if generation else 0, settings, recorded)
 
 
 def response_page(url: str, response: KeptResponse, max_garbled: float) -> Page | None:

@@ -473,8 +473,8 @@ FOCUSED_WARC_MAX_SIZE = 1_000_000_000
 # times the threshold (from 0 to 1; 1: none) are kept too, the undecided: the crawl's final
 # judge (focused export's rejudge option) may call them relevant, and calls relevant only the
 # pages whose responses are kept. On 1,000-page crawls of a generated web by a keywords topic
-# that learns, 0.5 kept 0.3% and 1.8% more pages; most pages the final judge would call
-# relevant anew had an R near 0 when crawled, which no margin keeps (How-to, Export).
+# that learns, 0.5 kept 0.2% more pages; the pages the final judge would call relevant anew had
+# an R near 0 when crawled, which only a margin near 0 keeps (How-to, Export).
 FOCUSED_WARC_UNDECIDED = 0.5
 
 # == Monitoring ==
