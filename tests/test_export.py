@@ -20,6 +20,7 @@ from focused.export.parquet import SCHEMA, ParquetPages
 from focused.export.warcpages import WarcPages, crawl_files
 from focused.extensions.warc import WarcFiles, metadata_record, request_record, response_record
 from focused.items import Page
+from focused.settings import defaults
 from focused.store.admin import record_settings
 from focused.store.reads import Reader
 from tests.conftest import Crawl, focused
@@ -214,7 +215,7 @@ def export(crawl: Crawl, redis_home: Path, *options: str):
 
 
 def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
-    crawl: Crawl, redis_home: Path, tmp_path: Path
+    crawl: Crawl, redis_home: Path, redis_client, tmp_path: Path
 ) -> None:
     folder = tmp_path / "warc"
     crawl.run(FOCUSED_WARC_DIR=str(folder), CLOSESPIDER_ITEMCOUNT=80)
@@ -231,6 +232,8 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
     assert pq.read_schema(out) == SCHEMA
     rows = read_rows(out)
     assert sorted(row["order"] for row in rows) == sorted(feed) and len(feed) >= 50
+    meta = Reader(redis_client).meta(crawl.name)
+    margin = defaults.FOCUSED_WARC_UNDECIDED * float(meta["threshold"])
     relevant = 0
     for row in rows:
         item = feed[row["order"]]
@@ -239,8 +242,10 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
         assert row["language"] == item.get("language")
         assert row["near_duplicate_of"] == item.get("near_duplicate_of")
         assert row["rendered"] == item.get("rendered")
-        # FOCUSED_WARC=relevant: the relevant pages' responses are kept, and found.
-        assert (row["warc_file"] is not None) == item["relevant"]
+        # FOCUSED_WARC=relevant: the relevant and undecided pages' responses are kept, and
+        # found.
+        undecided = item["relevance"] is not None and item["relevance"] >= margin
+        assert (row["warc_file"] is not None) == (item["relevant"] or undecided)
         if row["warc_file"]:
             relevant += 1
             with (folder / row["warc_file"]).open("rb") as stream:
@@ -273,6 +278,21 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
     assert [item["order"] for item in exported] == sorted(
         order for order, item in feed.items() if item["relevant"]
     )
+
+    # --rejudge: this crawl's topic does not learn, so its final judge is the one it judged
+    # with, and a page judged again from its response keeps its verdict.
+    again = tmp_path / "again.jsonl"
+    result = export(crawl, redis_home, "--rejudge", "-o", str(again), "--warc-dir", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert "with its own judge:" in result.stderr
+    assert "verdicts changed: 0 became relevant, 0 stopped being relevant" in result.stderr
+    rejudged = [json.loads(line) for line in again.read_text().splitlines()]
+    assert sorted(row["order"] for row in rejudged) == sorted(feed)
+    from_response = [row for row in rejudged if row["judged_from"] == "response"]
+    assert len(from_response) == relevant
+    for row in from_response:
+        assert row["relevance"] == pytest.approx(row["crawl_relevance"], abs=1e-6)
+        assert (row["relevant"], row["category"]) == (row["crawl_relevant"], row["crawl_category"])
 
     # Without its WARC files, each page has what Redis keeps, nulls elsewhere.
     empty = tmp_path / "empty"
@@ -312,6 +332,8 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
         ),
         (["web", "--format", "parquet"], "--format parquet: name the file to write with -o"),
         (["web", "--warc-dir", "w", "-o", "x.parquet"], "--warc-dir: only with --format parquet"),
+        (["web", "-s", "FOCUSED_VECTORS=false"], "-s: only with --rejudge"),
+        (["web", "--rejudge", "-s", "FOCUSED_VECTORS"], "-s 'FOCUSED_VECTORS': expected KEY=VALUE"),
     ],
 )
 def test_a_bad_export_is_one_line(

@@ -27,6 +27,7 @@ from focused.extensions.warc import (
 )
 from focused.lab.webs.bundle import url_key
 from focused.lab.webs.server import ServedWeb, read_log
+from focused.settings import defaults
 from focused.store import keys
 from focused.store.admin import reset_crawl
 from tests.conftest import Crawl, wait_for
@@ -165,7 +166,7 @@ def test_files_rotate_past_their_size_and_are_renamed_when_closed(tmp_path: Path
 
 
 def test_relevant_pages_are_kept_and_unchanged_revisits_refer_to_them(
-    crawl: Crawl, tmp_path: Path
+    crawl: Crawl, redis_client, tmp_path: Path
 ) -> None:
     folder = tmp_path / "warc"
     stats = crawl.run(
@@ -176,10 +177,20 @@ def test_relevant_pages_are_kept_and_unchanged_revisits_refer_to_them(
     )
     records = check_files(folder, stats, crawl.name)
     feed = crawl.feed()
-    # Exactly the feed's relevant pages, each once, with its body and status.
+    # Exactly the feed's relevant and undecided pages, each once, with its body and status.
+    threshold = float(redis_client.hget(keys.prefix(crawl.name) + keys.META, "threshold"))
     relevant = [item["url"] for item in feed if item["relevant"]]
+    undecided = [
+        item["url"]
+        for item in feed
+        if not item["relevant"]
+        and item["relevance"] is not None
+        and item["relevance"] >= defaults.FOCUSED_WARC_UNDECIDED * threshold
+    ]
     responses = of_type(records, "response")
-    assert sorted(r["headers"]["WARC-Target-URI"] for r in responses) == sorted(relevant)
+    uris = sorted(r["headers"]["WARC-Target-URI"] for r in responses)
+    assert uris == sorted(relevant + undecided)
+    assert stats.get("focused/warc/undecided", 0) == len(undecided)
     assert len(relevant) > 10 and all(r["status"] == "200" for r in responses)
     # Every unchanged revisit of maintenance mode is a revisit record of the original.
     unchanged = [item["url"] for item in feed if item["bad"] == "unchanged"]
@@ -274,7 +285,7 @@ def test_a_keep_known_run_writes_revisits_of_the_first_runs_records(
     known = [item["url"] for item in crawl.feed("again.jsonl") if item["bad"] == "duplicate"]
     revisits = of_type(check_files(second_folder, second, crawl.name), "revisit")
     assert revisits and second["focused/warc/revisits"] == len(revisits)
-    # Those of the known pages that the first run kept (relevant), and only those.
+    # Those of the known pages that the first run kept (relevant or undecided), and only those.
     kept = {r["headers"]["WARC-Target-URI"] for r in originals.values()}
     assert {r["headers"]["WARC-Target-URI"] for r in revisits} == set(known) & kept
     for revisit in revisits:

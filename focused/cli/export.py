@@ -31,15 +31,29 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from focused.cli.options import add_redis_arguments
+from focused.cli.options import add_redis_arguments, add_settings_argument, parse_settings
 from focused.errors import FocusedError
 from focused.store.frontier.records import recorded_verdict, url_record
 
 if TYPE_CHECKING:
+    from focused.export.pages import CrawlPages
+    from focused.export.warcpages import WarcPages
     from focused.store.reads import Reader
 
 
 FORMATS = ("jsonl", "parquet")
+# A line of ``--rejudge`` as JSON lines: the final verdict, the crawl's, and what it was made from.
+REJUDGED_FIELDS = (
+    "url",
+    "order",
+    "relevance",
+    "relevant",
+    "category",
+    "crawl_relevance",
+    "crawl_relevant",
+    "crawl_category",
+    "judged_from",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,10 +76,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--relevant-only", action="store_true", help="only the pages classified relevant"
     )
     parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="judge every page again with the crawl's final judge (its topic as last refitted) "
+        "from the WARC files, export the final verdicts with the crawl's beside them, and say "
+        "how many changed",
+    )
+    parser.add_argument(
         "--warc-dir",
         metavar="DIR",
-        help="parquet: the folder of the crawl's WARC files, if FOCUSED_WARC_DIR put them "
-        "elsewhere (default: FOCUSED_HOME/warc/NAME)",
+        help="parquet or --rejudge: the folder of the crawl's WARC files, if FOCUSED_WARC_DIR "
+        "put them elsewhere (default: FOCUSED_HOME/warc/NAME)",
+    )
+    add_settings_argument(
+        parser,
+        "--rejudge: a setting of the judge given anew, over the one the crawl recorded "
+        "(repeatable)",
     )
     add_redis_arguments(parser)
 
@@ -107,11 +133,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format == "parquet" and not args.output:
         raise FocusedError("--format parquet: name the file to write with -o")
-    if args.warc_dir and args.format != "parquet":
-        raise FocusedError("--warc-dir: only with --format parquet")
+    if args.warc_dir and args.format != "parquet" and not args.rejudge:
+        raise FocusedError("--warc-dir: only with --format parquet or --rejudge")
+    if args.set and not args.rejudge:
+        raise FocusedError("-s: only with --rejudge")
+    overrides = parse_settings(args.set)
     client, where = connect_existing(args.redis_url, args.home)
     print(f"reading {where}", file=sys.stderr)
     reader = Reader(client)
+    if args.rejudge:
+        return write_rejudged(reader, args, overrides)
     if args.format == "parquet":
         return write_parquet(reader, args)
     pages = fetched_pages(reader, args.name)
@@ -128,10 +159,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_parquet(reader: Reader, args: argparse.Namespace) -> int:
-    """``--format parquet``: the crawl's pages from its WARC files and Redis (module doc)."""
+def crawl_pages(
+    reader: Reader, args: argparse.Namespace, *, bodies: bool = False
+) -> tuple[CrawlPages, WarcPages]:
+    """The rows of the crawl's pages from its WARC files and Redis (module doc), with each
+    page's kept response if ``bodies``, and the WARC files read."""
     from focused.export.pages import CrawlPages
-    from focused.export.parquet import ParquetPages
     from focused.export.warcpages import WarcPages, crawl_files
     from focused.extensions.warc import default_folder
 
@@ -141,17 +174,80 @@ def write_parquet(reader: Reader, args: argparse.Namespace) -> int:
     folder = Path(args.warc_dir) if args.warc_dir else default_folder(args.home, args.name)
     if args.warc_dir and not folder.is_dir():
         raise FocusedError(f"--warc-dir {folder}: no such folder")
-    warc = WarcPages(crawl_files(folder, args.name))
+    warc = WarcPages(crawl_files(folder, args.name), bodies=bodies)
+    if bodies and not warc.files:
+        raise FocusedError(
+            f"--rejudge: no WARC files of crawl {args.name!r} in {folder}, which the pages are"
+            " judged again from (--warc-dir names their folder)"
+        )
     print(f"WARC files of crawl {args.name!r} in {folder}: {len(warc.files)}", file=sys.stderr)
-    pages = CrawlPages(reader, args.name, fetched, warc.pages(), relevant_only=args.relevant_only)
+    # --rejudge: the pages relevant in the end are chosen after judging
+    only = args.relevant_only and not bodies
+    return CrawlPages(reader, args.name, fetched, warc.pages(), relevant_only=only), warc
+
+
+def write_parquet(reader: Reader, args: argparse.Namespace) -> int:
+    """``--format parquet``: the crawl's pages from its WARC files and Redis (module doc)."""
+    from focused.export.parquet import ParquetPages
+
+    pages, warc = crawl_pages(reader, args)
     path = Path(args.output)
     with ParquetPages(path) as out:
         out.write(pages.rows())
+    report_written(args, warc, pages, out.rows, path)
+    return 0
+
+
+def report_written(
+    args: argparse.Namespace, warc: WarcPages, pages: CrawlPages, rows: int, path: Path | None
+) -> None:
     for cut in warc.cut:
         print(f"{cut.name} ends in part of a record: read up to it", file=sys.stderr)
     print(
-        f"wrote {out.rows} pages of crawl {args.name!r} to {path} ({pages.from_warc} described "
-        f"by the WARC files, {pages.from_redis} from Redis only)",
+        f"wrote {rows} pages of crawl {args.name!r} to {path or 'stdout'} ({pages.from_warc} "
+        f"described by the WARC files, {pages.from_redis} from Redis only)",
         file=sys.stderr,
     )
+
+
+def write_rejudged(reader: Reader, args: argparse.Namespace, overrides: dict[str, str]) -> int:
+    """``--rejudge``: every page judged again by the crawl's final judge
+    (:mod:`focused.export.rejudge`), in either format, and how many verdicts changed."""
+    from focused.export.parquet import ParquetPages
+    from focused.export.rejudge import Rejudging, final_judge
+
+    if reader.fetched(args.name) is None:
+        raise reader.no_such_crawl(args.name)
+    final = final_judge(reader, args.name, overrides, args.home)
+    if not final.recorded:
+        print(
+            f"crawl {args.name!r} recorded no settings of its judge: judged with the defaults"
+            " and -s",
+            file=sys.stderr,
+        )
+    pages, warc = crawl_pages(reader, args, bodies=True)
+    rejudging = Rejudging(
+        final.judge,
+        languages=final.plan.languages,
+        max_garbled=final.settings.getfloat("FOCUSED_MAX_REPLACEMENT_SHARE"),
+    )
+    rows = rejudging.rows(pages.rows())
+    if args.relevant_only:
+        rows = (row for row in rows if row["relevant"])
+    path = Path(args.output) if args.output else None
+    if args.format == "parquet":
+        assert path is not None
+        with ParquetPages(path) as out:
+            out.write(rows)
+        count = out.rows
+    else:
+        try:
+            target = path.open("w", encoding="utf-8") if path else nullcontext(sys.stdout)
+        except OSError as exc:
+            raise FocusedError(f"-o {path}: {exc.strerror}") from None
+        with target as lines:
+            count = write_lines(({n: row.get(n) for n in REJUDGED_FIELDS} for row in rows), lines)
+    report_written(args, warc, pages, count, path)
+    for line in rejudging.summary(args.name, final.generation):
+        print(line, file=sys.stderr)
     return 0

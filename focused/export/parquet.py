@@ -45,6 +45,12 @@ SCHEMA = pa.schema(
         ("host", pa.string()),
         ("warc_file", pa.string()),
         ("warc_offset", pa.int64()),
+        # focused export --rejudge: the crawl's verdict beside the final one, and what the
+        # final one was made from (null without it)
+        ("crawl_relevance", pa.float64()),
+        ("crawl_relevant", pa.bool_()),
+        ("crawl_category", pa.string()),
+        ("judged_from", pa.string()),
     ]
 )
 

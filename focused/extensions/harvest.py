@@ -20,6 +20,7 @@ written to Redis (``meta``), so that those readers judge the crawl as it does.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import deque
@@ -139,15 +140,17 @@ class HarvestMonitor:
 
     def spider_opened(self) -> None:
         frontier: Frontier = frontier_for(self.crawler)
-        topic = crawl_plan(self.crawler).topic
+        plan = crawl_plan(self.crawler)
+        topic = plan.topic
         record_settings(
             frontier.store,
             {
                 "focus": self.focus,
                 "topic": str(topic.path.resolve()),
+                "judge_settings": json.dumps(plan.judge_settings(self.crawler.settings)),
                 "host_delay": frontier.host_delay,
                 "host_concurrency": frontier.host_concurrency,
-                "threshold": crawl_plan(self.crawler).threshold,
+                "threshold": plan.threshold,
                 "alarm_min_pages": self.limits["min_pages"],
                 "diffusion_ratio": self.limits["diffusion_ratio"],
                 "stagnation_harvest": self.limits["stagnation_harvest"],

@@ -2,11 +2,13 @@
 as Heritrix, ACHE and web archives keep them (replay with pywb, read back with ``focused web
 from-warc``).
 
-``FOCUSED_WARC`` chooses what is kept: ``relevant`` (the default) the pages classified relevant,
-``all`` every response (non-HTML, error pages such as 404s, and also the redirects followed and
-robots.txt, which never reach the spider), ``none`` nothing. A fetch that failed without a
-response writes nothing. Each page is a ``response`` record and the ``request`` record it
-answered (``WARC-Concurrent-To``). A page whose language was identified
+``FOCUSED_WARC`` chooses what is kept: ``relevant`` (the default) the pages classified relevant
+and the undecided ones (:func:`focused.topic.judge.undecided`: R at least FOCUSED_WARC_UNDECIDED
+times the threshold), which the crawl's final judge may call relevant (``focused export
+--rejudge``); ``all`` every response (non-HTML, error pages such as 404s, and also the
+redirects followed and robots.txt, which never reach the spider); ``none`` nothing. A fetch
+that failed without a response writes nothing. Each page is a ``response`` record and the
+``request`` record it answered (``WARC-Concurrent-To``). A page whose language was identified
 (:mod:`focused.pipelines.language`) has it in its response record's
 ``WARC-Identified-Content-Language`` header, as Common Crawl's response records have (the
 code the feed has: ISO 639, two letters where ISO 639-1 has one).
@@ -38,7 +40,8 @@ Files (:class:`WarcFiles`) rotate per process in FOCUSED_WARC_DIR (None:
 ``FOCUSED_HOME/warc/<crawl>/``). Records are written and gzip'd on the reactor thread as each
 item is scraped (``benchmarks/warc.py`` measures the cost). Stats: ``focused/warc/records``
 (every record written: warcinfo, request, response, revisit, metadata),
-``focused/warc/revisits``, ``focused/warc/files`` (files started), ``focused/warc/bytes``
+``focused/warc/revisits``, ``focused/warc/undecided`` (pages kept as undecided, not relevant),
+``focused/warc/files`` (files started), ``focused/warc/bytes``
 (gzip'd bytes written).
 
 A record the disk refuses (full, read-only, an I/O error: any OSError) is a disk fault
@@ -87,6 +90,7 @@ from focused.settings.check import choice
 from focused.store.crawler import crawl_name, store_for
 from focused.store.embedded import home_dir
 from focused.store.warcindex import WarcIndex
+from focused.topic.judge import undecided
 from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
@@ -381,7 +385,8 @@ class WarcFiles:
 
 class WarcWriter:
     """Writes the pages FOCUSED_WARC keeps (see the module doc) when their items are scraped,
-    after every pipeline, so the relevant flag is known.
+    after every pipeline, so the relevant flag is known. Under ``relevant`` the undecided pages
+    too: those whose R reaches ``undecided_margin`` times ``threshold``.
 
     Its calls on the crawl's ``warc`` hash go through the crawl's store, with its retries.
     With Redis lost the page is still written, as a response record. With ``on_fault``, the
@@ -397,10 +402,14 @@ class WarcWriter:
         keep_all: bool,
         stats: StatsCollector,
         on_fault: Callable[[Path, OSError], None] | None = None,
+        threshold: float = 0.5,
+        undecided_margin: float = 1.0,
     ):
         self.files = files
         self.index = WarcIndex(store)
         self.keep_all = keep_all
+        self.threshold = threshold
+        self.undecided_margin = undecided_margin
         self.stats = stats
         self.on_fault = on_fault
         self.failed = False
@@ -421,7 +430,8 @@ class WarcWriter:
         except OSError as exc:
             why = f"cannot create {folder} ({exc.strerror})"
             raise FocusedError(f"FOCUSED_WARC_DIR: {why}") from exc
-        topic = crawl_plan(crawler).topic
+        plan = crawl_plan(crawler)
+        topic = plan.topic
         info = {
             "software": f"focused/{focused.__version__} (Scrapy {scrapy.__version__}, warcio)",
             "format": "WARC File Format 1.1",
@@ -441,6 +451,8 @@ class WarcWriter:
             keep_all=keep == "all",
             stats=crawler.stats,
             on_fault=functools.partial(disk_fault, crawler, "WARC file"),
+            threshold=plan.threshold,
+            undecided_margin=s.getfloat("FOCUSED_WARC_UNDECIDED"),
         )
         crawler.signals.connect(writer.item_scraped, signal=signals.item_scraped)
         if writer.keep_all:
@@ -468,6 +480,8 @@ class WarcWriter:
                 self.stats.inc_value("focused/warc/revisits")
             else:
                 self.remember(record.rec_headers.get_header("WARC-Target-URI"), record)
+                if not (self.keep_all or item.relevant) and self.keeps(item):
+                    self.stats.inc_value("focused/warc/undecided")
 
     def page_records(
         self, item: Page, response: Response
@@ -481,11 +495,23 @@ class WarcWriter:
         if original is not None and original.digest == payload_digest(response.body):
             return request_record(response.request), revisit_record(response, date, original)
         # A page the pipelines found unchanged while its bytes changed: kept if the first was.
-        if not (self.keep_all or item.relevant or original is not None):
+        if not (self.keep_all or self.keeps(item) or original is not None):
             return None
         return (
             request_record(response.request),
             response_record(response, date, item.language),
+        )
+
+    def keeps(self, item: Page) -> bool:
+        """Whether FOCUSED_WARC ``relevant`` keeps a page: relevant, or undecided (a page
+        whose verdict was set aside, a duplicate or an unchanged revisit, is neither)."""
+        if item.relevant:
+            return True
+        verdict = item.verdict
+        return (
+            verdict is not None
+            and item.relevance is not None
+            and undecided(verdict, self.threshold, self.undecided_margin)
         )
 
     def response_downloaded(self, response: Response, request: Request) -> None:

@@ -93,7 +93,7 @@ sites)
 ``linklog``            list    the online link model's training log, one entry per classified
                                page: label, estimate, parent R and category, URL, anchor
 ``meta``               hash    the crawl's description: focus, topic file, relevance threshold,
-                               alarm limits
+                               alarm limits, the settings its judge is made from (JSON)
 ``checksums``          hash    text checksum -> fingerprint of the first URL fetched with that
                                text (Badia et al. 2006's duplicates; ``pipelines/duplicates.py``)
 ``modified``           hash    URL fingerprint -> Last-Modified of its latest fetch (duplicates)

@@ -14,13 +14,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain, zip_longest
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from focused.store import keys, scripts
 from focused.store.client import REDIS_PARAMS
 from focused.store.coverage import CoverageStore, coverage_record
 from focused.store.crawl import CrawlStore, crawl_names, no_such_crawl
 from focused.store.embedded import embedded_client, home_dir, stop_if_last
+from focused.store.learning import Generation, LearningStore
 from focused.store.shards import add_up, fetched_per_shard
 
 if TYPE_CHECKING:
@@ -130,6 +131,17 @@ class Reader:
         for order in orders:
             pipe.hget(shards.record_key(keys.URLS, order), str(order))
         return pipe.execute() if orders else []
+
+    def meta(self, crawl: str) -> dict[str, str]:
+        """What a crawl recorded of itself (``meta``: its topic file and decisions, threshold,
+        the settings its judge is made from...); empty if nothing."""
+        key = CrawlStore(self.client, crawl).key(keys.META)
+        return cast("dict[str, str]", self.client.hgetall(key))  # the client decodes
+
+    def generation(self, crawl: str) -> Generation | None:
+        """A light topic's last published refit (:class:`~focused.store.learning.Generation`),
+        from which every process of the crawl fitted its model; None before the first."""
+        return LearningStore(CrawlStore(self.client, crawl), sample=0).generation()
 
     def coverage_log(self, crawl: str) -> list[dict[str, Any]]:
         """Every estimate of what is left to find that a crawl recorded, oldest first."""

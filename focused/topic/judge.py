@@ -51,7 +51,15 @@ if TYPE_CHECKING:
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
     from focused.topic.plan import CrawlPlan
 
-__all__ = ["ANCHOR_CACHE", "Judge", "Verdict", "anchor_glosser", "link_estimate", "log_odds_sum"]
+__all__ = [
+    "ANCHOR_CACHE",
+    "Judge",
+    "Verdict",
+    "anchor_glosser",
+    "link_estimate",
+    "log_odds_sum",
+    "undecided",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +155,15 @@ class Verdict:
                 for link in self.links
             ],
         )
+
+
+def undecided(verdict: Verdict, threshold: float, margin: float) -> bool:
+    """Whether a page is near enough the threshold, or past it, that a later judge may call it
+    relevant: its R reaches ``margin`` times ``threshold`` (FOCUSED_WARC_UNDECIDED). The WARC
+    writer keeps such a page's response record, and ``focused export --rejudge`` calls relevant
+    only a page whose response record is kept: so a page below the margin stays not relevant,
+    and the WARC files hold every page the crawl's final judge calls relevant."""
+    return verdict.relevance >= margin * threshold
 
 
 @dataclass(slots=True)

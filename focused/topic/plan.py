@@ -10,6 +10,7 @@ works a choice out again and none can work it out differently.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from focused.errors import FocusedError
@@ -32,10 +33,29 @@ if TYPE_CHECKING:
     from focused.topic.files import Topic
     from focused.topic.judge import Judge
 
-__all__ = ["PAGE_ROLES", "CrawlPlan", "crawl_plan"]
+__all__ = ["JUDGE_SETTINGS", "PAGE_ROLES", "CrawlPlan", "crawl_plan"]
 
 # The word vectors' roles in which they judge pages (the page's own R).
 PAGE_ROLES = ("pages", "both")
+# The settings a crawl's plan and judge are made from (:meth:`CrawlPlan.from_settings`,
+# :meth:`~focused.topic.judge.Judge.from_plan`) besides the models' folder: a crawl records
+# their values (:meth:`CrawlPlan.judge_settings`) so that its judge can be made again after it
+# (``focused export --rejudge``).
+JUDGE_SETTINGS = (
+    "FOCUSED_STRATEGY",
+    "FOCUSED_LINK_SCORE",
+    "FOCUSED_VECTORS",
+    "FOCUSED_RELEVANT_THRESHOLD",
+    "FOCUSED_LEARN",
+    "FOCUSED_LEARN_PAGES",
+    "FOCUSED_LINK_MODEL",
+    "FOCUSED_LANGUAGE_ID",
+    "FOCUSED_MAX_TEXT_CHARS",
+    "FOCUSED_ANCHOR_GLOSS",
+    "FOCUSED_VECTOR_WEIGHT",
+    "FOCUSED_CLASSIFY_TEXT",
+    "FOCUSED_HUB_MIN_SCORE",
+)
 
 
 def models_folder(settings: BaseSettings) -> str:
@@ -187,6 +207,12 @@ class CrawlPlan:
     def batch_setting(self) -> str:
         """The strategy's batch-size setting, "" when it pops as it needs."""
         return strategy_class(self.strategy).batch_setting
+
+    def judge_settings(self, settings: BaseSettings) -> dict[str, Any]:
+        """The values of :data:`JUDGE_SETTINGS` in ``settings``, and the plan's models folder
+        (absolute) as FOCUSED_MODELS_DIR: what a crawl records to make its judge again."""
+        values = {name: settings.get(name) for name in JUDGE_SETTINGS}
+        return {**values, "FOCUSED_MODELS_DIR": str(Path(self.models_dir).resolve())}
 
     def judge(self, settings: BaseSettings) -> Judge:
         """The judge of pages and links this plan describes (:meth:`Judge.from_plan`)."""
