@@ -280,19 +280,23 @@ def test_a_crawls_data_set_has_a_row_per_fetched_page_with_the_feeds_values(
     )
 
     # --rejudge: this crawl's topic does not learn, so its final judge is the one it judged
-    # with, and a page judged again from its response keeps its verdict.
+    # with: a page judged again from its response keeps its R and category; its verdict may
+    # change only by the calibration, fitted now on every page, and stderr counts the changes.
     again = tmp_path / "again.jsonl"
     result = export(crawl, redis_home, "--rejudge", "-o", str(again), "--warc-dir", str(folder))
     assert result.returncode == 0, result.stderr
     assert "with its own judge:" in result.stderr
-    assert "verdicts changed: 0 became relevant, 0 stopped being relevant" in result.stderr
     rejudged = [json.loads(line) for line in again.read_text().splitlines()]
     assert sorted(row["order"] for row in rejudged) == sorted(feed)
     from_response = [row for row in rejudged if row["judged_from"] == "response"]
     assert len(from_response) == relevant
     for row in from_response:
         assert row["relevance"] == pytest.approx(row["crawl_relevance"], abs=1e-6)
-        assert (row["relevant"], row["category"]) == (row["crawl_relevant"], row["crawl_category"])
+        assert row["category"] == row["crawl_category"]
+    became = sum(row["relevant"] and not row["crawl_relevant"] for row in rejudged)
+    stopped = sum(row["crawl_relevant"] and not row["relevant"] for row in rejudged)
+    assert f"verdicts changed: {became} became relevant, {stopped} stopped" in result.stderr
+    assert became + stopped <= len(from_response) // 4
 
     # Without its WARC files, each page has what Redis keeps, nulls elsewhere.
     empty = tmp_path / "empty"

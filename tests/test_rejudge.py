@@ -117,11 +117,10 @@ def test_a_revisit_is_judged_from_the_response_it_refers_to(tmp_path: Path) -> N
     assert [row["response"].body for row in read] == [body, body]
 
 
-def test_the_undecided_are_those_within_the_margin_of_the_threshold() -> None:
-    verdict = Verdict(0.2, False, None, 0.2)
-    assert undecided(verdict, 0.4, 0.5) and not undecided(verdict, 0.4, 0.51)
-    assert not undecided(verdict, 0.4, 1.0)  # a margin of 1: the relevant pages only
-    assert undecided(Verdict(0.4, True, None, 0.4), 0.4, 1.0)
+def test_the_undecided_are_those_within_the_margin_of_their_cut() -> None:
+    verdict = Verdict(0.2, False, None, 0.2, probability=0.2, cut=0.4)
+    assert undecided(verdict, 0.5) and not undecided(verdict, 0.51)
+    assert not undecided(verdict, 1.0)  # a margin of 1: the relevant pages only
 
 
 # A crawl whose topic learns itself.
@@ -153,6 +152,7 @@ def test_a_learning_crawl_is_judged_again_by_its_final_topic(
         FOCUSED_LEARN_PAGES=30,
         FOCUSED_WARC_DIR=str(folder),
         FOCUSED_MAIN_TEXT="all",  # every page's main text in its metadata record
+        FOCUSED_CALIBRATE=False,  # R against the threshold, here and in the final verdict
     )
     assert stats["focused/learn/refits"] >= 1
     feed = {item["order"]: item for item in crawl.feed() if item["order"] is not None}
@@ -265,13 +265,12 @@ def test_the_warc_writer_keeps_the_undecided_but_no_duplicate(tmp_path: Path) ->
         cast("CrawlStore", store),
         keep_all=False,
         stats=get_crawler().stats,
-        threshold=0.5,
         undecided_margin=0.5,
     )
 
     def judged(r: float) -> Page:
         item = Page("http://a.test/", 200, 1.7e9)
-        item.judged(Verdict(r, r >= 0.5, None, r))
+        item.judged(Verdict(r, r >= 0.5, None, r, probability=r, cut=0.5))
         return item
 
     assert [writer.keeps(judged(r)) for r in (0.9, 0.3, 0.2)] == [True, True, False]

@@ -97,7 +97,7 @@ def final_judge(
         settings.set("FOCUSED_HOME", home, priority="project")
     recorded = "judge_settings" in meta
     settings.setdict(json.loads(meta.get("judge_settings", "{}")), priority="project")
-    if meta.get("threshold"):
+    if meta.get("threshold") and not recorded:  # a crawl that recorded only its threshold
         settings.set("FOCUSED_RELEVANT_THRESHOLD", meta["threshold"], priority="project")
     settings.setdict(dict(overrides), priority="cmdline")
     check_settings(settings)
@@ -110,7 +110,9 @@ def final_judge(
     return FinalJudge(judge, plan, generation.number if generation else 0, settings, recorded)
 
 
-def response_page(url: str, response: KeptResponse, max_garbled: float) -> Page | None:
+def response_page(
+    url: str, response: KeptResponse, max_garbled: float, depth: int = 1
+) -> Page | None:
     """The page as the spider made it of its response (title, whole text, HTML); None for one
     the spider found bad (text it could not decode, no text)."""
     html = HtmlResponse(url, status=response.status, headers=response.headers, body=response.body)
@@ -122,7 +124,7 @@ def response_page(url: str, response: KeptResponse, max_garbled: float) -> Page 
     text = page_text(parsed(html)[0])
     if not text.text and not text.title:
         return None
-    return Page(url, response.status, 0.0, title=text.title, text=text.text, html=html.text)
+    return Page(url, response.status, 0.0, depth, title=text.title, text=text.text, html=html.text)
 
 
 def metadata_page(row: Mapping[str, Any]) -> Page | None:
@@ -132,8 +134,21 @@ def metadata_page(row: Mapping[str, Any]) -> Page | None:
     if not main:
         return None
     return Page(
-        row["url"], row.get("status"), 0.0, title=row.get("title"), text=main, main_text=main
+        row["url"],
+        row.get("status"),
+        0.0,
+        _depth(row),
+        title=row.get("title"),
+        text=main,
+        main_text=main,
     )
+
+
+def _depth(row: Mapping[str, Any]) -> int:
+    """A row's depth (1 where the WARC files do not say): the seeds, depth 0, are the pages the
+    calibration knows to be the topic's."""
+    depth = row.get("depth")
+    return depth if isinstance(depth, int) else 1
 
 
 @dataclass
@@ -167,44 +182,72 @@ class Rejudging:
         self.counts = Counts()
 
     def rows(self, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        for row in rows:
-            yield self.rejudged(row)
+        """The rows with their final verdicts. Two passes: every page is judged, then the
+        judge's calibration is fitted on all of them (the seeds, depth 0, as the pages known
+        to be the topic's) and its cut decides; so the rows are held in memory until then."""
+        judged = [self.judged(row) for row in rows]
+        calibration = self.judge.calibration
+        if calibration is not None:
+            pages = [(v.relevance, row) for row, v, _ in judged if v is not None]
+            calibration.fit(
+                [r for r, row in pages if row.get("depth") != 0],
+                [r for r, row in pages if row.get("depth") == 0],
+            )
+        for row, verdict, source in judged:
+            yield self.decided(row, verdict, source)
 
-    def rejudged(self, row: dict[str, Any]) -> dict[str, Any]:
+    def judged(self, row: dict[str, Any]) -> tuple[dict[str, Any], Verdict | None, str | None]:
+        """The row, with the crawl's verdict set beside, and the final judge's verdict on its
+        page and where the page's text came from (None, None: not judged again)."""
         described = "response" in row  # by the WARC files
         response: KeptResponse | None = row.pop("response", None)
         before = row.get("relevance"), row.get("relevant"), row.get("category")
         row["crawl_relevance"], row["crawl_relevant"], row["crawl_category"] = before
         row["judged_from"] = None
-        counts = self.counts
-        counts.relevant_before += bool(before[1])
         if before[0] is None:  # not classified by the crawl: not judged again
-            counts.relevant_after += bool(before[1])
-            return row
+            return row, None, None
         page, source = None, None
+        depth = _depth(row)
         if response is not None:
-            page, source = response_page(row["url"], response, self.max_garbled), RESPONSE
+            page, source = response_page(row["url"], response, self.max_garbled, depth), RESPONSE
         elif described:
             page, source = metadata_page(row), METADATA
         if page is None:
-            counts.not_rejudged += 1
-            counts.relevant_after += bool(before[1])
-            return row
+            return row, None, None
         if self.judge.main_text and source == RESPONSE:
             page.main_text = main_text(page.html).text
-        verdict = self.verdict(page, row.get("language"))
-        relevant = verdict.relevant and source == RESPONSE
-        counts.held_back += verdict.relevant and not relevant
+        return row, self.verdict(page, row.get("language")), source
+
+    def decided(
+        self, row: dict[str, Any], verdict: Verdict | None, source: str | None
+    ) -> dict[str, Any]:
+        """The row with its final verdict: the calibration's cut on the final probability where
+        it fitted, else the final judge's own; relevant only with a response record kept."""
+        counts = self.counts
+        before = row["crawl_relevant"]
+        counts.relevant_before += bool(before)
+        if verdict is None:
+            counts.not_rejudged += row["crawl_relevance"] is not None
+            counts.relevant_after += bool(before)
+            return row
+        calibration = self.judge.calibration
+        probability, relevant = verdict.relevance, verdict.relevant
+        if calibration is not None and calibration.fitted_ and calibration.cut_ is not None:
+            probability = round(float(calibration.probability([verdict.relevance])[0]), 6)
+            relevant = probability >= calibration.cut_
+        kept = relevant and source == RESPONSE
+        counts.held_back += relevant and not kept
         if source == RESPONSE:
             counts.from_response += 1
         else:
             counts.from_metadata += 1
-        counts.relevant_after += relevant
-        counts.became_relevant += relevant and not before[1]
-        counts.stopped_relevant += bool(before[1]) and not relevant
+        counts.relevant_after += kept
+        counts.became_relevant += kept and not before
+        counts.stopped_relevant += bool(before) and not kept
         row.update(
             relevance=verdict.relevance,
-            relevant=relevant,
+            probability=probability,
+            relevant=kept,
             category=verdict.category,
             judged_from=source,
         )

@@ -1,17 +1,17 @@
-"""WarcWriter: fetched pages, with their requests, in gzip'd WARC 1.1 files written by warcio,
-as Heritrix, ACHE and web archives keep them (replay with pywb, read back with ``focused web
-from-warc``).
+"""WarcWriter: fetched pages, with their requests, in gzip'd WARC 1.1 files written by warcio, as
+Heritrix, ACHE and web archives keep them (replay with pywb, read back with ``focused web from-
+warc``).
 
 ``FOCUSED_WARC`` chooses what is kept: ``relevant`` (the default) the pages classified relevant
-and the undecided ones (:func:`focused.topic.judge.undecided`: R at least FOCUSED_WARC_UNDECIDED
-times the threshold), which the crawl's final judge may call relevant (``focused export
---rejudge``); ``all`` every response (non-HTML, error pages such as 404s, and also the
-redirects followed and robots.txt, which never reach the spider); ``none`` nothing. A fetch
-that failed without a response writes nothing. Each page is a ``response`` record and the
-``request`` record it answered (``WARC-Concurrent-To``). A page whose language was identified
-(:mod:`focused.pipelines.language`) has it in its response record's
-``WARC-Identified-Content-Language`` header, as Common Crawl's response records have (the
-code the feed has: ISO 639, two letters where ISO 639-1 has one).
+and the undecided ones (:func:`focused.topic.judge.undecided`: a probability at least
+FOCUSED_WARC_UNDECIDED times the cut the verdict was made by), which the crawl's final judge
+may call relevant (``focused export --rejudge``); ``all`` every response (non-HTML, error pages
+such as 404s, and also the redirects followed and robots.txt, which never reach the spider);
+``none`` nothing. A fetch that failed without a response writes nothing. Each page is a
+``response`` record and the ``request`` record it answered (``WARC-Concurrent-To``). A page
+whose language was identified (:mod:`focused.pipelines.language`) has it in its response
+record's ``WARC-Identified-Content-Language`` header, as Common Crawl's response records have
+(the code the feed has: ISO 639, two letters where ISO 639-1 has one).
 
 Every fetched page (one the frontier gave a fetch order), kept or not, also gets a ``metadata``
 record (``application/json``, ``WARC-Target-URI`` its URL, ``WARC-Concurrent-To`` its response
@@ -386,7 +386,7 @@ class WarcFiles:
 class WarcWriter:
     """Writes the pages FOCUSED_WARC keeps (see the module doc) when their items are scraped,
     after every pipeline, so the relevant flag is known. Under ``relevant`` the undecided pages
-    too: those whose R reaches ``undecided_margin`` times ``threshold``.
+    too: those whose probability reaches ``undecided_margin`` times their verdict's cut.
 
     Its calls on the crawl's ``warc`` hash go through the crawl's store, with its retries.
     With Redis lost the page is still written, as a response record. With ``on_fault``, the
@@ -402,13 +402,11 @@ class WarcWriter:
         keep_all: bool,
         stats: StatsCollector,
         on_fault: Callable[[Path, OSError], None] | None = None,
-        threshold: float = 0.5,
         undecided_margin: float = 1.0,
     ):
         self.files = files
         self.index = WarcIndex(store)
         self.keep_all = keep_all
-        self.threshold = threshold
         self.undecided_margin = undecided_margin
         self.stats = stats
         self.on_fault = on_fault
@@ -451,7 +449,6 @@ class WarcWriter:
             keep_all=keep == "all",
             stats=crawler.stats,
             on_fault=functools.partial(disk_fault, crawler, "WARC file"),
-            threshold=plan.threshold,
             undecided_margin=s.getfloat("FOCUSED_WARC_UNDECIDED"),
         )
         crawler.signals.connect(writer.item_scraped, signal=signals.item_scraped)
@@ -511,7 +508,7 @@ class WarcWriter:
         return (
             verdict is not None
             and item.relevance is not None
-            and undecided(verdict, self.threshold, self.undecided_margin)
+            and undecided(verdict, self.undecided_margin)
         )
 
     def response_downloaded(self, response: Response, request: Request) -> None:

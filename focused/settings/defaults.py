@@ -478,8 +478,9 @@ FOCUSED_LANGUAGE_ID = "auto"
 FOCUSED_WARC = "relevant"
 FOCUSED_WARC_DIR = None
 FOCUSED_WARC_MAX_SIZE = 1_000_000_000
-# Under FOCUSED_WARC "relevant", the pages not relevant whose R reaches FOCUSED_WARC_UNDECIDED
-# times the threshold (from 0 to 1; 1: none) are kept too, the undecided: the crawl's final
+# Under FOCUSED_WARC "relevant", the pages not relevant whose probability reaches
+# FOCUSED_WARC_UNDECIDED times the cut their verdict was made by (the calibration's, else the
+# threshold; from 0 to 1; 1: none) are kept too, the undecided: the crawl's final
 # judge (focused export's rejudge option) may call them relevant, and calls relevant only the
 # pages whose responses are kept. On 1,000-page crawls of a generated web by a keywords topic
 # that learns, 0.5 kept 0.2% more pages; the pages the final judge would call relevant anew had

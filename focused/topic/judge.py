@@ -128,6 +128,7 @@ class Verdict:
     hub_score: float | None = None
     glossed: int = 0
     probability: float = 0.0
+    cut: float = 0.5  # the probability from which this verdict calls a page relevant
 
     @classmethod
     def unjudged(cls, links: Sequence[PageLink]) -> Verdict:
@@ -157,13 +158,14 @@ class Verdict:
         )
 
 
-def undecided(verdict: Verdict, threshold: float, margin: float) -> bool:
-    """Whether a page is near enough the threshold, or past it, that a later judge may call it
-    relevant: its R reaches ``margin`` times ``threshold`` (FOCUSED_WARC_UNDECIDED). The WARC
+def undecided(verdict: Verdict, margin: float) -> bool:
+    """Whether a page is near enough the cut, or past it, that a later judge may call it
+    relevant: its probability reaches ``margin`` times the cut its verdict was made by
+    (FOCUSED_WARC_UNDECIDED). The WARC
     writer keeps such a page's response record, and ``focused export --rejudge`` calls relevant
     only a page whose response record is kept: so a page below the margin stays not relevant,
     and the WARC files hold every page the crawl's final judge calls relevant."""
-    return verdict.relevance >= margin * threshold
+    return verdict.probability >= margin * verdict.cut
 
 
 @dataclass(slots=True)
@@ -334,7 +336,7 @@ class Judge:
         batch = self._batch(doc, anchors, links)
         relevance, category = self._score(batch, page, len(own), links)
         r, first = self._page_relevance(doc, page.title, float(relevance[0]))
-        probability, relevant = self._calibrated(doc, r, page.depth == 0, page.title)
+        probability, relevant, cut = self._calibrated(doc, r, page.depth == 0, page.title)
         path_good = None
         if self.needs_path:
             path_good = (
@@ -365,15 +367,18 @@ class Judge:
             self.hub_score(page),
             len(batch.glossed),
             probability,
+            cut,
         )
 
-    def _calibrated(self, doc: str, r: float, seed: bool, title: str | None) -> tuple[float, bool]:
-        """The page's probability and whether it is relevant; the page's R recorded for the
-        calibration, which is fitted again when its time has come (a fit costs about a
-        millisecond)."""
+    def _calibrated(
+        self, doc: str, r: float, seed: bool, title: str | None
+    ) -> tuple[float, bool, float]:
+        """The page's probability, whether it is relevant and the cut that says so; the page's
+        R recorded for the calibration, which is fitted again when its time has come (a fit
+        costs a few milliseconds)."""
         calibration = self.calibration
         if calibration is None:
-            return r, r >= self.threshold
+            return r, r >= self.threshold, self.threshold
         if seed:
             if len(self.seeds) < CALIBRATION_SEEDS:
                 self.seeds.append((doc, r))
@@ -385,10 +390,10 @@ class Judge:
             grown = max(calibration.min_pages, self.judged_count // 4)
             self.next_calibration = self.judged_count + grown
         if not getattr(calibration, "fitted_", False) or calibration.cut_ is None:
-            return r, r >= self.threshold
+            return r, r >= self.threshold, self.threshold
         probability = round(float(calibration.probability([r])[0]), 6)
         named = self.named is not None and bool(self.named([title or ""])[0])
-        return probability, named or probability >= calibration.cut_
+        return probability, named or probability >= calibration.cut_, calibration.cut_
 
     def _page_relevance(self, doc: str, title: str | None, r: float) -> tuple[float, float]:
         """The page's R and its R by the topic as the user gave it, rounded to 6 places."""
