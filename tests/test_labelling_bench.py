@@ -65,7 +65,8 @@ def test_a_keyword_crawl_labelled_from_the_bundle_is_crawled_again(
     topic_file = Path(result["topic"])
     topic = tomllib.loads(topic_file.read_text())
     assert topic["seeds"] == task.seeds and topic["relevance"]["method"] == "keywords"
-    assert topic["relevance"]["keywords"] == list(task.keywords)
+    keywords = tomllib.loads((folder / "keywords.toml").read_text())["relevance"]["keywords"]
+    assert topic["relevance"]["keywords"] == keywords and keywords
     assert topic["relevance"]["examples"] == "positives"
     assert topic["relevance"]["negatives"] == "negatives"
     positives = {path.name for path in (topic_file.parent / "positives").iterdir()}
