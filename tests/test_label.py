@@ -349,12 +349,8 @@ def test_without_marks_a_keyword_topic_crawls_as_it_was(tmp_path):
     )
     assert labelling.summary()["needed"] == 0  # the keywords crawl without a marked page
     topic = load_topic(labelling.topic)
-    assert topic.relevance["examples"] is None and topic.relevance["negatives"] is None
-    assert topic.decisions() == {
-        **original.decisions(),
-        "relevance.examples": None,
-        "relevance.negatives": None,
-    }
+    assert "examples" not in topic.relevance and "negatives" not in topic.relevance
+    assert topic.decisions() == original.decisions()  # as a crawl of the keywords decides
 
 
 def test_an_examples_topic_keeps_its_pages_beside_the_marked_ones(tmp_path):

@@ -98,8 +98,8 @@ def _keywords_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     except ValueError as exc:
         raise TopicError(path, "relevance.keywords", str(exc)) from None
     for name in EXAMPLE_FIELDS:  # pages marked on and off the topic (focused label)
-        value = data.get(name)
-        options[name] = None if value is None else example_folder(path, f"relevance.{name}", value)
+        if name in data:  # only then: a crawl of the same keywords resumes as the same crawl
+            options[name] = example_folder(path, f"relevance.{name}", data[name])
     return options
 
 
