@@ -16,9 +16,10 @@ development topics), it does what docs/howto/label.md tells a user to do, with t
    highest R first, its default; ``uncertain``: R nearest the crawl's boundary first) good if
    the bundle labels them with the category, else bad, passing over seeds and training pages
    (never counted by the evaluation);
-3. write the examples topic of these marks (focused.label.examples) with the task's seeds,
-   fit its model, and crawl it for ``--pages`` counted pages with the evaluation's settings,
-   as the how-to's second crawl (no ``FOCUSED_MAIN_TEXT``).
+3. write the topic of these marks (focused.label.examples) from the keywords crawl's topic, as
+   ``focused label --topic`` does: its keywords and seeds, the marked pages as its examples and
+   negatives; fit its model, and crawl it for ``--pages`` counted pages with the evaluation's
+   settings, as the how-to's second crawl (no ``FOCUSED_MAIN_TEXT``).
 
 Both crawls are scored as ``focused evaluate`` scores its crawlers (``score_crawls``). One
 table shows, per task and on average, each crawl's share of the oracle's relevant pages,
@@ -46,7 +47,7 @@ from focused.cli.label import SUFFIX
 from focused.lab.evaluation.evaluate import score_crawls
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.report import averages, calibration_k, shown_ks, write_json
-from focused.lab.evaluation.run import DEFAULT_SETTINGS, crawl, one_line, prepare, slug
+from focused.lab.evaluation.run import CRAWLERS, DEFAULT_SETTINGS, crawl, one_line, prepare, slug
 from focused.lab.evaluation.score import steps
 from focused.lab.evaluation.tasks import TASK_SETS, Task, load_tasks
 from focused.lab.webs.bundle import Bundle, url_key
@@ -93,7 +94,8 @@ def run_task(
     feed, _ = read_feed(folder / "crawls" / KEYWORDS / "feed.jsonl")
     marks = mark(feed, task, labels, how)
     out = folder / (slug(task.category) + SUFFIX)
-    topic_file = write_examples_topic(feed, marks, out, out.name, task.seeds)
+    original = load_topic(folder / CRAWLERS[KEYWORDS][0])
+    topic_file = write_examples_topic(feed, marks, out, out.name, task.seeds, original=original)
     write_marks(out, marks)
     error = None
     try:

@@ -32,7 +32,7 @@ from focused.label.feed import (
     snippet,
 )
 from focused.topic.files import load_topic
-from focused.topic.methods import topic_model
+from focused.topic.methods import own_negatives, own_texts, topic_model, vector_model
 from tests.test_watch import CHROMIUM, serving
 
 STATIC = Path(focused.__file__).parent / "label" / "static"
@@ -256,6 +256,143 @@ def test_marks_are_kept_and_read_back(tmp_path):
     (tmp_path / "marks.json").write_text('{"http://x.test/": "perhaps"}')
     with pytest.raises(FocusedError, match="marks.json: expected"):
         read_marks(tmp_path)
+
+
+# The topic keeps the crawl's own topic and adds the marked pages.
+
+
+def keyword_topic(folder: Path, relevance: str, *top: str) -> Path:
+    """The crawl's own topic file: a keyword topic of birds."""
+    path = folder / "birds.toml"
+    lines = ['name = "birds"', f'seeds = ["{SEED}", "http://birds.test/Owl"]', *top]
+    path.write_text("\n".join([*lines, "[relevance]", relevance, ""]), encoding="utf-8")
+    return path
+
+
+KEYWORDS = 'method = "keywords"\nkeywords = { heron = 2.0, "grey heron" = 1 }\nr0 = 0.2\n'
+
+
+def test_a_keyword_topic_keeps_its_keywords_and_seeds_and_adds_the_marked_pages(tmp_path):
+    original = load_topic(
+        keyword_topic(
+            tmp_path,
+            KEYWORDS + 'description = "Herons and their nests"\nlink_score = "both"',
+            'allowed_networks = ["10.0.0.0/8"]',
+            'strategy = "hard"',
+        )
+    )
+    out = tmp_path / "out"
+    marks = {URLS[1]: "good", URLS[3]: "good", URLS[2]: "bad", URLS[7]: "bad"}
+    path = write_examples_topic(
+        FEED,
+        marks,
+        out,
+        "birds-labelled",
+        original.seeds,
+        original=original,
+        allowed_networks=original.allowed_networks,
+    )
+    topic = load_topic(path)
+    assert (topic.name, topic.method) == ("birds-labelled", "keywords")
+    assert topic.seeds == original.seeds == [SEED, "http://birds.test/Owl"]
+    assert (topic.allowed_networks, topic.strategy, topic.link_score) == (
+        ("10.0.0.0/8",),
+        "hard",
+        "both",
+    )
+    for field in ("keywords", "description", "r0"):
+        assert topic.relevance[field] == original.relevance[field]
+    assert topic.relevance["examples"] == (out / "positives").resolve()
+    assert topic.relevance["negatives"] == (out / "negatives").resolve()
+    assert sorted(p.name for p in (out / "positives").iterdir()) == sorted(
+        example_file(u) for u in (URLS[1], URLS[3])
+    )
+    # The keywords are the user's own text, then the marked pages; the bad ones are negatives.
+    own = own_texts(topic)
+    assert own[0] == "heron grey heron Herons and their nests" and len(own) == 3
+    assert sorted(own[1:]) == sorted(
+        (out / "positives" / example_file(u)).read_text() for u in (URLS[1], URLS[3])
+    )
+    assert sorted(own_negatives(topic)) == sorted(
+        (out / "negatives" / example_file(u)).read_text() for u in (URLS[2], URLS[7])
+    )
+    model = topic_model(topic, str(tmp_path / "models"))
+    with_keyword, without = model.relevance(["a heron in the reeds", "a swan in the reeds"])
+    assert with_keyword > 0.2 > without == 0
+    assert own_texts(original) == [own[0]] and own_negatives(original) == []
+
+
+def test_the_keyword_topics_word_vectors_and_learning_read_the_marked_pages(tmp_path):
+    from focused.relevance.learned import LearnedTopic
+
+    original = load_topic(keyword_topic(tmp_path, KEYWORDS))
+    marks = {URLS[1]: "good", URLS[3]: "good", URLS[2]: "bad", URLS[4]: "bad"}
+    written = write_examples_topic(FEED, marks, tmp_path / "o", "t", [SEED], original=original)
+    topic = load_topic(written)
+    vectors = vector_model(topic, str(tmp_path / "models"), "true")
+    assert list(vectors.categories_[:2]) == ["other", "topic"]
+    bird, car = vectors.relevance([BIRDS.replace("heron", "egret"), CARS.replace("sedan", "van")])
+    assert bird > 0.5 > car
+    # A refit keeps the user's texts as examples of the topic, their negatives as neighbours.
+    pages = [BIRDS.replace("heron", "stork"), CARS.replace("sedan", "jeep")] * 2
+    user, negatives = own_texts(topic), own_negatives(topic)
+    texts, labels = LearnedTopic().examples(pages, [0.9, 0.1] * 2, user, negatives)
+    assert texts[: len(user)] == user and set(labels[: len(user)]) == {"topic"}
+    kept = [label for text, label in zip(texts, labels, strict=True) if text in negatives]
+    assert len(kept) == 2 and all(label.startswith("other/") for label in kept)
+
+
+def test_without_marks_a_keyword_topic_crawls_as_it_was(tmp_path):
+    original = load_topic(keyword_topic(tmp_path, KEYWORDS))
+    labelling = server.Labelling(
+        FEED, label_pages(FEED), 0.55, tmp_path / "o", "t", original.seeds, original=original
+    )
+    assert labelling.summary()["needed"] == 0  # the keywords crawl without a marked page
+    topic = load_topic(labelling.topic)
+    assert "examples" not in topic.relevance and "negatives" not in topic.relevance
+    assert topic.decisions() == original.decisions()  # as a crawl of the keywords decides
+
+
+def test_an_examples_topic_keeps_its_pages_beside_the_marked_ones(tmp_path):
+    for folder, text in (("mine", BIRDS), ("not-mine", CARS)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.txt").write_text(text)
+    path = tmp_path / "birds.toml"
+    path.write_text(
+        f'name = "birds"\nseeds = ["{SEED}"]\n[relevance]\nmethod = "examples"\n'
+        'examples = "mine"\nnegatives = "not-mine"\nthreshold = 0.6\n'
+    )
+    original = load_topic(path)
+    out = tmp_path / "out"
+    written = write_examples_topic(FEED, {URLS[1]: "good"}, out, "t", [SEED], original=original)
+    topic = load_topic(written)
+    assert (topic.method, topic.relevance["threshold"]) == ("examples", 0.6)
+    assert sorted(own_texts(topic)) == sorted(
+        [BIRDS, (out / "positives" / example_file(URLS[1])).read_text()]
+    )
+    assert own_negatives(topic) == [CARS]
+    assert f"With the example pages of {path}" in written.read_text()
+    # Marked again in place (--out of this topic, given as --topic): nothing is copied twice.
+    again = write_examples_topic(FEED, {}, out, "t", [SEED], original=topic)
+    assert sorted(own_texts(load_topic(again))) == [BIRDS]
+
+
+def test_what_the_topic_cannot_keep_is_said_in_it(tmp_path):
+    written = write_examples_topic(FEED, {URLS[1]: "good"}, tmp_path, "t", [SEED])
+    assert "Not known: the crawl's own topic (--topic)" in written.read_text()
+    thesaurus = tmp_path / "t.thesaurus.toml"
+    thesaurus.write_text('[facets.birds]\nterms = ["heron"]\n')
+    path = tmp_path / "birds.toml"
+    path.write_text(
+        f'name = "birds"\nseeds = ["{SEED}"]\n[relevance]\nmethod = "thesaurus"\n'
+        f'thesaurus = "{thesaurus.name}"\n'
+    )
+    out = tmp_path / "out"
+    written = write_examples_topic(
+        FEED, {URLS[1]: "good"}, out, "t", [SEED], original=load_topic(path)
+    )
+    assert f"Not kept from {path}: its thesaurus relevance" in written.read_text()
+    assert load_topic(written).method == "examples"
 
 
 # The command's refusals: one line, exit code 2.

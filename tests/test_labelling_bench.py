@@ -1,5 +1,5 @@
 """benchmarks/labelling.py on the synthetic web: the bundle's labels mark a keyword crawl's
-pages, and the examples topic they make is written and crawled."""
+pages, and the keywords topic with those pages added is written and crawled."""
 
 from __future__ import annotations
 
@@ -60,12 +60,19 @@ def test_a_keyword_crawl_labelled_from_the_bundle_is_crawled_again(
     good = [url for url, mark in marks.items() if mark == "good"]
     assert result["marks"]["good"] == len(good) >= 2 and result["marks"]["bad"] == 12 - len(good)
 
-    # The examples topic of the marks, with the task's seeds, crawled for as many pages.
+    # The keywords topic with the marked pages added, with the task's seeds, crawled for as
+    # many pages.
     topic_file = Path(result["topic"])
     topic = tomllib.loads(topic_file.read_text())
-    assert topic["seeds"] == task.seeds and topic["relevance"]["method"] == "examples"
+    assert topic["seeds"] == task.seeds and topic["relevance"]["method"] == "keywords"
+    keywords = tomllib.loads((folder / "keywords.toml").read_text())["relevance"]["keywords"]
+    assert topic["relevance"]["keywords"] == keywords and keywords
+    assert topic["relevance"]["examples"] == "positives"
+    assert topic["relevance"]["negatives"] == "negatives"
     positives = {path.name for path in (topic_file.parent / "positives").iterdir()}
     assert positives == {example_file(url) for url in good}
+    negatives = {path.name for path in (topic_file.parent / "negatives").iterdir()}
+    assert negatives == {example_file(url) for url in marks.keys() - set(good)}
     for name in ("keywords", "labelled"):
         figures = result["crawlers"][name]
         assert figures["exit_code"] == 0 and figures["pages"] == 40

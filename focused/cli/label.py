@@ -31,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--topic",
         metavar="TOPIC",
-        help="the crawl's topic file: the new topic takes its seeds and allowed_networks "
-        "(default: the feed's pages of depth 0 as seeds)",
+        help="the crawl's topic file: the new topic keeps it (its keywords or example pages, "
+        "seeds, allowed_networks) and adds the marked pages (without it: the marked pages "
+        "alone, the feed's pages of depth 0 as seeds)",
     )
     parser.add_argument(
         "--out",
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         )
     seeds: list[str] = []
     networks: tuple[str, ...] = ()
+    topic = None
     if args.topic:
         topic = load_topic(args.topic)
         seeds, networks = topic.seeds, topic.allowed_networks
@@ -67,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         raise FocusedError(f"{feed}: no page of depth 0 to take as seeds: give --topic")
     out = Path(args.out) if args.out else Path("topics") / name
     try:
-        labelling = server.Labelling(items, pages, boundary(items), out, name, seeds, networks)
+        labelling = server.Labelling(
+            items, pages, boundary(items), out, name, seeds, networks, original=topic
+        )
     except OSError as exc:
         raise FocusedError(f"{out}: cannot write the topic there ({exc})") from None
     return server.run(labelling, feed, args.host, args.port, args.allow_host)

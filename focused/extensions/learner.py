@@ -36,7 +36,7 @@ from focused.store.crawler import frontier_for
 from focused.store.learning import Generation, LearningStore, SampledPage
 from focused.store.lock import LEASE_S
 from focused.topic.judge import Judge
-from focused.topic.methods import own_texts
+from focused.topic.methods import own_negatives, own_texts
 from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ class TopicLearner:
         self.threshold = plan.threshold
         self.languages = plan.languages  # a page in another language is not learned from
         self.user = own_texts(plan.topic)
+        self.user_negatives = own_negatives(plan.topic)
         self.user_before: Sequence[float] | np.ndarray = (
             self.scorer().relevance(self.user) if self.user else []
         )
@@ -173,7 +174,10 @@ class TopicLearner:
         learned = LearnedTopic(threshold=self.threshold)
         try:
             texts, labels = learned.examples(
-                [p.text for p in sample], [p.relevance for p in sample], self.user
+                [p.text for p in sample],
+                [p.relevance for p in sample],
+                self.user,
+                self.user_negatives,
             )
         except ValueError as exc:  # too early: too few pages on one side
             self.worker_store.postpone(state.fetched, lease)

@@ -1,8 +1,19 @@
-"""The examples topic written from a person's marks, and the marks file it is written from.
+"""The topic written from a person's marks, and the marks file it is written from.
+
+The topic keeps the crawl's own topic file (the *original*) and adds the marked pages to it, so
+that marking never loses what the user started with: the original's seeds, allowed networks,
+strategy, languages and link score; a keyword topic stays one (its keywords, weights,
+description and r0) with the marked pages as its ``examples`` and ``negatives``; an examples or
+centroid topic becomes an examples topic whose folders hold its example pages (copied into
+``positives/topic/`` and ``negatives/topic/``) beside the marked ones. A topic of another
+method (taxonomy, thesaurus, semantic) cannot hold example pages: the marked pages then make an
+examples topic of their own, and the topic file says what of the original it lacks, as it does
+without an original.
 
 An output folder holds::
 
-    NAME.toml        name, seeds, [relevance] method = "examples" (+ negatives, with one)
+    NAME.toml        name, seeds, [relevance]: the original's method and inputs (keywords) or
+                     method = "examples", with examples = "positives" (+ negatives, with one)
     positives/       one .txt a page marked good: its title, a blank line, its main text
     negatives/       the same for the pages marked bad (only while one is)
     marks.json       {URL: "good" | "bad"}, what the folders are written from
@@ -24,6 +35,7 @@ import hashlib
 import json
 import logging
 import re
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +43,7 @@ from typing import Any
 from focused.errors import FocusedError, TopicError
 from focused.relevance.cache import keep
 from focused.store.keys import NAME_RE
-from focused.topic.files import is_seed_url
+from focused.topic.files import Topic, is_seed_url
 
 __all__ = [
     "MARKS",
@@ -41,6 +53,7 @@ __all__ = [
     "POSITIVES",
     "example_file",
     "examples_in",
+    "positives_needed",
     "read_marks",
     "write_examples_topic",
     "write_marks",
@@ -55,6 +68,10 @@ POSITIVES, NEGATIVES = "positives", "negatives"
 # the examples, and those need two (focused.relevance.vectors.ExampleVectors).
 MIN_POSITIVES = 2
 _OWN_FILE = re.compile(r"^[0-9a-f]{16}\.txt$")
+# The subfolder of positives/ and negatives/ that holds the original topic's example pages.
+ORIGINAL = "topic"
+# Methods whose inputs the written topic keeps: keywords as such, example pages as examples.
+KEEPS_KEYWORDS, KEEPS_EXAMPLES = ("keywords",), ("examples", "centroid")
 
 
 def example_file(url: str) -> str:
@@ -114,6 +131,70 @@ def _toml_list(values: Iterable[str]) -> str:
     return "[\n" + "".join(f"    {json.dumps(value)},\n" for value in values) + "]"
 
 
+def _toml_keywords(keywords: Sequence[str] | Mapping[str, float] | str) -> str:
+    """A keyword topic's ``keywords`` as TOML: a list, or an inline table of weights."""
+    if isinstance(keywords, Mapping):
+        pairs = ", ".join(f"{json.dumps(word)} = {float(w)!r}" for word, w in keywords.items())
+        return "{ " + pairs + " }"
+    return _toml_list([keywords] if isinstance(keywords, str) else keywords)
+
+
+def positives_needed(out: str | Path, original: Topic | None = None) -> int:
+    """How many more example pages the topic written into ``out`` needs before a crawl can fit
+    it: none for a keyword original, which crawls without any."""
+    if original is not None and original.method in KEEPS_KEYWORDS:
+        return 0
+    return max(0, MIN_POSITIVES - examples_in(Path(out) / POSITIVES))
+
+
+def _copy_original(original: Topic, out: Path) -> bool:
+    """Copy the example pages of ``original`` (its ``examples`` and ``negatives`` folders) into
+    ``out``'s, in ``ORIGINAL`` below each, unless a copy is there or the folder is ``out``'s
+    own (``--out`` of the topic being labelled); whether ``out`` holds such a copy."""
+    copied = False
+    for field, folder in (("examples", POSITIVES), ("negatives", NEGATIVES)):
+        source = original.relevance.get(field)
+        target = (out / folder / ORIGINAL).resolve()
+        if source is None or target.is_relative_to(Path(source).resolve()):
+            continue
+        if not target.exists():
+            shutil.copytree(source, target)
+        copied = True
+    return copied
+
+
+def _relevance(original: Topic | None, good: int, bad: int) -> tuple[list[str], list[str]]:
+    """The ``[relevance]`` table's lines, for ``good`` and ``bad`` example pages in the output
+    folders, and the comments that say what of the original the topic lacks."""
+    positives = [f"examples = {json.dumps(POSITIVES)}"]
+    negatives = [f"negatives = {json.dumps(NEGATIVES)}"] if bad else []
+    if original is None:
+        notes = [
+            "# Not known: the crawl's own topic (--topic), so neither its keywords nor its"
+            " example pages are in this one, only the marked pages."
+        ]
+        return ['method = "examples"', *positives, *negatives], notes
+    link = []
+    if original.link_score != "anchor":
+        link = [f"link_score = {json.dumps(original.link_score)}"]
+    options = original.relevance
+    if original.method in KEEPS_KEYWORDS:
+        lines = ['method = "keywords"', f"keywords = {_toml_keywords(options['keywords'])}"]
+        if options.get("description"):
+            lines.append(f"description = {json.dumps(options['description'])}")
+        lines.append(f"r0 = {options['r0']!r}")
+        return [*lines, *(positives if good else []), *negatives, *link], []
+    notes = []
+    if original.method == "examples":
+        link.insert(0, f"threshold = {options['threshold']!r}")
+    elif original.method not in KEEPS_EXAMPLES:
+        notes = [
+            f"# Not kept from {original.path}: its {original.method} relevance (only keywords"
+            " and example pages carry over); this topic is the marked pages."
+        ]
+    return ['method = "examples"', *positives, *negatives, *link], notes
+
+
 def write_examples_topic(
     feed_items: Iterable[Mapping[str, Any]],
     marks: Mapping[str, str | None],
@@ -122,8 +203,9 @@ def write_examples_topic(
     seeds: Sequence[str],
     *,
     allowed_networks: Sequence[str] = (),
+    original: Topic | None = None,
 ) -> Path:
-    """Write the examples topic of ``marks`` into the folder ``out``; return its topic file,
+    """Write the topic of ``marks`` into the folder ``out``; return its topic file,
     ``out/NAME.toml``.
 
     - ``feed_items``: feed items (dicts with ``url``, ``title``, ``main_text``; ``bad`` ones
@@ -135,12 +217,15 @@ def write_examples_topic(
     - ``name``: the new topic's crawl name (``name`` in the file, and the file's name). It
       should not be the crawl's own: a crawl under the same name from another topic file is
       refused;
-    - ``seeds``: its seed URLs; ``allowed_networks``: its ``allowed_networks``, if any.
+    - ``seeds``: its seed URLs; ``allowed_networks``: its ``allowed_networks``, if any;
+    - ``original``: the crawl's own topic, whose inputs the written one keeps (module doc);
+      None: the topic is the marked pages alone, and says so.
 
-    The topic file is always written, with ``negatives`` when that folder holds an example; it
-    loads (:func:`focused.topic.files.load_topic`) once ``positives`` holds one, and a crawl
-    fits it from MIN_POSITIVES. A ValueError for a bad name, seed or mark; an OSError when
-    the folder cannot be written.
+    The topic file is always written, with ``examples`` and ``negatives`` while those folders
+    hold an example; with a keyword original it loads and crawls from the start, else it loads
+    (:func:`focused.topic.files.load_topic`) once ``positives`` holds one, and a crawl fits it
+    from MIN_POSITIVES. A ValueError for a bad name, seed or mark; an OSError when the folder
+    cannot be written.
     """
     if not NAME_RE.match(name):
         raise ValueError(f"not a crawl name (letters, digits, '_.-'): {name!r}")
@@ -170,21 +255,31 @@ def write_examples_topic(
         for folder, mark in folders.items()
     }
     (out / POSITIVES).mkdir(parents=True, exist_ok=True)  # named by the topic file, even empty
+    copied = original is not None and _copy_original(original, out)
     for folder, files in written.items():
         _write_folder(out / folder, files)
     good, bad = len(written[POSITIVES]), len(written[NEGATIVES])
+    relevance, notes = _relevance(
+        original, examples_in(out / POSITIVES), examples_in(out / NEGATIVES)
+    )
+    if copied and original is not None:
+        notes.append(f"# With the example pages of {original.path} in {ORIGINAL}/ of each folder.")
     lines = [
         f"# Written from marked pages (focused label): {good} good in {POSITIVES}/, {bad} bad "
         f"in {NEGATIVES}/.",
+        *notes,
         "# Marking again rewrites this file and those folders.",
         f"name = {json.dumps(name)}",
         f"seeds = {_toml_list(seeds)}",
     ]
     if allowed_networks:
         lines.append(f"allowed_networks = {_toml_list(allowed_networks)}")
-    lines += ["", "[relevance]", 'method = "examples"', f"examples = {json.dumps(POSITIVES)}"]
-    if examples_in(out / NEGATIVES):
-        lines.append(f"negatives = {json.dumps(NEGATIVES)}")
+    if original is not None:
+        if original.strategy != "soft":
+            lines.append(f"strategy = {json.dumps(original.strategy)}")
+        if original.languages:
+            lines.append(f"languages = {_toml_list(original.languages)}")
+    lines += ["", "[relevance]", *relevance]
     topic = out / f"{name}.toml"
     _write_text(topic, "\n".join(lines) + "\n")
     return topic

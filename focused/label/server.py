@@ -7,7 +7,7 @@ whether the feed has any), their two orders as lists of indices (:mod:`focused.l
 the crawl's boundary, the marks so far and a summary. Each mark is
 ``POST /api/marks {"url": URL, "mark": "good" | "bad" | null}``, answered with the new summary
 (counts of good, bad and unmarked pages, good pages still needed, the topic file) once the marks
-file and the examples topic are rewritten (:mod:`focused.label.examples`), so a mark the page
+file and the topic are rewritten (:mod:`focused.label.examples`), so a mark the page
 shows as saved survives a reload and a restart. Marks are written one at a time, in a worker
 thread.
 
@@ -28,9 +28,7 @@ from aiohttp import web
 
 from focused.label.examples import (
     MARKS,
-    MIN_POSITIVES,
-    POSITIVES,
-    examples_in,
+    positives_needed,
     read_marks,
     write_examples_topic,
     write_marks,
@@ -38,6 +36,7 @@ from focused.label.examples import (
 from focused.label.feed import ORDERS, Page, order, snippet
 from focused.monitor.hosts import allowed_hosts
 from focused.monitor.webapp import LOOPBACK, guarded_app, serve, serve_files, static_texts
+from focused.topic.files import Topic
 
 __all__ = ["STATIC", "Labelling", "make_app", "run"]
 
@@ -50,10 +49,11 @@ STATIC = {
 
 
 class Labelling:
-    """The pages being labelled, their marks and the folder the examples topic goes to.
+    """The pages being labelled, their marks and the folder the topic goes to.
 
     ``items`` are the feed's items (the text of each example), ``pages`` those listed;
-    ``threshold`` is the crawl's boundary; the topic is ``out/NAME.toml`` with ``seeds``
+    ``threshold`` is the crawl's boundary; the topic is ``out/NAME.toml`` with ``seeds``, the
+    crawl's own topic ``original`` and the marked pages
     (:func:`~focused.label.examples.write_examples_topic`). Marks already kept in ``out`` are
     read back; those of pages not in this feed (marked in another) keep their examples.
     """
@@ -67,16 +67,17 @@ class Labelling:
         name: str,
         seeds: Sequence[str],
         allowed_networks: Sequence[str] = (),
+        original: Topic | None = None,
     ):
         self.items, self.pages, self.threshold = items, pages, threshold
         self.out, self.name, self.seeds = out, name, seeds
-        self.allowed_networks = allowed_networks
+        self.allowed_networks, self.original = allowed_networks, original
         self.marks = read_marks(out)
         self.urls = {page.url for page in pages}
         self.topic = self.write()
 
     def write(self) -> Path:
-        """Rewrite the examples topic from the marks; its topic file."""
+        """Rewrite the topic from the marks; its topic file."""
         return write_examples_topic(
             self.items,
             self.marks,
@@ -84,6 +85,7 @@ class Labelling:
             self.name,
             self.seeds,
             allowed_networks=self.allowed_networks,
+            original=self.original,
         )
 
     def mark(self, url: str, mark: str | None) -> None:
@@ -109,11 +111,9 @@ class Labelling:
         """What the page shows about the marks: counts, good pages still needed, the topic."""
         shown = [self.marks.get(page.url) for page in self.pages]
         good = shown.count("good")
-        # Every example counts: those of other feeds' pages and any put there by hand too.
-        examples = examples_in(self.out / POSITIVES)
         return {
             "counts": {"good": good, "bad": shown.count("bad"), "unmarked": shown.count(None)},
-            "needed": max(0, MIN_POSITIVES - examples),
+            "needed": positives_needed(self.out, self.original),
             "topic": str(self.topic),
         }
 

@@ -12,8 +12,9 @@ others as negatives, grouped (k-means over their word vectors) into a few catego
 own, as a taxonomy's other categories are; and fits the word vectors' categories on them.
 
 What the user wrote stays in the model: their own texts (the keywords, the example pages) are
-examples of the topic in every refit, and :meth:`LearnedTopic.drift` tells a caller when a
-refit would call them (or the crawl's seeds) irrelevant, so that it can refuse the refit.
+examples of the topic in every refit and their pages off it (``negatives``) neighbours, and
+:meth:`LearnedTopic.drift` tells a caller when a refit would call them (or the crawl's seeds)
+irrelevant, so that it can refuse the refit.
 """
 
 from __future__ import annotations
@@ -87,16 +88,22 @@ class LearnedTopic(Estimator):
         return self.vectors if self.vectors is not None else word_vectors()
 
     def examples(
-        self, X: Sequence[str], y: Sequence[float], user: Sequence[str] = ()
+        self,
+        X: Sequence[str],
+        y: Sequence[float],
+        user: Sequence[str] = (),
+        user_negatives: Sequence[str] = (),
     ) -> tuple[list[str], list[str]]:
         """The examples a refit learns from, and their categories: the user's own texts
         ``user`` and the best of the pages ``X`` (by their verdicts ``y``, R in [0, 1]) as
-        ``TOPIC``; the others below the threshold, the least relevant first, in groups
-        ``other/N``: every page the topic does not claim is a neighbour (with only the pages
-        clearly off it as negatives, the crawl's pages near the topic fell nearer the topic's
-        centroid than any other, and refits called twice the true share relevant). ValueError
-        when either side has fewer than two: too early to learn."""
+        ``TOPIC``; the user's pages off the topic ``user_negatives`` and the pages below the
+        threshold, the least relevant first, in groups ``other/N``: every page the topic does
+        not claim is a neighbour (with only the pages clearly off it as negatives, the crawl's
+        pages near the topic fell nearer the topic's centroid than any other, and refits called
+        twice the true share relevant). ValueError when either side has fewer than two: too
+        early to learn."""
         X, user = _check_documents(X), _check_documents(user)
+        user_negatives = _check_documents(user_negatives)
         r = np.asarray(y, dtype=float)
         if len(r) != len(X):
             raise ValueError(f"{len(X)} pages but {len(r)} verdicts")
@@ -107,11 +114,11 @@ class LearnedTopic(Estimator):
         taken = set(positive)
         negative = [i for i in order[::-1] if r[i] < self.threshold and i not in taken]
         negative = negative[: self.max_examples]
-        if len(positive) + len(user) < 2 or len(negative) < 2:
+        if len(positive) + len(user) < 2 or len(negative) + len(user_negatives) < 2:
             raise ValueError(
                 f"too few pages to learn from: {len(positive)} on the topic, {len(negative)} off it"
             )
-        negatives = [X[i] for i in negative]
+        negatives = [*user_negatives, *(X[i] for i in negative)]
         k = min(self.groups, len(negatives) // 2)
         from sklearn.cluster import KMeans  # only a refit needs it, not a crawl's start
 
@@ -124,10 +131,16 @@ class LearnedTopic(Estimator):
         labels = [TOPIC] * (len(user) + len(positive)) + [f"other/{g}" for g in groups]
         return texts, labels
 
-    def fit(self, X: Sequence[str], y: Sequence[float], user: Sequence[str] = ()) -> LearnedTopic:
-        """Fit on pages ``X`` with their verdicts ``y`` and the user's own texts ``user``
-        (:meth:`examples`)."""
-        return self.fit_examples(*self.examples(X, y, user))
+    def fit(
+        self,
+        X: Sequence[str],
+        y: Sequence[float],
+        user: Sequence[str] = (),
+        user_negatives: Sequence[str] = (),
+    ) -> LearnedTopic:
+        """Fit on pages ``X`` with their verdicts ``y`` and the user's own texts ``user`` and
+        ``user_negatives`` (:meth:`examples`)."""
+        return self.fit_examples(*self.examples(X, y, user, user_negatives))
 
     def fit_examples(self, texts: Sequence[str], labels: Sequence[str]) -> LearnedTopic:
         """Fit on examples ``texts`` filed under ``labels`` (``TOPIC`` or ``other/N``), as

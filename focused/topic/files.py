@@ -22,7 +22,8 @@ or, for best-first (tf-idf cosine to the centroid of example pages, Batsakis et 
     threshold = 0.2                              # R at which hard focus expands a page
 
 or ``method = "examples"`` (``examples``, optional ``negatives`` folders, ``threshold``),
-``method = "keywords"`` (``keywords`` list or table of weights, ``description``, ``r0``) and
+``method = "keywords"`` (``keywords`` list or table of weights, ``description``, ``r0``,
+optional ``examples`` and ``negatives`` folders) and
 ``method = "thesaurus"`` (``thesaurus`` file, ``threshold``, ``depth_weight``, ``url_weight``,
 ``anchor_weight``); see the README.
 Batsakis et al. 2009's WordNet expansion is ``method = "semantic"`` (``terms``, ``description``,

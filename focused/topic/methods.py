@@ -29,6 +29,7 @@ __all__ = [
     "METHODS",
     "PAGE_VECTORS_THRESHOLD",
     "RelevanceMethod",
+    "own_negatives",
     "own_texts",
     "topic_model",
     "vector_model",
@@ -36,6 +37,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# The example folders of a topic: pages on it and, optionally, pages off it. A keyword topic
+# may have them too (what ``focused label`` writes): its word vectors and its learning read them.
+EXAMPLE_FIELDS = ("examples", "negatives")
 
 
 # Checks of each method's fields: the options its model is built with.
@@ -92,7 +97,16 @@ def _keywords_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
         KeywordModel(**options).fit()
     except ValueError as exc:
         raise TopicError(path, "relevance.keywords", str(exc)) from None
+    for name in EXAMPLE_FIELDS:  # pages marked on and off the topic (focused label)
+        if name in data:  # only then: a crawl of the same keywords resumes as the same crawl
+            options[name] = example_folder(path, f"relevance.{name}", data[name])
     return options
+
+
+def _keyword_model_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a keyword topic that its KeywordModel reads (not its example folders,
+    which only the word vectors and the learning read)."""
+    return {name: value for name, value in options.items() if name not in EXAMPLE_FIELDS}
 
 
 def _thesaurus_options(path: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -184,18 +198,30 @@ def _centroid_model(topic: Topic, models_dir: str) -> RelevanceModel:
         )
 
 
+@contextmanager
+def _folder_errors(topic: Topic) -> Iterator[None]:
+    """A file of a topic's ``examples`` or ``negatives`` folder that is not text, named by
+    the field of its folder."""
+    try:
+        yield
+    except TopicError as exc:
+        negative = exc.path == str(topic.relevance.get("negatives"))
+        field = "relevance.negatives" if negative else "relevance.examples"
+        raise TopicError(topic.path, field, f"{exc.problem} ({exc.path})") from None
+
+
 def _examples_model(topic: Topic, models_dir: str) -> RelevanceModel:
     from focused.relevance.store import load_or_fit_examples
 
     options = topic.relevance
     try:
-        return load_or_fit_examples(
-            options["examples"], options["negatives"], models_dir, threshold=options["threshold"]
-        )
-    except TopicError as exc:  # a file of either folder that is not text
-        negative = exc.path == str(options["negatives"])
-        field = "relevance.negatives" if negative else "relevance.examples"
-        raise TopicError(topic.path, field, f"{exc.problem} ({exc.path})") from None
+        with _folder_errors(topic):
+            return load_or_fit_examples(
+                options["examples"],
+                options["negatives"],
+                models_dir,
+                threshold=options["threshold"],
+            )
     except ValueError as exc:  # the examples have no terms
         raise TopicError(
             topic.path, "relevance.examples", f"{exc} ({options['examples']})"
@@ -205,7 +231,8 @@ def _examples_model(topic: Topic, models_dir: str) -> RelevanceModel:
 def _keywords_model(topic: Topic, models_dir: str) -> RelevanceModel:
     from focused.relevance.keywords import KeywordModel
 
-    return KeywordModel(**topic.relevance).fit()  # instant, and checked when the topic was read
+    # instant, and checked when the topic was read
+    return KeywordModel(**_keyword_model_options(topic.relevance)).fit()
 
 
 def _thesaurus_model(topic: Topic, models_dir: str) -> UrlRelevanceModel:
@@ -250,7 +277,9 @@ def _keyword_vectors(topic: Topic, models_dir: str) -> CategoryVectors:
     model = CategoryVectors(
         good=["topic"], temperature=KEYWORD_TEMPERATURE, background=KEYWORD_BACKGROUND
     )
-    return model.fit(own_texts(topic), ["topic"])
+    with _folder_errors(topic):
+        positive, negative = own_texts(topic), own_negatives(topic)
+    return model.fit([*positive, *negative], ["topic"] * len(positive) + ["other"] * len(negative))
 
 
 def _example_vectors(topic: Topic, models_dir: str) -> ExampleVectors:
@@ -301,7 +330,7 @@ METHODS: dict[str, RelevanceMethod] = {
         vector_model=_example_vectors,
     ),
     "examples": RelevanceMethod(
-        frozenset({"examples", "negatives", "threshold"}),
+        frozenset({*EXAMPLE_FIELDS, "threshold"}),
         _examples_options,
         _examples_model,
         # negatives give the logistic regression a boundary of its own
@@ -309,7 +338,7 @@ METHODS: dict[str, RelevanceMethod] = {
         vector_model=_example_vectors,
     ),
     "keywords": RelevanceMethod(
-        frozenset({"keywords", "description", "r0"}),
+        frozenset({"keywords", "description", "r0", *EXAMPLE_FIELDS}),
         _keywords_options,
         _keywords_model,
         vectors=lambda options: "both",
@@ -336,17 +365,29 @@ def topic_model(topic: Topic, models_dir: str) -> RelevanceModel:
 
 def own_texts(topic: Topic) -> list[str]:
     """What the user wrote of the topic, as texts: its keywords (and description) as one
-    text, or its example pages; a learning topic keeps them among its examples."""
+    text, and its example pages; a learning topic keeps them among its examples."""
     options = topic.relevance
+    texts = []
     if topic.method == "keywords":
         keywords = options.get("keywords") or ()
         words = [keywords] if isinstance(keywords, str) else list(keywords)
-        return [" ".join([*words, options.get("description", "")]).strip()]
-    if "examples" in options:
-        from focused.relevance.centroid import read_examples
+        texts.append(" ".join([*words, options.get("description", "")]).strip())
+    if options.get("examples") is not None:
+        from focused.relevance.centroid import read_examples  # scikit-learn: only when needed
 
-        return read_examples(options["examples"])
-    return []
+        texts += read_examples(options["examples"])
+    return texts
+
+
+def own_negatives(topic: Topic) -> list[str]:
+    """The pages the user gave as off the topic (its ``negatives``); a learning topic keeps
+    them among its counter-examples."""
+    folder = topic.relevance.get("negatives")
+    if folder is None:
+        return []
+    from focused.relevance.centroid import read_examples  # scikit-learn: only when needed
+
+    return read_examples(folder)
 
 
 def vectors_role(topic: Topic) -> str | None:
