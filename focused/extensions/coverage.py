@@ -118,7 +118,7 @@ class CoverageMonitor:
         ``lease`` fences the record)."""
         started = time.perf_counter()
         records = self.thread_records
-        fetched, relevant, fields = records.progress()
+        fetched, found, fields = records.progress()
         last = coverage_record(fields)
         queued = frontier.queued_by_score(self.max_hosts)
         calibration = frontier.score_calibration()
@@ -128,7 +128,7 @@ class CoverageMonitor:
         coverage = estimate(
             recent_counts(calibration, then),
             queued.hosts,
-            relevant,
+            found,
             middles=bucket_middles(),
             population=queued.population,
         )

@@ -49,7 +49,15 @@ if TYPE_CHECKING:
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
     from focused.topic.plan import CrawlPlan
 
-__all__ = ["ANCHOR_CACHE", "Judge", "Verdict", "anchor_glosser", "link_estimate", "log_odds_sum"]
+__all__ = [
+    "ANCHOR_CACHE",
+    "Judge",
+    "Verdict",
+    "anchor_glosser",
+    "found_share",
+    "link_estimate",
+    "log_odds_sum",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -504,3 +512,13 @@ class Judge:
             return np.asarray(r, dtype=float)
         estimate = dict(zip(texts, r.tolist(), strict=True))
         return np.fromiter((estimate[anchor] for anchor in anchors), float, len(anchors))
+
+
+def found_share(verdict: Verdict, threshold: float) -> float:
+    """What a judged page counts for among the relevant pages found, from 0 to 1: the estimate
+    of what is left to find adds it up, crawl-wide and per score bucket of its calibration
+    (:mod:`focused.monitor.coverage`). It is the verdict of the topic as the user gave it
+    (``first_relevance`` at least ``threshold``): a learning topic's own verdicts move with what
+    it learns, and an estimate that counted them would grow as they drift to a neighbouring
+    topic, so that the stop on coverage never came."""
+    return 1.0 if verdict.first_relevance >= threshold else 0.0
