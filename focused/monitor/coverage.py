@@ -35,9 +35,9 @@ PRIOR_SD = (2.0, 0.5)
 PRIOR_PAGES = 5.0
 #: What a page fetched before the recent ones weighs in the calibration (recent_counts), and
 #: which are recent (recent_window).
-OLDER_WEIGHT = 0.1
+OLDER_WEIGHT = 0.03
 RECENT_PAGES = 100
-RECENT_SHARE = 0.1
+RECENT_SHARE = 0.25
 
 
 @dataclass(frozen=True)
