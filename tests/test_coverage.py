@@ -15,6 +15,7 @@ from focused.monitor.coverage import (
     uniform_middles,
 )
 from focused.monitor.snapshot import alarms
+from focused.topic.judge import Verdict, found_share
 
 pytestmark = pytest.mark.unit
 
@@ -147,3 +148,14 @@ def test_recent_pages_weigh_more_than_older_ones():
     early = estimate(now, [host(b0=500)], found=36)
     late = estimate(recent_counts(now, then, 0.1), [host(b0=500)], found=36)
     assert late.left < 0.25 * early.left
+
+
+def test_a_page_counts_as_found_by_its_probability_where_the_users_topic_supports_it():
+    # A learning topic that drifted calls a neighbouring topic's page relevant: the estimate
+    # does not count it, so the drift does not grow what is found and left.
+    drifted = Verdict(0.9, True, None, first_relevance=0.2, probability=0.95)
+    assert found_share(drifted, 0.5) == 0.0
+    refitted = Verdict(0.3, False, None, first_relevance=0.7, probability=0.4)
+    assert found_share(refitted, 0.5) == 0.4
+    # a page judged by the topic as the user gave it counts by its calibrated probability
+    assert found_share(Verdict(0.3, False, None, first_relevance=0.3, probability=0.6), 0.5) == 0.6

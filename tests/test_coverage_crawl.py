@@ -1,23 +1,29 @@
 """The estimate of what is left in real crawls: a crawl that stops by itself once its small topic
-is covered, and the demo, which ends with the notice that its topic looks covered instead of
-a false diffusion alarm."""
+is covered, a user's keyword crawl of a larger web that stops once it has found most of its
+topic, and the demo, which ends with the notice that its topic looks covered instead of a false
+diffusion alarm."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from focused.lab.webs.bundle import Bundle, url_key
-from focused.lab.webs.generate import DEMO_CATEGORY
-from focused.lab.webs.server import read_log
+from focused.lab.evaluation.coverage import truth_at
+from focused.lab.evaluation.graph import WebGraph
+from focused.lab.evaluation.score import served_order
+from focused.lab.webs.bundle import TOPICS_FILE, Bundle, url_key
+from focused.lab.webs.generate import DEMO_CATEGORY, generate_web
+from focused.lab.webs.server import ServedWeb, read_log
 from focused.monitor.snapshot import crawl_snapshot
 from focused.store.client import connect
 from focused.store.coverage import CoverageStore
 from focused.store.crawl import CrawlStore
 from focused.store.reads import Reader
-from tests.conftest import focused
+from tests.conftest import Crawl, focused
 
 pytestmark = pytest.mark.crawl
 
@@ -53,6 +59,66 @@ def test_a_crawl_stops_by_itself_once_its_small_topic_is_covered(
     assert last["found"] >= 0.9 * (last["found"] + last["high"])
     assert stats["focused/coverage/runs"] >= 1
     assert "diffusion" not in {alarm["name"] for alarm in snapshot["alarms"]}
+
+
+ASTRONOMY = "Science/Astronomy"
+KEYWORDS = ["star", "planet", "galaxy", "telescope", "orbit", "comet", "nebula", "moon"]
+
+
+@pytest.fixture(scope="module")
+def astronomy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated web of 3,000 pages and a user's topic of eight astronomy keywords, seeded
+    with its Astronomy topic's seeds, that does not learn."""
+    web = generate_web(tmp_path_factory.mktemp("astronomy") / "web", n_pages=3000)
+    topics = json.loads((web / TOPICS_FILE).read_text())["topics"]
+    seeds = next(topic["seeds"] for topic in topics if topic["category"] == ASTRONOMY)
+    (web / "astronomy.toml").write_text(
+        f'name = "astronomy"\nseeds = {json.dumps(seeds)}\n\n'
+        f'[relevance]\nmethod = "keywords"\nkeywords = {json.dumps(KEYWORDS)}\n'
+    )
+    return web
+
+
+@pytest.fixture
+def astronomy_served(astronomy: Path, tmp_path: Path) -> Iterator[ServedWeb]:
+    with ServedWeb(astronomy, log_path=tmp_path / "served.jsonl") as served:
+        yield served
+
+
+def test_a_keyword_crawl_that_has_found_most_of_its_topic_stops(
+    astronomy, astronomy_served, redis_home, redis_client, crawl_name, tmp_path
+):
+    # Its link scores are near 0 for most links, so nearly all of its queue is in the lowest
+    # score bucket, which gave relevant pages early on and hardly any later. It has found nine
+    # in ten of its topic's pages in reach within 300 pages or so, and runs on to its budget
+    # when old pages weigh too much in the calibration.
+    crawl = Crawl(
+        astronomy / "astronomy.toml", astronomy_served.proxy, redis_home, crawl_name, tmp_path
+    )
+    budget = 1200
+    crawl.run(
+        CLOSESPIDER_ITEMCOUNT=budget,
+        FOCUSED_LEARN=False,
+        FOCUSED_CLOSE_COVERED=0.9,
+        FOCUSED_HOST_DELAY=0.5,
+        CONCURRENT_REQUESTS=4,
+    )
+    snapshot = crawl_snapshot(Reader(redis_client), crawl.name)
+    assert snapshot["finish_reason"] == "focused_covered", (
+        snapshot["finish_reason"],
+        snapshot["fetched"],
+    )
+    order = served_order(read_log(astronomy_served.log_path))
+    assert len(order) < budget
+    # By the labels, it had found at least nine in ten of the relevant pages in its reach.
+    bundle = Bundle.load(astronomy)
+    relevant = {
+        url_key(url)
+        for url in bundle.pages
+        if any(c == ASTRONOMY or c.startswith(f"{ASTRONOMY}/") for c in bundle.categories(url))
+    }
+    truth = truth_at(WebGraph.from_bundle(bundle).links, order, relevant, len(order))
+    assert truth.found >= 0.9 * (truth.found + truth.left), truth
 
 
 def test_the_demo_stops_when_its_topic_is_covered_and_raises_no_false_alarm(tmp_path: Path):

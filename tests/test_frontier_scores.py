@@ -101,21 +101,25 @@ def test_the_acknowledgement_counts_each_bucket_and_its_new_relevant_pages(front
     low = leased["http://d.test/"]
     f.complete_many(
         [
-            Ack(high[0].lease, high[0].url, "page", 0.9, True, checksum="same"),
+            Ack(high[0].lease, high[0].url, "page", 0.9, True, checksum="same", found=1.0),
             # the same text again: a duplicate, no new relevant page
-            Ack(high[1].lease, high[1].url, "page", 0.9, True, checksum="same"),
-            Ack(high[2].lease, high[2].url, "page", 0.2, False),
+            Ack(high[1].lease, high[1].url, "page", 0.9, True, checksum="same", found=1.0),
+            # what a page counts for is its found share, not its relevant flag
+            Ack(high[2].lease, high[2].url, "page", 0.2, False, found=0.25),
             Ack(high[3].lease, high[3].url, "failed"),
-            Ack(low.lease, low.url, "page", 0.8, True),
+            Ack(low.lease, low.url, "page", 0.8, True, found=0.5),
         ]
     )
     low, high = score_bucket(pack(0.1, 0, 0)), score_bucket(pack(0.9, 0, 0))
-    assert f.score_calibration() == {low: (1, 1), high: (4, 1)}
+    assert f.score_calibration() == {low: (1, 0.5), high: (4, 1.25)}
+    fetched, found, _ = CoverageStore(f.store).progress()
+    assert (fetched, found) == (4, 1.75)
     # a revisit finds nothing new: it is not counted
     f.requeue(["http://d.test/"], score=0.9)
     again = f.pop_ready(1).leased[0]
-    f.complete(again.lease, again.url, "page", 0.8, True)
-    assert f.score_calibration() == {low: (1, 1), high: (4, 1)}
+    f.complete(again.lease, again.url, "page", 0.8, True, found=1.0)
+    assert f.score_calibration() == {low: (1, 0.5), high: (4, 1.25)}
+    assert CoverageStore(f.store).progress()[1] == 1.75
 
 
 def test_the_estimates_are_kept_and_read_by_status_and_the_exporter(frontier):

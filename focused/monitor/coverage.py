@@ -35,9 +35,9 @@ PRIOR_SD = (2.0, 0.5)
 PRIOR_PAGES = 5.0
 #: What a page fetched before the recent ones weighs in the calibration (recent_counts), and
 #: which are recent (recent_window).
-OLDER_WEIGHT = 0.1
+OLDER_WEIGHT = 0.03
 RECENT_PAGES = 100
-RECENT_SHARE = 0.1
+RECENT_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Coverage:
     a 90 % interval ``low``-``high``), and among the best :data:`NEXT` of them (``next``);
     ``queued``: those URLs (all hosts', scaled up from a sample when ``sampled``)."""
 
-    found: int
+    found: float
     left: float
     low: float
     high: float
@@ -113,8 +113,8 @@ def recent_window(pages: int) -> int:
 
 
 def recent_counts(
-    now: Mapping[int, tuple[int, int]],
-    then: Mapping[int, tuple[int, int]],
+    now: Mapping[int, tuple[float, float]],
+    then: Mapping[int, tuple[float, float]],
     weight: float = OLDER_WEIGHT,
 ) -> dict[int, tuple[float, float]]:
     """Calibration counts that weigh the pages fetched since ``then`` (the counts some pages
@@ -192,7 +192,7 @@ def bucket_shares(
 def estimate(
     fetched: Mapping[int, tuple[float, float]],
     hosts: Sequence[Sequence[int]],
-    found: int,
+    found: float,
     *,
     middles: Sequence[float] | None = None,
     population: int | None = None,
@@ -201,11 +201,12 @@ def estimate(
 ) -> Coverage:
     """The relevant pages expected among the queued URLs.
 
-    ``fetched``: per score bucket, (URLs fetched from it, of which new relevant pages);
+    ``fetched``: per score bucket, (URLs fetched from it, of which new relevant pages: the sum
+    of their found shares);
     ``hosts``: per host read, its queued URLs per score bucket (index = bucket); ``middles``:
     the score each bucket stands for (buckets of equal width if None); ``population``:
     the hosts with queued URLs, when ``hosts`` is a uniform sample of them; ``found``:
-    relevant pages found so far.
+    relevant pages found so far (the sum of the pages' found shares).
     """
     n_hosts = len(hosts)
     population = n_hosts if population is None else max(population, n_hosts)

@@ -119,7 +119,7 @@ def alarms(
                     "covered",
                     f"{fell}, and the best {NEXT} queued URLs are expected to hold "
                     f"{coverage.next:.1f} relevant pages: the topic looks covered "
-                    f"({coverage.found} relevant found of about {coverage.in_reach:.0f} in "
+                    f"({coverage.found:.0f} relevant found of about {coverage.in_reach:.0f} in "
                     "reach). To find more, add seeds (focused seed) or widen the topic",
                     "notice",
                 )
@@ -490,7 +490,7 @@ def _coverage_rows(snapshot: dict[str, Any]) -> list[tuple[str, Any]]:
     return [
         (
             "relevant found / est. in reach",
-            f"{c.found} / {c.in_reach:.0f} ({c.found + c.low:.0f}-{c.found + c.high:.0f}) "
+            f"{c.found:.0f} / {c.in_reach:.0f} ({c.found + c.low:.0f}-{c.found + c.high:.0f}) "
             f"at {record['pages']} pages{sample}",
         ),
         (f"best {NEXT} queued, relevant", f"{c.next:.1f} expected"),

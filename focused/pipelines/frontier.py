@@ -18,7 +18,7 @@ from focused.store.frontier.base import Ack, Acked, PartlyAcknowledged
 from focused.store.frontier.records import fingerprint
 from focused.strategies.policy import LinkPolicy
 from focused.strategies.registry import strategy_class
-from focused.topic.judge import Verdict
+from focused.topic.judge import Verdict, found_share
 from focused.topic.plan import crawl_plan
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ class FrontierPipeline:
         batch: int = 1,
         wait: float = 0.0,
         duplicates: bool = True,
+        threshold: float = 0.5,
     ):
         self.frontier = frontier
         self.strategy = strategy
@@ -72,6 +73,7 @@ class FrontierPipeline:
         self.batch = max(1, batch)
         self.wait = wait
         self.duplicates = duplicates  # check pages for duplicates (FOCUSED_SKIP_DUPLICATES)
+        self.threshold = threshold  # the R of a relevant page (found_share)
         # Pages waiting for their acknowledgement, each with what its item waits on and the
         # shard of its host (a batch holds one shard's pages where it can, so that each call on
         # a cluster carries a whole batch).
@@ -91,6 +93,7 @@ class FrontierPipeline:
             batch=s.getint("FOCUSED_ACK_BATCH"),
             wait=s.getfloat("FOCUSED_ACK_WAIT"),
             duplicates=s.getbool("FOCUSED_SKIP_DUPLICATES"),
+            threshold=crawl_plan(crawler).threshold,
         )
 
     def close_spider(self) -> None:
@@ -116,7 +119,13 @@ class FrontierPipeline:
         strategy = self.strategy
         links = self.policy.apply(strategy.links(page, verdict), verdict, strategy.ceiling)
         checksum, last_modified = duplicate_fields(page) if self.duplicates else ("", "")
-        return Ack.of(page, links, checksum=checksum, last_modified=last_modified)
+        return Ack.of(
+            page,
+            links,
+            checksum=checksum,
+            last_modified=last_modified,
+            found=found_share(verdict, self.threshold),
+        )
 
     @staticmethod
     def _takes(url: str) -> bool:

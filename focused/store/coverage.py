@@ -28,22 +28,22 @@ class CoverageStore:
     def __init__(self, store: CrawlStore):
         self.store = store
 
-    def progress(self) -> tuple[int, int, dict[str, str]]:
-        """(pages fetched and relevant pages found crawl-wide, the last estimate's record), in
-        one round trip."""
+    def progress(self) -> tuple[int, float, dict[str, str]]:
+        """(pages fetched and relevant pages found crawl-wide, the sum of the pages' found
+        shares, the last estimate's record), in one round trip."""
         store = self.store
 
         def read() -> list[Any]:
             pipe = store._client.pipeline(transaction=False)
             for shard in range(len(store.shards)):  # each shard counts its own pages
-                pipe.hmget(store.key(keys.STATS, shard=shard), "fetched", "relevant")
+                pipe.hmget(store.key(keys.STATS, shard=shard), "fetched", "found")
             pipe.hgetall(store.key(keys.COVERAGE))
             return pipe.execute()
 
         *counts, last = store.retrying(read)
         fetched = sum(int(n or 0) for n, _ in counts)
-        relevant = sum(int(r or 0) for _, r in counts)
-        return fetched, relevant, last
+        found = sum(float(r or 0) for _, r in counts)
+        return fetched, found, last
 
     def latest(self) -> dict[str, Any]:
         """The last estimate's record, its values decoded (empty before the first)."""

@@ -72,7 +72,8 @@ sites)
 ``hubs``               zset    fetch order -> hub score of the distiller's last run (top 1,000)
 ``maintain``           hash    maintenance mode: fetched count at its last round
 ``stats``              hash    counters: queued, seen, fetched, relevant, failed, hosts (crawled
-                               from), ...
+                               from), found (the pages' found shares added up: the relevant
+                               pages found as the estimate of what is left counts them), ...
 ``recent``             list    R of the last 1,000 classified pages (or up to 100 more: it is
                                trimmed every 100), newest first (harvest and mean relevance of
                                the last pages; ``meta`` has the threshold)
@@ -82,7 +83,8 @@ sites)
 ``tries``              hash    num_tries -> URLs acknowledged after that many failed tries
 ``calibration``        hash    the link scores' calibration: per score bucket b of the leases
                                (``score_bucket``, 20 buckets), ``n<b>`` URLs acknowledged and
-                               ``r<b>`` those that became new relevant pages
+                               ``r<b>`` those that became new relevant pages (their found
+                               shares added up)
 ``coverage``           hash    the last estimate of what is left to find: pages, found, left,
                                low, high, next (relevant expected among the best 100 queued),
                                queued, hosts, sampled, time, below (pages since the estimate

@@ -56,6 +56,7 @@ __all__ = [
     "Judge",
     "Verdict",
     "anchor_glosser",
+    "found_share",
     "link_estimate",
     "log_odds_sum",
     "undecided",
@@ -583,3 +584,18 @@ class Judge:
             return np.asarray(r, dtype=float)
         estimate = dict(zip(texts, r.tolist(), strict=True))
         return np.fromiter((estimate[anchor] for anchor in anchors), float, len(anchors))
+
+
+def found_share(verdict: Verdict, threshold: float) -> float:
+    """What a judged page counts for among the relevant pages found, from 0 to 1: the estimate
+    of what is left to find adds it up, crawl-wide and per score bucket of its calibration
+    (:mod:`focused.monitor.coverage`). It is the page's calibrated probability, so that a
+    crawl whose verdicts were made by a cut that moved still counts what it expects to be
+    relevant; but a page that a learning topic's refit judged counts only where the topic as
+    the user gave it calls it relevant too (``first_relevance`` at least ``threshold``): a
+    learning topic's own verdicts move with what it learns, and an estimate that counted them
+    would grow as they drift to a neighbouring topic, so that the stop on coverage never
+    came."""
+    if verdict.first_relevance != verdict.relevance and verdict.first_relevance < threshold:
+        return 0.0
+    return verdict.probability

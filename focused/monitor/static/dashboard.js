@@ -60,7 +60,7 @@ function harvest(crawl, c) {
 function coverage(crawl, c) {
   const e = c.coverage;
   const total = e ? e.found + e.left : null;
-  const text = e ? `${int(e.found)} / ${int(Math.round(total))}` : "-";
+  const text = e ? `${int(Math.round(e.found))} / ${int(Math.round(total))}` : "-";
   const detail = e ? `90 %: ${int(Math.round(e.found + e.low))}–${int(Math.round(e.found + e.high))}` +
     ` · best 100 queued: ${e.next.toFixed(1)} relevant · at ${int(e.pages)} pages` : "no estimate yet";
   return h("div", {class: "figure wide"},

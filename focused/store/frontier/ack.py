@@ -52,12 +52,13 @@ class Acknowledging(Outbox):
         links: Sequence[Link] = (),
         category: str = "",
         hub_score: float | None = None,
+        found: float = 0.0,
     ) -> tuple[int, int]:
         """Acknowledge one leased URL and queue its page's out-links (:meth:`complete_many`
         of one page, without the duplicates check); returns (fetch order, 0 for failed; new
         URLs queued)."""
         done = self.complete_many(
-            [Ack(lease, url, kind, relevance, relevant, links, category, hub_score)]
+            [Ack(lease, url, kind, relevance, relevant, links, category, hub_score, found=found)]
         )[0]
         return done.order, done.new
 
@@ -70,10 +71,12 @@ class Acknowledging(Outbox):
         (:mod:`focused.pipelines.frontier`): a duplicate is acknowledged as such (``duplicate``,
         or ``unchanged`` for a revisit found as it was) and none of its links are queued, but
         a ``near_copy``'s (its links may differ from those of the page it copies). A
-        page's relevance goes into the crawl's harvest curve and its ``category`` (any label)
-        into the census, and its links to other servers into the crawl graph. A relevant page
-        counts for its site and its parent page, and a ``hub_score`` is kept (Badia et al. 2006's
-        lists of good sites and hubs, :mod:`focused.distill.lists`).
+        page's relevance goes into the crawl's harvest curve, its ``found`` share (0 to 1) into
+        the relevant pages found and the link scores' calibration (what the estimate of what is
+        left to find counts), its ``category`` (any label) into the census, and its links to
+        other servers into the crawl graph. A relevant page counts for its site and its parent
+        page, and a ``hub_score`` is kept (Badia et al. 2006's lists of good sites and hubs,
+        :mod:`focused.distill.lists`).
 
         On one server the whole batch is one call. On several shards each shard gets one call
         with its hosts' pages, starting from the next shard each batch. The duplicates check
@@ -247,6 +250,7 @@ class Acknowledging(Outbox):
                 "kind": ack.kind,
                 "relevance": repr(float(ack.relevance)),
                 "relevant": int(ack.relevant),
+                "found": repr(float(ack.found)),
                 "category": ack.category or "-",
                 "graph": bytes(edges or b""),
                 "hub_score": "" if ack.hub_score is None else repr(float(ack.hub_score)),

@@ -91,6 +91,8 @@ class Ack:
     ``last_modified`` its ``Last-Modified`` as unix seconds (``""`` for none). A
     ``near_copy`` (:mod:`focused.pipelines.nearcopies`) is acknowledged as a duplicate, NEAR_COPY,
     its links queued all the same, unless the duplicates check finds it is an exact one.
+    ``found`` is what the page counts for among the relevant pages found, from 0 to 1
+    (:func:`~focused.topic.judge.found_share`): the estimate of what is left to find sums it.
     """
 
     lease: str
@@ -105,14 +107,22 @@ class Ack:
     last_modified: str = ""
     revisit: bool = False
     near_copy: bool = False
+    found: float = 0.0
 
     @classmethod
     def of(
-        cls, page: Page, links: Sequence[Link] = (), *, checksum: str = "", last_modified: str = ""
+        cls,
+        page: Page,
+        links: Sequence[Link] = (),
+        *,
+        checksum: str = "",
+        last_modified: str = "",
+        found: float = 0.0,
     ) -> Ack:
         """The acknowledgement of a finished page under its lease: ``failed`` when no response
         came, ``bad`` for a page skipped, else its verdict (``page.verdict``, none for a page
-        nobody judged) and the out-links to queue."""
+        nobody judged), what it counts for among the relevant pages found (``found``) and the
+        out-links to queue."""
         lease = page.leased.lease if page.leased is not None else ""
         if page.status is None or page.bad:
             return cls(lease, page.url, "failed" if page.status is None else "bad")
@@ -130,6 +140,7 @@ class Ack:
             last_modified,
             page.revisit,
             bool(page.near_duplicate_of),  # a duplicate whose links are queued
+            found,
         )
 
 

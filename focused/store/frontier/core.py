@@ -72,6 +72,7 @@ PAGE_FIELDS = (
     "kind",
     "relevance",
     "relevant",
+    "found",
     "category",
     "graph",
     "hub_score",

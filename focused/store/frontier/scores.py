@@ -1,6 +1,7 @@
 """The frontier counted by link score: the queued URLs per score bucket (``queued_scores.lua``)
 and the calibration of the scores, the pages fetched from each bucket and how many of them
-were relevant (``calibration``, counted by the acknowledgement). What the estimate of what is
+were relevant, a sum of the pages' found shares (``calibration``, counted by the
+acknowledgement). What the estimate of what is
 left to find (:mod:`focused.monitor.coverage`) reads; reads only.
 """
 
@@ -81,9 +82,10 @@ class ScoreCounts(FrontierCore):
                     hosts.append(counts)
         return QueuedScores(hosts, population)
 
-    def score_calibration(self) -> dict[int, tuple[int, int]]:
+    def score_calibration(self) -> dict[int, tuple[int, float]]:
         """Per score bucket: (URLs acknowledged that were leased in it, of which new relevant
-        pages), every shard's added up. Revisits are not counted."""
+        pages: the sum of their found shares), every shard's added up. Revisits are not
+        counted."""
         store = self.store
 
         def read() -> list[Any]:
@@ -94,6 +96,6 @@ class ScoreCounts(FrontierCore):
 
         totals = add_up(store.retrying(read))
         return {
-            bucket: (int(totals.get(f"n{bucket}", 0)), int(totals.get(f"r{bucket}", 0)))
+            bucket: (int(totals.get(f"n{bucket}", 0)), totals.get(f"r{bucket}", 0.0))
             for bucket in sorted({int(field[1:]) for field in totals})
         }

@@ -23,7 +23,8 @@ local key, stats = frontier.key, frontier.key.stats
 local now = now_s()
 
 -- A page's values by name (PAGE_FIELDS): lease, url, kind (page|bad|redirect|failed),
--- relevance (R), relevant ('1' or '0'), category, graph (its crawl-graph record, '' for
+-- relevance (R), relevant ('1' or '0'), found (what the page counts for among the relevant
+-- pages found, 0 to 1: the estimate of what is left to find), category, graph (its crawl-graph record, '' for
 -- none), hub_score ('' for none), duplicate (why it is one if another shard checked it, or
 -- 'near' for a near-copy the check here finds no exact duplicate; '' for not), links
 -- (push_packed).
@@ -31,6 +32,7 @@ local function read_page(at)
   local page = {}
   for i, name in ipairs(PAGE_FIELDS) do page[name] = ARGV[at + i - 1] end
   page.relevant = page.relevant == '1'
+  page.found = tonumber(page.found) or 0
   return page
 end
 
@@ -132,13 +134,14 @@ local function acknowledge(page, why)
   end
   add(batch.counts, key.tries, math.floor(tonumber(packed) / TRY_UNIT), 1)
   -- The link scores' calibration: per score bucket of the leases, the URLs acknowledged and
-  -- those that became new relevant pages (the estimate of what is left to find); a revisit
-  -- finds nothing new.
+  -- how many of them became new relevant pages, a sum of the pages' found shares; and those
+  -- found crawl-wide (the estimate of what is left to find). A revisit finds nothing new.
   if string.sub(member, 1, 1) ~= 'r' then
     local bucket = score_bucket(tonumber(packed))
     add(batch.counts, key.calibration, 'n' .. bucket, 1)
-    if kind == 'page' and page.relevant then
-      add(batch.counts, key.calibration, 'r' .. bucket, 1)
+    if kind == 'page' and page.found > 0 then
+      add(batch.floats, key.calibration, 'r' .. bucket, page.found)
+      add(batch.floats, stats, 'found', page.found)
     end
   end
   local order = 0
