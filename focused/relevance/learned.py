@@ -66,7 +66,8 @@ class LearnedTopic(Estimator):
         topic's first verdicts are cautious (on the Wikispeedia validation categories a
         keywords topic's first 100 pages often held none at 0.5), while its best pages are
         mostly on the topic.
-    max_examples : at most this many examples on each side, the most confident first.
+    max_examples : at most this many examples on each side: the most confident of the topic,
+        the others taken evenly over their ranking.
     groups : the negatives are grouped into at most this many categories (k-means over their
         word vectors), so that a text is placed among several neighbours, not one average.
     temperature : the softmax's temperature (CategoryVectors).
