@@ -41,11 +41,12 @@ OFF_TOPIC = ["runner marathon", "marathon runner", "recipe oven", "football goal
 
 @pytest.fixture(scope="module")
 def vectors() -> WordVectors:
+    """Ten words and no general knowledge: the learned models here have no background."""
     return WordVectors.from_words(list(WORDS), np.array(list(WORDS.values()), dtype=np.float32))
 
 
 def learned(vectors: WordVectors, pages: list[str], verdicts: list[float]) -> LearnedTopic:
-    return LearnedTopic(groups=2, vectors=vectors).fit(pages, verdicts, [KEYWORDS])
+    return LearnedTopic(groups=2, background=0, vectors=vectors).fit(pages, verdicts, [KEYWORDS])
 
 
 def test_a_word_the_keywords_never_name_gains_weight_when_the_relevant_pages_share_it(vectors):
@@ -68,12 +69,12 @@ def test_the_best_pages_are_examples_even_when_none_reaches_the_threshold(vector
     )
     assert texts[: labels.count(TOPIC)] == [KEYWORDS, *ON_TOPIC[:2]]
     with pytest.raises(ValueError, match="too few pages"):
-        LearnedTopic(vectors=vectors).examples(ON_TOPIC, [0.9, 0.8, 0.7], [KEYWORDS])
+        LearnedTopic(background=0, vectors=vectors).examples(ON_TOPIC, [0.9, 0.8, 0.7], [KEYWORDS])
 
 
 def test_a_refit_that_drifts_from_the_keywords_is_refused(vectors):
     # The crawl wandered into cooking and its verdicts followed: cooking pages rated best.
-    drifted = LearnedTopic(groups=2, vectors=vectors).fit(
+    drifted = LearnedTopic(groups=2, background=0, vectors=vectors).fit(
         ["recipe oven", "oven recipe", "recipe", "cycling bicycle", "bicycle", "football goal"],
         [0.9, 0.8, 0.7, 0.05, 0.04, 0.03],
     )
@@ -92,10 +93,10 @@ def test_a_refit_that_drifts_from_the_keywords_is_refused(vectors):
 
 
 def test_every_process_fits_the_same_model_from_the_published_examples(vectors):
-    model = LearnedTopic(groups=2, vectors=vectors)
+    model = LearnedTopic(groups=2, background=0, vectors=vectors)
     texts, labels = model.examples(ON_TOPIC + OFF_TOPIC, [0.9, 0.8, 0.7] + [0.01] * 5, [KEYWORDS])
-    one = LearnedTopic(vectors=vectors).fit_examples(texts, labels)
-    other = LearnedTopic(vectors=vectors).fit_examples(list(texts), list(labels))
+    one = LearnedTopic(background=0, vectors=vectors).fit_examples(texts, labels)
+    other = LearnedTopic(background=0, vectors=vectors).fit_examples(list(texts), list(labels))
     probe = ["peloton", "oven", "cycling goal"]
     assert np.array_equal(one.relevance(probe), other.relevance(probe))
 

@@ -11,6 +11,15 @@ them itself: the pages the topic as the user gave it rates best as examples of t
 others as negatives, grouped (k-means over their word vectors) into a few categories of their
 own, as a taxonomy's other categories are; and fits the word vectors' categories on them.
 
+A refit must not grow the topic into its neighbours once the crawl runs out of the topic's own
+pages: the negatives are drawn from every rank of the pages the topic does not claim, the
+nearest neighbours included (capped to the least relevant, the neighbours a crawl meets once
+its topic runs out were left out, and fell nearer the topic than anything else: a crawl of
+astronomy called geology relevant). A background of general knowledge (``background``) would
+also place a page like none the refit has seen (a first refit has few negatives) off the topic,
+but with the keywords' 64 categories it cost a fifth of the relevant pages found on the
+Wikispeedia development topics, so it is off by default.
+
 What the user wrote stays in the model: their own texts (the keywords, the example pages) are
 examples of the topic in every refit and their pages off it (``negatives``) neighbours, and
 :meth:`LearnedTopic.drift` tells a caller when a refit would call them (or the crawl's seeds)
@@ -42,6 +51,12 @@ TOP_WORDS_FROM = BACKGROUND_WORDS
 # more of them than the model before it did (a text near the threshold may go either way).
 MAX_LOST = 0.5
 MAX_LOST_RISE = 0.25
+# Background categories of general knowledge beside the learned ones. 64, as many as the
+# keywords' own model has, kept geology and an unseen topic out of a generated astronomy
+# crawl, but cost Wikispeedia's development keyword crawls their share of the oracle at 250
+# pages (.80 to .68), example pages likewise (.71 to .59): the spread negatives alone keep
+# the neighbour out at no cost there.
+BACKGROUND = 0
 
 
 class LearnedTopic(Estimator):
@@ -55,10 +70,13 @@ class LearnedTopic(Estimator):
         topic's first verdicts are cautious (on the Wikispeedia validation categories a
         keywords topic's first 100 pages often held none at 0.5), while its best pages are
         mostly on the topic.
-    max_examples : at most this many examples on each side, the most confident first.
+    max_examples : at most this many examples on each side: the most confident of the topic,
+        the others taken evenly over their ranking.
     groups : the negatives are grouped into at most this many categories (k-means over their
         word vectors), so that a text is placed among several neighbours, not one average.
     temperature : the softmax's temperature (CategoryVectors).
+    background : this many categories of general knowledge (``CategoryVectors.background``)
+        beside the learned ones.
     vectors : the WordVectors to use; None for the process's GloVe vectors.
 
     Attributes
@@ -75,6 +93,7 @@ class LearnedTopic(Estimator):
         max_examples: int = 300,
         groups: int = 8,
         temperature: float = 0.03,
+        background: int = BACKGROUND,
         vectors: WordVectors | None = None,
     ):
         self.threshold = threshold
@@ -82,6 +101,7 @@ class LearnedTopic(Estimator):
         self.max_examples = max_examples
         self.groups = groups
         self.temperature = temperature
+        self.background = background
         self.vectors = vectors
 
     def _vectors(self) -> WordVectors:
@@ -97,10 +117,11 @@ class LearnedTopic(Estimator):
         """The examples a refit learns from, and their categories: the user's own texts
         ``user`` and the best of the pages ``X`` (by their verdicts ``y``, R in [0, 1]) as
         ``TOPIC``; the user's pages off the topic ``user_negatives`` and the pages below the
-        threshold, the least relevant first, in groups ``other/N``: every page the topic does
-        not claim is a neighbour (with only the pages clearly off it as negatives, the crawl's
-        pages near the topic fell nearer the topic's centroid than any other, and refits called
-        twice the true share relevant). ValueError when either side has fewer than two: too
+        threshold, in groups ``other/N``: every page the topic does not claim is a neighbour
+        (with only the pages clearly off it as negatives, the crawl's pages near the topic fell
+        nearer the topic's centroid than any other, and refits called twice the true share
+        relevant). Beyond ``max_examples`` they are taken evenly over their ranking, so the
+        nearest neighbours stay among them. ValueError when either side has fewer than two: too
         early to learn."""
         X, user = _check_documents(X), _check_documents(user)
         user_negatives = _check_documents(user_negatives)
@@ -113,7 +134,9 @@ class LearnedTopic(Estimator):
         positive = positive[: self.max_examples]
         taken = set(positive)
         negative = [i for i in order[::-1] if r[i] < self.threshold and i not in taken]
-        negative = negative[: self.max_examples]
+        if len(negative) > self.max_examples:
+            spread = np.linspace(0, len(negative) - 1, self.max_examples).round().astype(int)
+            negative = [negative[j] for j in spread]
         if len(positive) + len(user) < 2 or len(negative) + len(user_negatives) < 2:
             raise ValueError(
                 f"too few pages to learn from: {len(positive)} on the topic, {len(negative)} off it"
@@ -147,7 +170,10 @@ class LearnedTopic(Estimator):
         :meth:`examples` gives them: every process of a crawl fits the same model from the
         same examples."""
         self.vectors_ = CategoryVectors(
-            good=[TOPIC], temperature=self.temperature, vectors=self.vectors
+            good=[TOPIC],
+            temperature=self.temperature,
+            background=self.background,
+            vectors=self.vectors,
         ).fit(texts, labels)
         self.n_positive_ = sum(label == TOPIC for label in labels)
         self.n_negative_ = len(labels) - self.n_positive_

@@ -244,10 +244,11 @@ FOCUSED_VECTOR_WEIGHT = 1.0
 # A light topic that learns itself. A topic of keywords, or of example pages without negatives
 # (methods keywords, centroid, examples), knows only what the user wrote. With FOCUSED_LEARN
 # the crawl files its own pages as a taxonomy would: its best pages as examples of the topic,
-# those clearly off it in a few groups of neighbours, and fits the word vectors' categories on
-# them, together with the user's own keywords or examples. The refitted model gives a page's R
-# and, added by log-odds to the topic's own estimate, each link's; the queued URLs are scored
-# again. It refits after FOCUSED_LEARN_PAGES pages fetched crawl-wide, then each time the
+# the others (from every rank, the nearest included) in a few groups of neighbours, and fits
+# the word vectors' categories on them, together with the user's own keywords or examples and
+# the background of general knowledge the topic is judged against. The refitted model gives a
+# page's R and, added by log-odds to the topic's own estimate, each link's; the queued URLs are
+# scored again. It refits after FOCUSED_LEARN_PAGES pages fetched crawl-wide, then each time the
 # crawl has doubled (100, 200, 400 ... pages), at most every FOCUSED_LEARN_SAMPLE pages, one
 # process at a time, from the last FOCUSED_LEARN_SAMPLE classified pages (the first
 # FOCUSED_LEARN_CHARS characters of each, kept in Redis); every process then fits the same
