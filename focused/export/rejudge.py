@@ -234,7 +234,9 @@ class Rejudging:
         probability, relevant = verdict.relevance, verdict.relevant
         if calibration is not None and calibration.fitted_ and calibration.cut_ is not None:
             probability = round(float(calibration.probability([verdict.relevance])[0]), 6)
-            relevant = probability >= calibration.cut_
+            relevant = probability >= calibration.cut_ and self.judge.supported(
+                verdict.first_relevance
+            )
         kept = relevant and source == RESPONSE
         counts.held_back += relevant and not kept
         if source == RESPONSE:

@@ -72,6 +72,10 @@ STOPWORD_SHARE_BOUND = 0.6  # of a page's words, at most (the hub score's shortc
 # quarter (at least its min_pages).
 CALIBRATION_PAGES = 4000
 CALIBRATION_SEEDS = 100
+# After a refit, a page is relevant only if the topic as the user gave it rates it at least as
+# the seeds' SUPPORT_QUANTILE (known from at least SUPPORT_SEEDS seeds) does.
+SUPPORT_QUANTILE = 0.25
+SUPPORT_SEEDS = 3
 
 
 def log_odds_sum(p: np.ndarray, q: np.ndarray, weight: float = 1.0) -> np.ndarray:
@@ -227,6 +231,7 @@ class Judge:
         # with the seeds' documents, scored again when the topic is refitted
         self.judged: deque[float] = deque(maxlen=CALIBRATION_PAGES)
         self.seeds: list[tuple[str, float]] = []
+        self.seed_support: list[float] = []  # the seeds' R by the topic as the user gave it
         self.judged_count = 0
         self.next_calibration = calibration.min_pages if calibration is not None else 0
         # the page model a learning topic started with, once it has been refitted
@@ -337,7 +342,7 @@ class Judge:
         batch = self._batch(doc, anchors, links)
         relevance, category = self._score(batch, page, len(own), links)
         r, first = self._page_relevance(doc, page.title, float(relevance[0]))
-        probability, relevant, cut = self._calibrated(doc, r, page.depth == 0, page.title)
+        probability, relevant, cut = self._calibrated(doc, r, first, page.depth == 0, page.title)
         path_good = None
         if self.needs_path:
             path_good = (
@@ -372,29 +377,43 @@ class Judge:
         )
 
     def _calibrated(
-        self, doc: str, r: float, seed: bool, title: str | None
+        self, doc: str, r: float, first: float, seed: bool, title: str | None
     ) -> tuple[float, bool, float]:
         """The page's probability, whether it is relevant and the cut that says so; the page's
         R recorded for the calibration, which is fitted again when its time has come (a fit
-        costs a few milliseconds)."""
+        costs a few milliseconds). Once a learning topic is refitted, a page is relevant only
+        where the topic as the user gave it supports it too (:meth:`supported`)."""
+        if seed and len(self.seeds) < CALIBRATION_SEEDS:
+            self.seeds.append((doc, r))
+            self.seed_support.append(first)
         calibration = self.calibration
-        if calibration is None:
-            return r, r >= self.threshold, self.threshold
-        if seed:
-            if len(self.seeds) < CALIBRATION_SEEDS:
-                self.seeds.append((doc, r))
-        else:
+        if calibration is not None and not seed:
             self.judged.append(r)
             self.judged_count += 1
-        if self.judged_count >= self.next_calibration:
-            calibration.fit(self.judged, [score for _, score in self.seeds])
-            grown = max(calibration.min_pages, self.judged_count // 4)
-            self.next_calibration = self.judged_count + grown
-        if not getattr(calibration, "fitted_", False) or calibration.cut_ is None:
-            return r, r >= self.threshold, self.threshold
+            if self.judged_count >= self.next_calibration:
+                calibration.fit(self.judged, [score for _, score in self.seeds])
+                grown = max(calibration.min_pages, self.judged_count // 4)
+                self.next_calibration = self.judged_count + grown
+        if (
+            calibration is None
+            or not getattr(calibration, "fitted_", False)
+            or calibration.cut_ is None
+        ):
+            return r, r >= self.threshold and self.supported(first), self.threshold
         probability = round(float(calibration.probability([r])[0]), 6)
         named = self.named is not None and bool(self.named([title or ""])[0])
-        return probability, named or probability >= calibration.cut_, calibration.cut_
+        relevant = probability >= calibration.cut_ and self.supported(first)
+        return probability, named or relevant, calibration.cut_
+
+    def supported(self, first: float) -> bool:
+        """Whether the topic as the user gave it supports calling a page relevant: always
+        before a refit; after one, its R of the page (``first_relevance``) reaches that of the
+        seeds' lower quartile. A refit learns the topic's vocabulary from the crawl's pages,
+        and once the topic's own pages run out its verdicts drift to the neighbours the crawl
+        then fetches; a page the user's own topic rates below most seeds is not the topic's."""
+        if self.first_page_vectors is None or len(self.seed_support) < SUPPORT_SEEDS:
+            return True
+        return first >= float(np.quantile(self.seed_support, SUPPORT_QUANTILE))
 
     def _page_relevance(self, doc: str, title: str | None, r: float) -> tuple[float, float]:
         """The page's R and its R by the topic as the user gave it, rounded to 6 places."""
