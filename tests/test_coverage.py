@@ -150,12 +150,6 @@ def test_recent_pages_weigh_more_than_older_ones():
     assert late.left < 0.25 * early.left
 
 
-def test_a_page_counts_as_found_by_its_probability_where_the_users_topic_supports_it():
-    # A learning topic that drifted calls a neighbouring topic's page relevant: the estimate
-    # does not count it, so the drift does not grow what is found and left.
-    drifted = Verdict(0.9, True, None, first_relevance=0.2, probability=0.95)
-    assert found_share(drifted, 0.5) == 0.0
-    refitted = Verdict(0.3, False, None, first_relevance=0.7, probability=0.4)
-    assert found_share(refitted, 0.5) == 0.4
-    # a page judged by the topic as the user gave it counts by its calibrated probability
-    assert found_share(Verdict(0.3, False, None, first_relevance=0.3, probability=0.6), 0.5) == 0.6
+def test_a_page_counts_as_found_by_its_calibrated_verdict():
+    assert found_share(Verdict(0.3, True, None, first_relevance=0.3, probability=0.6)) == 1.0
+    assert found_share(Verdict(0.3, False, None, first_relevance=0.3, probability=0.2)) == 0.0

@@ -529,9 +529,10 @@ def test_evaluate_end_to_end(web: Path, tmp_path: Path):
         abs(own - taxonomy["harvest"]["100"]), abs=1e-4
     )
     assert "own harvest" in done.stdout and "calibration gap" in done.stdout
-    # Its verdicts against the labels, from the same feed; the oracle has none.
+    # Its verdicts against the labels, from the same feed (its calibrated probability); the
+    # oracle has none.
     assert (
-        taxonomy["reliability_of"] == "relevance"
+        taxonomy["reliability_of"] == "probability"
         and "verdict_f1" not in topic["crawlers"]["oracle"]
     )
     bins = taxonomy["reliability"]["100"]

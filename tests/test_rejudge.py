@@ -200,9 +200,9 @@ def test_a_learning_crawl_is_judged_again_by_its_final_topic(
     ]
     assert stats.get("focused/warc/undecided", 0) == len(undecided)
     assert kept == {row["url"] for row in classified if row["crawl_relevant"]} | set(undecided)
-    for row in judged:
-        if row["judged_from"] == "response":
-            assert row["relevant"] == (row["relevance"] >= PAGE_VECTORS_THRESHOLD)
+    for row in judged:  # R at the threshold, where the topic as given supports it
+        if row["judged_from"] == "response" and row["relevant"]:
+            assert row["relevance"] >= PAGE_VECTORS_THRESHOLD
     # What stderr says is what the rows say.
     became = sum(row["relevant"] and not row["crawl_relevant"] for row in rows.values())
     stopped = sum(row["crawl_relevant"] and not row["relevant"] for row in rows.values())

@@ -64,7 +64,6 @@ class FrontierPipeline:
         batch: int = 1,
         wait: float = 0.0,
         duplicates: bool = True,
-        threshold: float = 0.5,
     ):
         self.frontier = frontier
         self.strategy = strategy
@@ -73,7 +72,6 @@ class FrontierPipeline:
         self.batch = max(1, batch)
         self.wait = wait
         self.duplicates = duplicates  # check pages for duplicates (FOCUSED_SKIP_DUPLICATES)
-        self.threshold = threshold  # the R of a relevant page (found_share)
         # Pages waiting for their acknowledgement, each with what its item waits on and the
         # shard of its host (a batch holds one shard's pages where it can, so that each call on
         # a cluster carries a whole batch).
@@ -93,7 +91,6 @@ class FrontierPipeline:
             batch=s.getint("FOCUSED_ACK_BATCH"),
             wait=s.getfloat("FOCUSED_ACK_WAIT"),
             duplicates=s.getbool("FOCUSED_SKIP_DUPLICATES"),
-            threshold=crawl_plan(crawler).threshold,
         )
 
     def close_spider(self) -> None:
@@ -124,7 +121,7 @@ class FrontierPipeline:
             links,
             checksum=checksum,
             last_modified=last_modified,
-            found=found_share(verdict, self.threshold),
+            found=found_share(verdict),
         )
 
     @staticmethod

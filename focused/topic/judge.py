@@ -605,16 +605,13 @@ class Judge:
         return np.fromiter((estimate[anchor] for anchor in anchors), float, len(anchors))
 
 
-def found_share(verdict: Verdict, threshold: float) -> float:
+def found_share(verdict: Verdict) -> float:
     """What a judged page counts for among the relevant pages found, from 0 to 1: the estimate
     of what is left to find adds it up, crawl-wide and per score bucket of its calibration
-    (:mod:`focused.monitor.coverage`). It is the page's calibrated probability, so that a
-    crawl whose verdicts were made by a cut that moved still counts what it expects to be
-    relevant; but a page that a learning topic's refit judged counts only where the topic as
-    the user gave it calls it relevant too (``first_relevance`` at least ``threshold``): a
-    learning topic's own verdicts move with what it learns, and an estimate that counted them
-    would grow as they drift to a neighbouring topic, so that the stop on coverage never
-    came."""
-    if verdict.first_relevance != verdict.relevance and verdict.first_relevance < threshold:
-        return 0.0
-    return verdict.probability
+    (:mod:`focused.monitor.coverage`). It is the calibrated verdict, 1 or 0: summing the
+    probabilities instead counted the many pages of low probability in a crawl's lowest
+    buckets as a share of a relevant page each, and the estimate of what is left never fell;
+    and after a learning topic's refit the verdict holds only where the topic as the user gave
+    it supports it (:meth:`Judge.supported`), so that the estimate does not grow as the
+    refit's verdicts drift to a neighbouring topic."""
+    return 1.0 if verdict.relevant else 0.0
