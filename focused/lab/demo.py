@@ -132,7 +132,7 @@ def ending(label: str, snapshot: Mapping[str, Any]) -> str:
     line = f"{label}: stopped after {finished(snapshot)} pages {why}"
     if coverage := snapshot.get("coverage"):
         in_reach = coverage["found"] + coverage["left"]
-        line += f" ({coverage['found']} relevant found of about {in_reach:.0f} in reach)"
+        line += f" ({coverage['found']:.0f} relevant found of about {in_reach:.0f} in reach)"
     return line
 
 
