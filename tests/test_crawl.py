@@ -25,6 +25,7 @@ FEED_FIELDS = {
     "time",
     "status",
     "relevance",
+    "probability",
     "relevant",
     "category",
     "depth",
