@@ -341,8 +341,9 @@ class Judge:
         self.bound_caches()
         batch = self._batch(doc, anchors, links)
         relevance, category = self._score(batch, page, len(own), links)
-        r, first = self._page_relevance(doc, page.title, float(relevance[0]))
-        probability, relevant, cut = self._calibrated(doc, r, first, page.depth == 0, page.title)
+        named = self.named is not None and bool(self.named([page.title or ""])[0])
+        r, first = self._page_relevance(doc, named, float(relevance[0]))
+        probability, relevant, cut = self._calibrated(doc, r, first, page.depth == 0, named)
         path_good = None
         if self.needs_path:
             path_good = (
@@ -377,7 +378,7 @@ class Judge:
         )
 
     def _calibrated(
-        self, doc: str, r: float, first: float, seed: bool, title: str | None
+        self, doc: str, r: float, first: float, seed: bool, named: bool
     ) -> tuple[float, bool, float]:
         """The page's probability, whether it is relevant and the cut that says so; the page's
         R recorded for the calibration, which is fitted again when its time has come (a fit
@@ -401,7 +402,6 @@ class Judge:
         ):
             return r, r >= self.threshold and self.supported(first), self.threshold
         probability = round(float(calibration.probability([r])[0]), 6)
-        named = self.named is not None and bool(self.named([title or ""])[0])
         relevant = probability >= calibration.cut_ and self.supported(first)
         return probability, named or relevant, calibration.cut_
 
@@ -415,14 +415,15 @@ class Judge:
             return True
         return first >= float(np.quantile(self.seed_support, SUPPORT_QUANTILE))
 
-    def _page_relevance(self, doc: str, title: str | None, r: float) -> tuple[float, float]:
-        """The page's R and its R by the topic as the user gave it, rounded to 6 places."""
+    def _page_relevance(self, doc: str, named: bool, r: float) -> tuple[float, float]:
+        """The page's R and its R by the topic as the user gave it, rounded to 6 places (at
+        least the threshold for a page whose title ``named`` the topic)."""
         first = r
         if self.page_vectors is not None:
             r = first = float(self.page_vectors.relevance([doc])[0])
         if self.first_page_vectors is not None:
             first = float(self.first_page_vectors.relevance([doc])[0])
-        if self.named is not None and self.named([title or ""])[0]:
+        if named:
             r, first = max(r, self.threshold), max(first, self.threshold)
         return round(r, 6), round(first, 6)
 
