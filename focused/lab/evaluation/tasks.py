@@ -132,6 +132,14 @@ USER_KEYWORDS: dict[str, tuple[str, ...]] = {
     "Language_and_literature": ("language", "literature", "novel", "poetry", "writer"),
     "People/Historical_figures": ("historical figure", "king", "emperor", "leader", "biography"),
     "Religion": ("religion", "god", "church", "faith", "worship"),
+    # WebKB's classes (a kind of page: the home page of a course, a faculty member, ...),
+    # written down once (2026-12-02) from the class names alone, before any page was looked at.
+    "course": ("course", "syllabus", "homework", "lectures", "instructor"),
+    "faculty": ("professor", "faculty", "research interests", "publications", "teaching"),
+    "student": ("student", "graduate student", "phd student", "advisor", "resume"),
+    "project": ("project", "research project", "research group", "members", "funding"),
+    "department": ("department", "computer science", "faculty", "graduate program", "courses"),
+    "staff": ("staff", "administrative", "office", "secretary", "technical support"),
 }
 
 # Task set -> what it is, for the report.
