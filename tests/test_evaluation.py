@@ -37,6 +37,7 @@ from focused.lab.evaluation.score import (
     counted_pages,
     ece,
     feed_verdicts,
+    fetches_spent,
     measure,
     served_order,
     steps,
@@ -52,7 +53,7 @@ from focused.lab.evaluation.tasks import (
     parse_seeds_option,
     read_keywords,
 )
-from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.bundle import Bundle, url_key, write_bundle
 from focused.lab.webs.labels import within
 from focused.relevance.centroid import CentroidModel
 from focused.relevance.text import page_text
@@ -60,8 +61,9 @@ from focused.topic.files import load_topic
 from focused.topic.methods import topic_model
 
 H = "http://www.a.test/"
-# ../shared/webs/wikispeedia beside the checkout, where there is one.
+# ../shared/webs/wikispeedia and webkb beside the checkout, where there are.
 WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "webs" / "wikispeedia"
+WEBKB = WIKISPEEDIA.parent / "webkb"
 
 
 def _log(*paths: str) -> list[dict]:
@@ -75,6 +77,49 @@ def _zero(keys):
 def test_served_order_drops_robots_and_duplicates():
     log = _log("robots.txt", "s1", "a", "a", "b", "robots.txt", "A%20b", "A b")
     assert served_order(log) == [H + "s1", H + "a", H + "b", H + "A%20b"]
+
+
+def test_a_dead_link_is_a_fetch_spent_not_a_page():
+    log = [
+        *_log("robots.txt", "s1"),
+        {"url": H + "gone", "status": 404},
+        *_log("a", "a/index.html"),
+        {"url": H + "gone2", "status": 404},
+        *_log("b"),
+    ]
+
+    def key(url: str) -> str:  # the bundle serves a/ at a/index.html too
+        return url_key(url).removesuffix("/index.html")
+
+    order = served_order(log, key)
+    assert order == [H + "s1", H + "a", H + "b"]
+    pages = counted_pages(order, {H + "s1"}, 2)
+    spent = fetches_spent(log, pages, [1, 2], key)
+    # a: s1, gone, a; b: then a/index.html (another spelling: spent), gone2, b
+    assert spent == {"fetches": {"1": 3, "2": 6}, "dead": {"1": 1, "2": 2}}
+
+
+def test_a_page_served_at_several_spellings_is_one_page(tmp_path: Path):
+    home = "<html><body><a href='d/'>d</a><a href='d/index.html'>d again</a></body></html>"
+    page = "<html><body><p>the page</p></body></html>"
+    write_bundle(
+        tmp_path,
+        [
+            {"url": H, "status": 200, "headers": {}, "body": home},
+            {"url": H + "d/", "status": 200, "headers": {}, "body": page},
+            {"url": H + "d/index.html", "status": 200, "headers": {}, "body": page},
+            {"url": H + "d", "status": 200, "headers": {}, "body": f'<base href="{H}d/">{page}'},
+            {"url": H + "other", "status": 200, "headers": {}, "body": "<p>another page</p>"},
+        ],
+        labels={H + "d/": ["x"], H + "d/index.html": ["x"], H + "d": ["x"]},
+    )
+    bundle = Bundle.load(tmp_path)
+    assert {bundle.key(H + s) for s in ("d/", "d/index.html", "d")} == {H + "d/"}
+    assert bundle.key(H + "other") == H + "other"
+    graph = WebGraph.from_bundle(bundle)
+    assert graph.links[H] == [H + "d/"]
+    assert H + "d" not in graph.texts and H + "d/index.html" not in graph.texts
+    assert graph.key(H + "d") == H + "d/"
 
 
 def test_harvest_skips_seeds_and_training_and_stops_at_pages():
@@ -830,6 +875,9 @@ def test_validation_categories_do_not_overlap_the_development_topics():
 def test_users_keywords_cover_every_development_topic_and_validation_category():
     topics = json.loads((WIKISPEEDIA / "topics.json").read_text())["topics"]
     wanted = {t["category"] for t in topics} | set(VALIDATION_CATEGORIES)
+    if (WEBKB / "topics.json").exists():  # its classes, but the catch-all "other"
+        webkb = json.loads((WEBKB / "topics.json").read_text())["topics"]
+        wanted |= {t["category"] for t in webkb} | {"department", "staff"}
     assert set(USER_KEYWORDS) == wanted
     assert all(len(set(words)) == 5 for words in USER_KEYWORDS.values())
 

@@ -43,6 +43,7 @@ from focused.lab.evaluation.score import (
     FeedVerdicts,
     counted_pages,
     feed_verdicts,
+    fetches_spent,
     measure,
     served_order,
     steps,
@@ -54,7 +55,7 @@ from focused.lab.evaluation.tasks import (
     load_tasks,
     parse_seeds_option,
 )
-from focused.lab.webs.bundle import Bundle, url_key
+from focused.lab.webs.bundle import Bundle
 from focused.lab.webs.server import read_log
 from focused.relevance.centroid import CentroidModel
 from focused.settings import defaults
@@ -69,7 +70,7 @@ DEFAULT = (*DEFAULT_CRAWLERS, ORACLE)
 
 def _similarity(graph: WebGraph, task: Task) -> Any:
     """Cosine of pages to the centroid of the topic's training pages, cached per page."""
-    model = CentroidModel().fit([graph.texts.get(url_key(url), "") for url in task.training])
+    model = CentroidModel().fit([graph.texts.get(graph.key(url), "") for url in task.training])
     cache: dict[str, float] = {}
 
     def similarity(keys: Sequence[str]) -> list[float]:
@@ -83,9 +84,11 @@ def _similarity(graph: WebGraph, task: Task) -> Any:
 
 
 def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], dict[str, Any]]:
-    """The counted pages of a crawl and its cost figures."""
-    order = served_order(run.log)
-    fetched = len(order)  # every page the crawl paid for, seeds and training pages included
+    """The counted pages of a crawl and its cost figures: CPU and time per fetch (a 404 too
+    is a fetch), and the fetches spent by each k of counted pages (``fetches_spent``)."""
+    order = served_order(run.log, task.key)
+    counted = counted_pages(order, task.skip, pages)
+    fetched = sum(not entry["url"].endswith("/robots.txt") for entry in run.log)
     figures = {
         "exit_code": run.exit_code,
         "served": fetched,
@@ -96,17 +99,18 @@ def _crawl_figures(run: CrawlRun, task: Task, pages: int) -> tuple[list[str], di
         # Chakrabarti et al. 1999's reconnaissance: how many of the crawl's top hubs are pages of
         # the topic
         "hubs": run.hubs,
-        "hubs_on_topic": sum(url_key(url) in task.targets for url in run.hubs),
+        "hubs_on_topic": sum(task.key(url) in task.targets for url in run.hubs),
+        **fetches_spent(run.log, counted, steps(pages), task.key),
     }
-    return counted_pages(order, task.skip, pages), figures
+    return counted, figures
 
 
-def _claimed(folder: Path, crawler: str) -> FeedVerdicts:
+def _claimed(folder: Path, crawler: str, task: Task) -> FeedVerdicts:
     """What the crawl's own feed (``feed.jsonl`` of its folder, as ``run.crawl`` lays it out)
     says of its pages: those it calls relevant and their scores (:func:`feed_verdicts`), read
     once; complete lines only, as a killed crawl may leave the last one cut."""
     feed = folder / "crawls" / crawler / "feed.jsonl"
-    return feed_verdicts(read_log(feed) if feed.exists() else [])
+    return feed_verdicts(read_log(feed) if feed.exists() else [], task.key)
 
 
 def score_crawls(
@@ -119,7 +123,7 @@ def score_crawls(
     ``coverage`` (:func:`~focused.lab.evaluation.coverage.coverage_figures`)."""
     ks = steps(pages)
     similarity = _similarity(graph, task)
-    seeds = [url_key(url) for url in task.seeds]
+    seeds = [task.key(url) for url in task.seeds]
     oracle = counted_pages(
         oracle_order(graph.links, seeds, task.targets, pages, task.skip), task.skip, pages
     )
@@ -127,12 +131,12 @@ def score_crawls(
     scored = {ORACLE: measure(oracle, task.targets, ks, similarity, oracle_found)}
     for run in runs:
         counted, cost = _crawl_figures(run, task, pages)
-        verdicts = _claimed(folder, run.crawler)
+        verdicts = _claimed(folder, run.crawler, task)
         figures = measure(counted, task.targets, ks, similarity, oracle_found, verdicts)
         scored[run.crawler] = {**cost, **figures}
         coverage = coverage_figures(
             graph.links,
-            served_order(run.log),
+            served_order(run.log, task.key),
             task.relevant,
             task.targets,
             task.skip,
@@ -250,6 +254,7 @@ def evaluate(
                 items,
                 lambda served: progress.update(bar, completed=min(served, items)),
                 topic=topic_file if name == own else None,
+                key=task.key,
             )
             progress.remove_task(bar)
             progress.advance(overall)

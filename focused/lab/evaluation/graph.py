@@ -3,7 +3,7 @@ walks backwards, and the similarity measure reads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import networkx as nx
@@ -23,21 +23,30 @@ class WebGraph:
 
     links: dict[str, list[str]]
     texts: dict[str, str]
+    copies: dict[str, str] = field(default_factory=dict)  # the bundle's (Bundle.copies)
 
     @classmethod
     def from_bundle(cls, bundle: Bundle) -> WebGraph:
-        """Parse every 200 HTML page of ``bundle`` (a few seconds for 5,000 articles)."""
+        """Parse every 200 HTML page of ``bundle`` (a few seconds for 5,000 articles); a page
+        served at several spellings is one node, under :meth:`Bundle.key`."""
         links: dict[str, list[str]] = {}
         texts: dict[str, str] = {}
         for key, page in bundle.pages.items():
             headers = {name.lower(): value for name, value in page.headers}
             if page.status != 200 or "html" not in headers.get("content-type", "text/html"):
                 continue
+            if key in bundle.copies:
+                continue
             response = HtmlResponse(page.url, body=page.body, encoding="utf-8")
             texts[key] = page_text(response.selector.root).document
-            out = (url_key(url) for url, *_ in extract_links(response))
+            out = (bundle.key(url) for url, *_ in extract_links(response))
             links[key] = list(dict.fromkeys(k for k in out if k in bundle.pages and k != key))
-        return cls(links, texts)
+        return cls(links, texts, bundle.copies)
+
+    def key(self, url: str) -> str:
+        """The node of ``url`` in any spelling (:meth:`Bundle.key`)."""
+        key = url_key(url)
+        return self.copies.get(key, key)
 
     @cached_property
     def digraph(self) -> nx.DiGraph[str]:

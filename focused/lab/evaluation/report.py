@@ -127,10 +127,27 @@ def averages(topics: list[dict[str, Any]], crawlers: Sequence[str]) -> dict[str,
         for key in ("cpu_per_page", "pages_per_s", "hubs_on_topic"):
             values = [r[key] for r in rows if r.get(key) is not None]
             figures[key] = _mean(values) if values and len(values) == len(rows) else None
+        if all("dead" in r for r in rows):
+            figures |= _spent_averages(rows)
         if (coverage := average_coverage(rows)) is not None:
             figures["coverage"] = coverage
         out[name] = figures
     return out
+
+
+def _spent_averages(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the crawls paid, by k every topic reached: ``fetches`` and ``dead`` (fetches that
+    were no page, mostly 404s), means over the topics, and ``dead_per_found``, the topics'
+    dead fetches over the relevant pages they found (pooled: a topic that found nothing
+    still counts its dead fetches); None where nothing was found."""
+    spent: dict[str, Any] = {"fetches": {}, "dead": {}, "dead_per_found": {}}
+    for k in _shared_ks(rows, "dead"):
+        spent["fetches"][k] = _mean([r["fetches"][k] for r in rows])
+        spent["dead"][k] = _mean([r["dead"][k] for r in rows])
+        found = sum(r["found_curve"][int(k) - 1] for r in rows)
+        dead = sum(r["dead"][k] for r in rows)
+        spent["dead_per_found"][k] = round(dead / found, 2) if found else None
+    return spent
 
 
 def _figure(value: float | None) -> str:
@@ -220,16 +237,27 @@ def tables(result: dict[str, Any]) -> list[Table]:
     columns += [("recall", ks[-1]), ("similarity", ks[-1])]
     for measure, k in columns:
         summary.add_column(f"{_HEADERS.get(measure, measure)}\n@{k}", justify="right")
-    summary.add_column("CPU ms\n/page", justify="right")
+    last = ks[-1]
+    spent = any(average[n].get("dead", {}).get(last) for n in crawlers)
+    if spent:  # a web with dead links: what the pages cost
+        summary.add_column(f"fetches\nspent\n@{last}", justify="right")
+        summary.add_column(f"dead\nfetches\n@{last}", justify="right")
+        summary.add_column(f"dead per\nrelevant\n@{last}", justify="right")
+    summary.add_column("CPU ms\n/fetch", justify="right")
     summary.add_column("pages\n/s", justify="right")
     summary.add_column("top 10 hubs\non topic", justify="right")
     for name in crawlers:
         figures = average[name]
         cpu, rate = figures["cpu_per_page"], figures["pages_per_s"]
         hubs = figures.get("hubs_on_topic")
+        costs = []
+        if spent:
+            costs = [_number(figures.get(m, {}).get(last)) for m in ("fetches", "dead")]
+            costs.append(_number(figures.get("dead_per_found", {}).get(last)))
         summary.add_row(
             name,
             *(_figure(figures[m].get(k)) for m, k in columns),
+            *costs,
             "-" if cpu is None else f"{cpu * 1000:.1f}",
             "-" if rate is None else f"{rate:.1f}",
             "-" if hubs is None else f"{hubs:.1f}",

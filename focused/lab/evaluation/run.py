@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from collections import Counter
@@ -16,6 +17,7 @@ from functools import partial
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
@@ -27,6 +29,7 @@ from focused.lab.evaluation.tasks import Task
 from focused.lab.webs.bundle import Bundle, url_key
 from focused.lab.webs.labels import taxonomy_from_labels
 from focused.lab.webs.server import ServedWeb, read_log
+from focused.links.domains import RegisteredDomains
 from focused.relevance.centroid import read_examples
 from focused.relevance.content import main_text
 from focused.relevance.text import analyze, page_text
@@ -246,7 +249,18 @@ def main_text_view(bundle: Bundle, graph: WebGraph) -> tuple[Bundle, WebGraph]:
         body = f"<html><head><title>{escape(title)}</title></head><body><p>{escape(main)}</p>"
         pages[key] = replace(page, body=f"{body}</body></html>".encode())
         texts[key] = f"{title}\n{main}"
-    return replace(bundle, pages=pages), WebGraph(graph.links, texts)
+    return replace(bundle, pages=pages), WebGraph(graph.links, texts, graph.copies)
+
+
+def seed_site_pages(bundle: Bundle, task: Task) -> list[str]:
+    """The labelled pages on the sites (registered domains) of ``task``'s seeds, where its
+    crawls start and their pages are counted, if the bundle has labelled pages elsewhere too
+    (WebKB: the crawls start at Cornell and Texas, the examples come from the other
+    universities); none if every page is on the seeds' sites (Wikispeedia, a generated web)."""
+    domains = RegisteredDomains()
+    sites = {domains(urlsplit(url).hostname or "") for url in task.seeds}
+    on_sites = [key for key in bundle.labels if domains(urlsplit(key).hostname or "") in sites]
+    return on_sites if len(on_sites) < len(bundle.labels) else []
 
 
 def prepare(
@@ -265,7 +279,8 @@ def prepare(
     pages of the other categories; never from the labels of any other page of the topic.
 
     - ``taxonomy/``: the label tree from ``taxonomy_from_labels``: the topic's subtree holds
-      only its training pages, every other node up to 20 of its own pages; seeds are never
+      only its training pages, every other node up to 20 of its own pages; seeds, and pages
+      of the seeds' sites where the bundle has others (:func:`seed_site_pages`), are never
       examples. ``examples/``: the training pages. ``negatives/``: the other categories'
       example pages of ``taxonomy/`` (hard links), i.e. all of it but the topic's subtree.
     - ``taxonomy.toml`` (taxonomy, breadth-first): method, taxonomy and good only; the
@@ -289,12 +304,12 @@ def prepare(
         folder / "taxonomy",
         topic_category=task.category,
         topic_examples=task.training,
-        exclude=task.seeds,
+        exclude=[*task.seeds, *seed_site_pages(bundle, task)],
     )
     examples = folder / "examples"
     examples.mkdir()
     for i, url in enumerate(task.training):
-        text = graph.texts.get(url_key(url))
+        text = graph.texts.get(graph.key(url))
         if text:
             (examples / f"{i:03d}.txt").write_text(text, encoding="utf-8")
     files = {CRAWLERS[name][0] for name in crawlers}
@@ -357,9 +372,14 @@ def crawl(
     on_progress: Callable[[int], None] | None = None,
     *,
     topic: Path | None = None,
+    key: Callable[[str], str] = url_key,
 ) -> CrawlRun:
-    """Run one crawler in ``folder/crawls/CRAWLER/`` until ``items`` URLs are fetched or its
-    frontier is empty, through a served bundle logging to ``served.jsonl`` there.
+    """Run one crawler in ``folder/crawls/CRAWLER/`` until ``items`` pages are served (2xx
+    responses, each page once under ``key``: a bundle's :meth:`~Bundle.key`, so that another
+    spelling of a page is no new page) or its frontier is empty, through a served bundle
+    logging to ``served.jsonl`` there; then it is stopped as Ctrl-C stops it. A 404 is a fetch
+    but no page: on a web where most links are dead, a budget of items would end the crawl
+    after a few pages.
 
     The crawler is a name of CRAWLERS: its topic file in ``folder``, its settings over
     ``settings``. Given ``topic``, a topic file ``prepare`` does not write (such as the examples
@@ -370,7 +390,7 @@ def crawl(
     (so parallel crawls do not mix): Scrapy start-up, fetching, parsing, classifying, the
     Redis client, and the embedded Redis server if the crawl stopped it. Not the web server
     (another process), not model training (done in ``prepare``). ``on_progress`` gets the
-    number of responses served so far, about twice a second.
+    number of pages served so far, about twice a second.
     """
     own: dict[str, str] = {}
     if topic is None:
@@ -381,7 +401,7 @@ def crawl(
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
     log = run_dir / "served.jsonl"
-    options = {**settings, **own, "CLOSESPIDER_ITEMCOUNT": str(items)}
+    options = {**settings, **own}
     options["FOCUSED_MODELS_DIR"] = str(folder / "models")
     command = crawl_command(topic, options, run_dir / "feed.jsonl")
     started = time.perf_counter()
@@ -396,13 +416,18 @@ def crawl(
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
+        served, stopping = _ServedPages(log, key), False
         try:
             while True:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)
                 if pid:
                     break
-                if on_progress is not None and log.exists():
-                    on_progress(_count_lines(log))
+                pages = served.count()
+                if on_progress is not None:
+                    on_progress(pages)
+                if pages >= items and not stopping:
+                    process.send_signal(signal.SIGINT)  # a graceful stop, as Ctrl-C
+                    stopping = True
                 time.sleep(0.5)
         except BaseException:
             process.kill()
@@ -424,6 +449,25 @@ def crawl(
     )
 
 
-def _count_lines(path: Path) -> int:
-    with path.open("rb") as f:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 16), b""))
+class _ServedPages:
+    """The pages a served log holds so far (2xx responses, each page once under ``key``,
+    robots.txt files aside), read on from where the last count stopped."""
+
+    def __init__(self, log: Path, key: Callable[[str], str]):
+        self.log, self.key = log, key
+        self.offset = 0
+        self.pages: set[str] = set()
+
+    def count(self) -> int:
+        if not self.log.exists():
+            return 0
+        with self.log.open("rb") as f:
+            f.seek(self.offset)
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break  # the server is writing it: read it whole next time
+                self.offset += len(line)
+                entry = json.loads(line)
+                if 200 <= entry["status"] < 300 and not entry["url"].endswith("/robots.txt"):
+                    self.pages.add(self.key(entry["url"]))
+        return len(self.pages)

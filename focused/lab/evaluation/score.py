@@ -28,6 +28,7 @@ __all__ = [
     "feed_verdicts",
     "measure",
     "reliability_bins",
+    "fetches_spent",
     "served_order",
     "steps",
 ]
@@ -44,10 +45,46 @@ def steps(pages: int) -> list[int]:
     return sorted({k for k in KS if k < pages} | {pages})
 
 
-def served_order(log: Iterable[Mapping[str, Any]]) -> list[str]:
-    """URL keys in the order the server first served them; robots.txt files dropped."""
-    order = dict.fromkeys(url_key(entry["url"]) for entry in log)
-    return [key for key in order if not key.endswith("/robots.txt")]
+def _is_page(entry: Mapping[str, Any]) -> bool:
+    """Whether a served log entry is a page: a 2xx response, not a robots.txt file."""
+    return 200 <= entry["status"] < 300 and not entry["url"].endswith("/robots.txt")
+
+
+def served_order(
+    log: Iterable[Mapping[str, Any]], key: Callable[[str], str] = url_key
+) -> list[str]:
+    """Keys (``key`` of the URL: a page served at several spellings has one) of the pages in
+    the order the server first served them: 2xx responses only (a 404 is a fetch spent, not
+    a page: :func:`fetches_spent`), robots.txt files dropped."""
+    return list(dict.fromkeys(key(entry["url"]) for entry in log if _is_page(entry)))
+
+
+def fetches_spent(
+    log: Iterable[Mapping[str, Any]],
+    pages: Sequence[str],
+    ks: Sequence[int],
+    key: Callable[[str], str] = url_key,
+) -> dict[str, dict[str, int]]:
+    """What a crawl paid for its first k counted ``pages`` (``served_order``'s keys, as
+    ``counted_pages`` keeps them), at each k of ``ks`` it reached: ``fetches``, every request
+    served up to the k-th page's first response (robots.txt files aside), and ``dead``, those
+    that were no page (404s and other errors). Another spelling of a page already fetched is
+    a fetch spent too."""
+    fetches, dead, counted = 0, 0, 0
+    wanted = set(ks)
+    spent: dict[str, dict[str, int]] = {"fetches": {}, "dead": {}}
+    for entry in log:
+        if entry["url"].endswith("/robots.txt"):
+            continue
+        fetches += 1
+        if not 200 <= entry["status"] < 300:
+            dead += 1
+        elif counted < len(pages) and key(entry["url"]) == pages[counted]:
+            counted += 1
+            if counted in wanted:
+                spent["fetches"][str(counted)] = fetches
+                spent["dead"][str(counted)] = dead
+    return spent
 
 
 def counted_pages(order: Iterable[str], skip: Collection[str], pages: int) -> list[str]:
@@ -55,10 +92,12 @@ def counted_pages(order: Iterable[str], skip: Collection[str], pages: int) -> li
     return [key for key in order if key not in skip][:pages]
 
 
-def claimed_relevant(feed: Iterable[Mapping[str, Any]]) -> set[str]:
-    """URL keys of the pages a crawl's feed marks relevant: what the crawler itself believed
+def claimed_relevant(
+    feed: Iterable[Mapping[str, Any]], key: Callable[[str], str] = url_key
+) -> set[str]:
+    """Keys of the pages a crawl's feed marks relevant: what the crawler itself believed
     (``relevant`` is false, null or absent for bad and duplicate pages)."""
-    return {url_key(item["url"]) for item in feed if item.get("relevant")}
+    return {key(item["url"]) for item in feed if item.get("relevant")}
 
 
 @dataclass(frozen=True)
@@ -75,11 +114,13 @@ def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def feed_verdicts(feed: Iterable[Mapping[str, Any]]) -> FeedVerdicts:
-    """The verdicts of a crawl's feed: :func:`claimed_relevant`, and each page's score from its
-    first item that has one: its ``probability`` if any item of the feed has that field as a
-    number (a calibrated probability), else its ``relevance`` (R). A page whose items have no
-    number there (bad and duplicate pages) has no score."""
+def feed_verdicts(
+    feed: Iterable[Mapping[str, Any]], key: Callable[[str], str] = url_key
+) -> FeedVerdicts:
+    """The verdicts of a crawl's feed, by ``key`` of the URL: :func:`claimed_relevant`, and
+    each page's score from its first item that has one: its ``probability`` if any item of
+    the feed has that field as a number (a calibrated probability), else its ``relevance``
+    (R). A page whose items have no number there (bad and duplicate pages) has no score."""
     items = list(feed)
     score_of = next(
         (name for name in SCORES if any(_number(item.get(name)) for item in items)), SCORES[-1]
@@ -87,8 +128,8 @@ def feed_verdicts(feed: Iterable[Mapping[str, Any]]) -> FeedVerdicts:
     scores: dict[str, float] = {}
     for item in items:
         if _number(value := item.get(score_of)):
-            scores.setdefault(url_key(item["url"]), float(value))
-    return FeedVerdicts(claimed_relevant(items), scores, score_of)
+            scores.setdefault(key(item["url"]), float(value))
+    return FeedVerdicts(claimed_relevant(items, key), scores, score_of)
 
 
 def reliability_bins(scores: Sequence[float], truth: Sequence[bool]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import tomllib
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -162,11 +162,17 @@ class Task:
     relevant: frozenset[str]
     targets: frozenset[str]
     keywords: tuple[str, ...] = ()  # a user's keywords for it (USER_KEYWORDS), () if none
+    copies: Mapping[str, str] = field(default_factory=dict)  # the bundle's (Bundle.copies)
+
+    def key(self, url: str) -> str:
+        """The key of the page ``url`` names, in any spelling (:meth:`Bundle.key`)."""
+        key = url_key(url)
+        return self.copies.get(key, key)
 
     @property
     def skip(self) -> frozenset[str]:
-        """URL keys of the pages that are never counted: seeds and training pages."""
-        return frozenset(url_key(url) for url in (*self.seeds, *self.training))
+        """Keys of the pages that are never counted: seeds and training pages."""
+        return frozenset(self.key(url) for url in (*self.seeds, *self.training))
 
 
 def read_keywords(path: Path) -> dict[str, tuple[str, ...]]:
@@ -221,7 +227,9 @@ def overlaps(category: str, other: str) -> bool:
 def _category_pages(bundle: Bundle, category: str) -> frozenset[str]:
     """URL keys of the pages labelled with ``category`` or one below it."""
     return frozenset(
-        key for key, paths in bundle.labels.items() if any(within(p, category) for p in paths)
+        bundle.copies.get(key, key)
+        for key, paths in bundle.labels.items()
+        if any(within(p, category) for p in paths)
     )
 
 
@@ -263,6 +271,7 @@ def sampled_task(
         [bundle.pages[key].url for key in training],
         relevant,
         relevant - skip,
+        copies=bundle.copies,
     )
 
 
@@ -332,16 +341,18 @@ def load_tasks(
     for category, seeds, training in drawn:
         relevant = _category_pages(bundle, category)
         if dist is not None:
-            train_keys = {url_key(url) for url in training}
+            train_keys = {bundle.key(url) for url in training}
             candidates = relevant - train_keys
             n = len(seeds)
             keys = dist_seeds(graph.digraph, candidates, dist, n, exclude=train_keys, seed=seed)
             if not keys:
                 raise FocusedError(f"{category}: no page is {dist} links from its targets")
             seeds = [bundle.pages[key].url for key in keys]
-        skip = {url_key(url) for url in (*seeds, *training)}
+        skip = {bundle.key(url) for url in (*seeds, *training)}
         words = tuple((keywords or USER_KEYWORDS).get(category, ()))
-        tasks.append(Task(category, seeds, training, relevant, relevant - skip, words))
+        tasks.append(
+            Task(category, seeds, training, relevant, relevant - skip, words, bundle.copies)
+        )
     return tasks
 
 
@@ -362,7 +373,7 @@ def difficulty(graph: WebGraph, task: Task) -> dict[str, Any]:
     in_degree = sum(d for _, d in links.in_degree(targets))  # a target not in it: 0
     mean_degree = links.number_of_edges() / max(pages, 1)
     docs = [graph.texts[t] for t in targets if t in graph.texts]
-    seed_docs = [graph.texts.get(url_key(url), "") for url in task.seeds]
+    seed_docs = [graph.texts.get(graph.key(url), "") for url in task.seeds]
     similarity = CentroidModel().fit(docs).relevance(seed_docs) if docs else np.zeros(1)
     return {
         "targets": len(targets),

@@ -24,12 +24,13 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import hashlib
 import io
 import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,10 @@ TRANSPORT_HEADERS = frozenset(
         "content-encoding",
     }
 )
+
+# What a server adds to a page it serves at another spelling: a <base> after the redirect a
+# real server would send (WebKB's directory pages served without their slash).
+_BASE_TAG = re.compile(rb'\A\s*<base href="[^"]*">')
 
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 # userinfo@, then the host (an IPv6 literal or a name, without a trailing dot), then :port.
@@ -100,6 +105,9 @@ class Bundle:
     pages: dict[str, Page]
     labels: dict[str, list[str]]
     topics: dict[str, Any] | None
+    # The key of a page served at several spellings (``.../``, ``.../index.html``, ``...``)
+    # -> the key of the one spelling that stands for it: ``copies_of`` the pages.
+    copies: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> Bundle:
@@ -119,7 +127,13 @@ class Bundle:
         labels_path, topics_path = folder / LABELS_FILE, folder / TOPICS_FILE
         labels = _read_labels(labels_path) if labels_path.is_file() else {}
         topics = _read_topics(topics_path) if topics_path.is_file() else None
-        return cls(path=pages_path, pages=pages, labels=labels, topics=topics)
+        return cls(pages_path, pages, labels, topics, copies_of(pages))
+
+    def key(self, url: str) -> str:
+        """The key of the page ``url`` names in any spelling, copies included: a page served
+        at several URLs has one key."""
+        key = url_key(url)
+        return self.copies.get(key, key)
 
     def page(self, url: str) -> Page | None:
         """Return the page recorded for ``url`` in any spelling, or None."""
@@ -128,6 +142,24 @@ class Bundle:
     def categories(self, url: str) -> list[str]:
         """Return the category paths labelled for ``url`` (empty if none)."""
         return self.labels.get(url_key(url), [])
+
+
+def copies_of(pages: Mapping[str, Page]) -> dict[str, str]:
+    """The pages served at several spellings, found by their bodies: key -> the key of the
+    spelling that stands for them all (one without a ``<base>`` added, then the shortest),
+    for the other spellings only. A page's body is the same at every spelling but for the
+    ``<base>`` a server adds where it would have redirected."""
+    spellings: dict[bytes, list[str]] = {}
+    for key, page in pages.items():
+        if page.status == 200 and page.behaviour is None:
+            digest = hashlib.sha1(_BASE_TAG.sub(b"", page.body)).digest()
+            spellings.setdefault(digest, []).append(key)
+    copies: dict[str, str] = {}
+    for keys in spellings.values():
+        if len(keys) > 1:
+            first = min(keys, key=lambda k: (bool(_BASE_TAG.match(pages[k].body)), len(k), k))
+            copies.update((key, first) for key in keys if key != first)
+    return copies
 
 
 def _open_lines(path: Path) -> Iterator[bytes]:

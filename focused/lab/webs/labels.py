@@ -92,22 +92,26 @@ def taxonomy_from_labels(
     if topic is None and topic_examples:
         raise FocusedError("topic examples given without a topic category")
 
-    excluded = {url_key(url) for url in exclude}
+    excluded = {bundle.key(url) for url in exclude}
     used: set[str] = set()
     if topic is not None:
         for url in dict.fromkeys(topic_examples):
-            key = url_key(url)
+            key = bundle.key(url)
             if key in excluded or key in used:
                 continue
             inside = sorted(p for p in bundle.categories(url) if within(p, topic))
             _write_example(bundle, folder, inside[0] if inside else topic, url)
             used.add(key)
         excluded |= {
-            key for key, paths in bundle.labels.items() if any(within(p, topic) for p in paths)
+            bundle.key(key)
+            for key, paths in bundle.labels.items()
+            if any(within(p, topic) for p in paths)
         }
 
     filed: dict[str, list[str]] = defaultdict(list)
     for key in sorted(bundle.labels):
+        if key in bundle.copies:
+            continue  # a page is an example once, whatever spellings it is served at
         for path in dict.fromkeys(bundle.labels[key]):
             filed[path].append(key)
     for node in nodes:
