@@ -296,8 +296,13 @@ def evaluate(
         "topics": results,
         "average": averages(results, crawlers),
         "notes": {
-            "counting": "served log; robots.txt dropped; each URL once; seeds and training"
-            " pages not counted",
+            "counting": "served log; pages only (2xx responses; a 404 is a fetch spent);"
+            " robots.txt dropped; each page once, whatever spelling of it was fetched (the"
+            " bundle's copies); seeds and training pages not counted",
+            "fetches": "fetches, dead at k: every request served (robots.txt aside) until the"
+            " k-th counted page's first response, and those that were no page (404s, errors);"
+            " averaged as means over topics; dead_per_found: the topics' dead fetches over the"
+            " targets they found by k, pooled",
             "harvest": "share of the first k counted pages that are targets (= target precision)",
             "own_harvest": "share of the first k counted pages that the crawl's feed marks"
             " relevant (a page missing from the feed: not relevant); none for the oracle",
