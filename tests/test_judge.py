@@ -241,6 +241,7 @@ def test_names_of_categories_are_the_last_parts_of_their_paths():
         "student",
         "Visual arts",
     ]
+    assert category_names("Science/Biology/Birds") == ["Birds"]
     names = name_matcher(["Visual arts", "student"])
     assert names is not None
     assert names("Graduate students") and names("the visual arts") and not names("arts")

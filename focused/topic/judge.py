@@ -110,9 +110,10 @@ def name_matcher(names: Sequence[str]) -> Callable[[str], bool] | None:
     return names_one
 
 
-def category_names(good: Sequence[str]) -> list[str]:
-    """The names a taxonomy's good categories go by: the last part of each path, its
-    underscores and hyphens read as spaces ("Science/Biology/Birds" -> "Birds")."""
+def category_names(good: str | Sequence[str]) -> list[str]:
+    """The names a taxonomy's good categories (one, or several) go by: the last part of each
+    path, its underscores and hyphens read as spaces ("Science/Biology/Birds" -> "Birds")."""
+    good = [good] if isinstance(good, str) else good
     return [g.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ") for g in good]
 
 
