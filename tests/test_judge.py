@@ -15,7 +15,7 @@ from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.keywords import KeywordModel
 from focused.relevance.taxonomy import HierarchicalClassifier
 from focused.relevance.vectors import CategoryVectors, WordVectors
-from focused.topic.judge import Judge, Verdict, link_estimate
+from focused.topic.judge import Judge, Verdict, category_names, link_estimate, name_matcher
 from tests.pages import page
 
 
@@ -213,3 +213,36 @@ def test_a_page_the_keywords_name_is_relevant():
     for title in ("Tours de France", "medicine"):
         assert model.named([title])[0]
     assert not model.named(["Medicine Hat"])[0] and not model.named(["History of medicine"])[0]
+
+
+def test_an_anchor_that_names_a_good_category_is_estimated_at_least_at_the_threshold(birds):
+    """Pages of a kind rarely name their kind, so the taxonomy's model scores the anchors
+    that do near 0: "Birds of the stock market" names the good category "Birds", "Bird market" does
+    not name it more than "birds" alone, every stemmed word of the name counts."""
+    links = [
+        ("http://b.test/1", "Birds of the stock market", ""),
+        ("http://b.test/2", "stocks and bonds", ""),
+        ("http://b.test/3", "bird market", ""),
+    ]
+    plain = Judge(birds, threshold=0.5, link_score="anchor")(page("stocks and bonds", links))
+    names = name_matcher(category_names(birds.good))
+    named = Judge(birds, threshold=0.5, link_score="anchor", names_topic=names)(
+        page("stocks and bonds", links)
+    )
+    before, after = anchor_r(plain), anchor_r(named)
+    assert after[0] == max(before[0], 0.5) and after[1] == before[1]
+    assert after[2] == max(before[2], 0.5)  # "bird" is the stem of "Birds"
+    assert before[0] < 0.5 and before[2] < 0.5 and after[1] < 0.5
+
+
+def test_names_of_categories_are_the_last_parts_of_their_paths():
+    assert category_names(["Science/Biology/Birds", "student", "Arts/Visual_arts"]) == [
+        "Birds",
+        "student",
+        "Visual arts",
+    ]
+    assert category_names("Science/Biology/Birds") == ["Birds"]
+    names = name_matcher(["Visual arts", "student"])
+    assert names is not None
+    assert names("Graduate students") and names("the visual arts") and not names("arts")
+    assert name_matcher([]) is None and name_matcher(["the"]) is None

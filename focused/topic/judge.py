@@ -28,6 +28,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -91,6 +92,29 @@ def link_estimate(link_score: str, parent: float, anchor: float | None) -> float
     if link_score == "content" or anchor is None:
         return parent
     return (parent + anchor) / 2 if link_score == "both" else anchor
+
+
+def name_matcher(names: Sequence[str]) -> Callable[[str], bool] | None:
+    """Whether a text names one of ``names`` (every stemmed word of a name is among the
+    text's: "Graduate students" names "student"); None when there are no names."""
+    wanted = [frozenset(analyze(name, stem=True)) for name in names]
+    wanted = [name for name in wanted if name]
+    if not wanted:
+        return None
+
+    @lru_cache(maxsize=ANCHOR_CACHE)
+    def names_one(text: str) -> bool:
+        words = set(analyze(text, stem=True))
+        return any(name <= words for name in wanted)
+
+    return names_one
+
+
+def category_names(good: str | Sequence[str]) -> list[str]:
+    """The names a taxonomy's good categories (one, or several) go by: the last part of each
+    path, its underscores and hyphens read as spaces ("Science/Biology/Birds" -> "Birds")."""
+    good = [good] if isinstance(good, str) else good
+    return [g.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ") for g in good]
 
 
 def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | None:
@@ -190,7 +214,12 @@ class Judge:
     Only the first ``max_chars`` characters of a page's text are scored (0: all); with
     ``main_text`` a page is judged by its title and main text (which the caller extracts
     first), else by its whole text. ``named`` says which titles name the topic (a thesaurus's
-    preferred terms): such a page is relevant whatever its text.
+    preferred terms): such a page is relevant whatever its text. ``names_topic`` says which
+    anchor texts name the topic (a taxonomy's good categories): such a link is estimated at
+    least at the threshold, whatever the model makes of so few words. Pages of a kind (course
+    or faculty home pages) rarely name their kind, so a model of their text scores the
+    anchors that do ("Courses", "Graduate students") near 0, and those lead to index pages
+    of the kind.
     """
 
     def __init__(
@@ -208,6 +237,7 @@ class Judge:
         page_vectors: CategoryVectors | ExampleVectors | LearnedTopic | None = None,
         main_text: bool = False,
         named: Callable[[Sequence[str]], np.ndarray] | None = None,
+        names_topic: Callable[[str], bool] | None = None,
         hub_min_score: float = 0.05,
         calibration: PositiveUnlabelledCalibration | None = None,
     ):
@@ -225,6 +255,7 @@ class Judge:
         self.page_vectors = page_vectors
         self.main_text = main_text
         self.named = named
+        self.names_topic = names_topic
         self.hub_min_score = hub_min_score
         self.calibration = calibration
         # the R of the pages judged (the latest CALIBRATION_PAGES) and of the seeds among them,
@@ -272,6 +303,7 @@ class Judge:
             page_vectors=vectors if plan.vectors_judge_pages else None,
             main_text=choice(settings, "FOCUSED_CLASSIFY_TEXT") == "main",
             named=getattr(model, "named", None),
+            names_topic=name_matcher(category_names(getattr(model, "good", None) or ())),
             hub_min_score=settings.getfloat("FOCUSED_HUB_MIN_SCORE"),
             calibration=(
                 PositiveUnlabelledCalibration()
@@ -510,7 +542,14 @@ class Judge:
             scores = log_odds_sum(
                 scores, self.vector_scores(anchors, batch.glosses), self.vector_weight
             )
-        return scores
+        return self._named_anchors(anchors, scores)
+
+    def _named_anchors(self, anchors: Sequence[str], scores: np.ndarray) -> np.ndarray:
+        """The anchors' R, at least the threshold where an anchor names the topic."""
+        if self.names_topic is None:
+            return scores
+        named = np.fromiter(map(self.names_topic, anchors), bool, len(anchors))
+        return np.where(named, np.maximum(scores, self.threshold), scores)
 
     def hub_score(self, page: Page) -> float | None:
         """Badia et al. 2006's hub score of a page, if it reaches ``hub_min_score``: links to
@@ -568,7 +607,7 @@ class Judge:
             scores[at] = (scores[at] + with_gloss[at]) / 2
         if self.vectors is not None:
             scores = log_odds_sum(scores, self.vector_scores(anchors, glosses), self.vector_weight)
-        return scores
+        return self._named_anchors(anchors, scores)
 
     def vector_scores(self, anchors: list[str], glosses: dict[str, str]) -> np.ndarray:
         """Each anchor's R from word vectors: the mean of its R alone and with its gloss (from
@@ -601,9 +640,10 @@ class Judge:
         if self.vectors is not None:
             r = log_odds_sum(r, self.vectors.relevance(texts), self.vector_weight)
         if self.reads_urls:
-            return np.asarray(r, dtype=float)
+            return self._named_anchors(anchors, np.asarray(r, dtype=float))
         estimate = dict(zip(texts, r.tolist(), strict=True))
-        return np.fromiter((estimate[anchor] for anchor in anchors), float, len(anchors))
+        scores = np.fromiter((estimate[anchor] for anchor in anchors), float, len(anchors))
+        return self._named_anchors(anchors, scores)
 
 
 def found_share(verdict: Verdict) -> float:
