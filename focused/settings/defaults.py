@@ -132,6 +132,11 @@ FOCUSED_SEEN_BUCKETS = 4096
 # bytes of memory each; the cache is emptied when full).
 FOCUSED_SEEN_CACHE = 262_144
 
+# Dead links cost their fetches: a host is placed by its best URL's score times the share of
+# its fetches expected live (not a 404, a 410 or a failed lookup), its own fetches smoothed
+# towards the crawl's live share by FOCUSED_DEAD_HOST_PRIOR fetches; 0 turns it off.
+FOCUSED_DEAD_HOST_PRIOR = 0.0
+
 # == Budgets: how much of a crawl one site may take ==
 # A host, or a registered domain (its eTLD+1 from the Public Suffix List: news.bbc.co.uk and
 # www.bbc.co.uk are bbc.co.uk; a.blogspot.com is its own), that is over a budget is held: its
