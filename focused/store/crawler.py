@@ -106,6 +106,8 @@ def frontier_for(crawler: Crawler) -> RedisFrontier:
             host_delay=s.getfloat("FOCUSED_HOST_DELAY"),
             host_concurrency=s.getint("FOCUSED_HOST_CONCURRENCY"),
             dead_prior=s.getfloat("FOCUSED_DEAD_HOST_PRIOR"),
+            dead_hold=s.getfloat("FOCUSED_DEAD_HOST_HOLD"),
+            dead_after=s.getint("FOCUSED_DEAD_HOST_AFTER"),
             lease_s=s.getfloat("FOCUSED_LEASE_S"),
             max_tries=s.getint("FOCUSED_MAX_TRIES"),
             seen_buckets=s.getint("FOCUSED_SEEN_BUCKETS"),

@@ -13,7 +13,8 @@
 -- ARGV[1] is the frontier's settings for the call (JSON, focused.store.frontier.core):
 -- shard (its index), shards (their number, 1 on one server), epoch (the crawl's epoch the
 -- caller knows, '-' for none: not a crawl process), concurrency and delay (per host), budgets
--- (focused.store.frontier.base.Budgets, by name, 0 for none), dead_prior (live_share; 0: off).
+-- (focused.store.frontier.base.Budgets, by name, 0 for none), dead_prior (live_share; 0: off),
+-- dead_hold and dead_after (over_budget; 0: off).
 
 -- A host's hash (host_key), its fields one letter each: one hash per host ever queued.
 local HOST_FIELD = {
@@ -53,7 +54,7 @@ local function open_frontier(keys, argv)
   -- Whether a budget can hold a host (host_queued caps queues, it holds no host).
   frontier.holds_hosts = budgets.host_pages + budgets.host_share + budgets.domain_pages
     + budgets.domain_share + budgets.domain_hosts + budgets.suffix_hosts
-    + budgets.farm_hosts > 0
+    + budgets.farm_hosts + frontier.dead_hold > 0
   return frontier
 end
 
@@ -325,16 +326,22 @@ local function place_heads(frontier, pushes, skip, now)
   if dropped > 0 then redis.call('HINCRBY', stats, 'dropped/host_queue', dropped) end
 end
 
--- Why a host is over a budget ('host', 'domain' or 'hosts', the stats' held/<why>), or nil:
--- fetched its fetches, domain its registered domain (nil: not known), started whether it was
--- popped before, total the crawl's fetches, suffix its private suffix (nil: none), lineage
--- its lineage (nil: none); 'hosts' is its domain's, its private suffix's or its lineage's
--- host-count budget. On a cluster each shard counts the
+-- Why a host is over a budget ('host', 'domain', 'hosts' or 'dead', the stats'
+-- held/<why>), or nil: fetched its fetches, domain its registered domain (nil: not known),
+-- started whether it was popped before, total the crawl's fetches, suffix its private suffix
+-- (nil: none), lineage its lineage (nil: none), dead its dead fetches; 'hosts' is its
+-- domain's, its private suffix's or its lineage's host-count budget; 'dead' a host of at
+-- least frontier.dead_after fetches whose expected live share (live_share) is under
+-- frontier.dead_hold: its next fetches would most likely be 404s too. On a cluster each shard counts the
 -- fetches and hosts of the domain's hosts it holds: total is this shard's fetches times the
 -- shards (hosts spread evenly by hash), and the host-count budget is split evenly between
 -- the shards.
-local function over_budget(frontier, fetched, domain, started, total, suffix, lineage)
+local function over_budget(frontier, fetched, domain, started, total, suffix, lineage, dead)
   local budgets = frontier.budgets
+  if frontier.dead_hold > 0 and fetched >= frontier.dead_after
+      and live_share(frontier, fetched, tonumber(dead or '0')) < frontier.dead_hold then
+    return 'dead'
+  end
   if (budgets.host_pages > 0 or budgets.host_share > 0)
       and fetched > math.max(budgets.host_pages, budgets.host_share * total) then
     return 'host'
