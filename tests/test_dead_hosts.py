@@ -39,12 +39,12 @@ def test_a_host_of_dead_links_goes_behind_a_live_one(frontier):
     f.push_many([Link(f"http://live.test/{i}", 0.5 - i / 100) for i in range(2)])
     dead = {f"http://dead.test/{i}" for i in range(4)}
     assert fetch(f, dead) + fetch(f, dead) == ["http://dead.test/0", "http://dead.test/1"]
-    # The crawl's live share is (0 + 1) / (2 + 2) = .25; dead.test's (0 + 2 * .25) / (2 + 2)
-    # = .125: its best URL, .88, counts .11, behind live.test's .5.
+    # The crawl's live share is (0 + 1) / (2 + 1) = 1/3; dead.test's (0 + 2 / 3) / (2 + 2)
+    # = 1/6: its best URL, .88, counts .15, behind live.test's .5.
     assert fetch(f, dead) == ["http://live.test/0"]
     assert f.counts()["dead"] == 2
-    # live.test's live share is now (1 + 2 * .4) / (1 + 2) = .6 (the crawl's: 2/5): .49 * .6
-    # = .294 still beats dead.test's .88 * (2 * .4) / 4 = .176.
+    # live.test's live share is now (1 + 2 * .5) / (1 + 2) = 2/3 (the crawl's: 2/4): .49 * 2/3
+    # = .33 still beats dead.test's .88 * (2 * .5) / 4 = .22.
     assert fetch(f, dead) == ["http://live.test/1"]
     assert fetch(f, dead) == ["http://dead.test/2"]
 
@@ -57,13 +57,30 @@ def test_without_the_prior_the_scores_alone_place_the_hosts(frontier):
     assert [fetch(f, dead)[0] for _ in range(4)] == [*sorted(dead), "http://live.test/0"]
 
 
+def test_a_web_without_dead_links_is_crawled_as_without_the_prior(frontier_client, crawl_name):
+    """Every host's live share is 1 while no fetch was dead: the same order, ties and all."""
+    orders = []
+    for prior in (0.0, 2.0):
+        f = RedisFrontier.for_crawl(
+            frontier_client,
+            f"{crawl_name}-{prior:.0f}",
+            host_delay=0.0,
+            host_concurrency=1,
+            dead_prior=prior,
+            dead_hold=0.5,
+        )
+        f.push_many([Link(f"http://h{i % 3}.test/{i}", 0.3 + i % 4 / 10) for i in range(12)])
+        orders.append([url for _ in range(12) for url in fetch(f, set())])
+    assert orders[0] == orders[1] and len(set(orders[0])) == 12
+
+
 def test_a_host_of_mostly_dead_fetches_is_held_while_another_has_urls(frontier):
     f = frontier(dead_prior=1.0, dead_hold=0.4, dead_after=2, host_concurrency=1)
     f.push_many([Link(f"http://dead.test/{i}", 0.9 - i / 100) for i in range(4)])
     dead = {f"http://dead.test/{i}" for i in range(4)}
     assert fetch(f, dead) + fetch(f, dead) == ["http://dead.test/0", "http://dead.test/1"]
     f.push_many([Link(f"http://live.test/{i}", 0.01 - i / 1000) for i in range(3)])
-    # dead.test: 2 fetches, live share (0 + 1 * p) / 3 for the crawl's p, .25 then at most
+    # dead.test: 2 fetches, live share (0 + 1 * p) / 3 for the crawl's p, 1/3 then at most
     # 4/6 here: under .4, held, though its URLs score better; served again once live.test has
     # nothing queued.
     assert [fetch(f, dead) for _ in range(4)] == [

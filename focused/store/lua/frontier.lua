@@ -119,12 +119,13 @@ end
 
 -- The share of a host's fetches expected live (not a 404, a 410 or a failed lookup): its own
 -- fetches and dead ones, smoothed towards the crawl's live share by frontier.dead_prior fetches
--- (read once a call, from the crawl's stats).
+-- (read once a call, from the crawl's stats; 1 while no fetch was dead: a web without dead
+-- links is crawled as it would be without them).
 local function live_share(frontier, fetched, dead)
   if not frontier.live then
     local counts = redis.call('HMGET', frontier.key.stats, 'fetched', 'failed', 'dead')
     local all = tonumber(counts[1] or '0') + tonumber(counts[2] or '0')
-    frontier.live = (all - tonumber(counts[3] or '0') + 1) / (all + 2)
+    frontier.live = (all - tonumber(counts[3] or '0') + 1) / (all + 1)
   end
   local k = frontier.dead_prior
   return (fetched - dead + k * frontier.live) / (fetched + k)
