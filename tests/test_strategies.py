@@ -128,30 +128,6 @@ def test_soft_focus_scores_every_link():
     ]
 
 
-def test_soft_focus_leans_to_breadth_first_while_recent_pages_score_near_0():
-    strategy = SoftFocus(explore=0.8, window=4, below=0.05)
-    page, verdict = judged("anchor")  # depth 2: its links at depth 3, prior 1 / 4
-    unsure = replace(verdict, relevance=0.01)
-    # The first page scored near 0: weight 0.8 * 1/1; a link's priority 0.2 * estimate + 0.2.
-    assert scores(strategy.links(page, unsure)) == [
-        ("http://a.test/1", round(0.2 * 0.9 + 0.8 / 4, 3), 3),
-        ("http://b.test/2", round(0.2 * 0.1 + 0.8 / 4, 3), 3),
-    ]
-    # Then one of R 0.8: half the recent pages near 0, weight 0.4.
-    assert scores(strategy.links(page, verdict)) == [
-        ("http://a.test/1", round(0.6 * 0.9 + 0.4 / 4, 3), 3),
-        ("http://b.test/2", round(0.6 * 0.1 + 0.4 / 4, 3), 3),
-    ]
-    # The window keeps 4 pages: after four confident ones, the estimates alone.
-    for _ in range(3):
-        strategy.links(page, verdict)
-    assert scores(strategy.links(page, verdict)) == scores(SoftFocus().links(page, verdict))
-    # Hard focus counts the pages it does not expand too.
-    hard = HardFocus(explore=0.8, window=4, below=0.05)
-    assert hard.links(page, unsure) == []
-    assert hard.recent[-1] is True
-
-
 def test_hard_focus_follows_only_pages_on_a_good_path():
     assert HardFocus().links(*judged("content")) == []
     assert len(HardFocus().links(*judged("content", path_good=True))) == 2

@@ -132,14 +132,15 @@ FOCUSED_SEEN_BUCKETS = 4096
 # bytes of memory each; the cache is emptied when full).
 FOCUSED_SEEN_CACHE = 262_144
 
-# Dead links cost their fetches: a host is placed by its best URL's score times the share of
-# its fetches expected live (not a 404, a 410 or a failed lookup), its own fetches smoothed
-# towards the crawl's live share by FOCUSED_DEAD_HOST_PRIOR fetches; 0 turns it off.
-FOCUSED_DEAD_HOST_PRIOR = 0.0
-# A host of at least FOCUSED_DEAD_HOST_AFTER fetches of its own whose expected live share is
-# under FOCUSED_DEAD_HOST_HOLD is held, as a host over a budget is: served only when no other
-# host has URLs queued (stats held/dead); 0 turns it off.
-FOCUSED_DEAD_HOST_HOLD = 0.0
+# Dead links cost their fetches (on WebKB nine fetches in ten are 404s). A host's fetches that
+# were dead (a 404, a 410 or a failed lookup) give its expected live share: its own fetches,
+# smoothed towards the crawl's live share by FOCUSED_DEAD_HOST_PRIOR fetches (1 while no fetch
+# of the crawl was dead: a web without dead links is crawled as without this). A host is placed
+# by its best URL's score times that share, and a host of at least FOCUSED_DEAD_HOST_AFTER
+# fetches whose share is under FOCUSED_DEAD_HOST_HOLD is held, as a host over a budget is:
+# served only when no other host has URLs queued (stats held/dead). 0 turns either off.
+FOCUSED_DEAD_HOST_PRIOR = 2.0
+FOCUSED_DEAD_HOST_HOLD = 0.1
 FOCUSED_DEAD_HOST_AFTER = 4
 
 # == Budgets: how much of a crawl one site may take ==
@@ -287,14 +288,6 @@ FOCUSED_LINK_MODEL_SYNC = 10
 # classified, so its harvest can be compared); "best-n-first", "genetic", "hmm" and
 # "infospiders" are the strategies below.
 FOCUSED_STRATEGY = ""
-
-# When the judge is unsure, soft and hard focus lean towards breadth-first near the seeds: a
-# link's priority is its estimate blended with the depth prior 1 / (1 + depth), the prior
-# weighted FOCUSED_EXPLORE times the share of the process's last FOCUSED_EXPLORE_WINDOW judged
-# pages whose R was under FOCUSED_EXPLORE_BELOW (scores near 0 rank links by noise); 0: off.
-FOCUSED_EXPLORE = 0.0
-FOCUSED_EXPLORE_WINDOW = 50
-FOCUSED_EXPLORE_BELOW = 0.05
 
 # Best-N-first (strategy "best-n-first", the BFS-N of Srinivasan et al. 2005): each process
 # pops the best FOCUSED_BEST_N URLs at a time (instead of FOCUSED_POP_BATCH) and pops the next

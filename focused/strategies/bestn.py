@@ -58,7 +58,6 @@ class BestNFirst(SoftFocus):
     ):
         if max_buffer < 1:
             raise ValueError(f"FOCUSED_MAX_BUFFER must be at least 1, got {max_buffer}")
-        super().__init__()  # no depth prior: its batches are the best N by estimate
         self.frontier = frontier
         self.max_buffer = max_buffer
         self.stats = stats
