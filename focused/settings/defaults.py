@@ -142,7 +142,8 @@ FOCUSED_SEEN_CACHE = 262_144
 # WebKB (4 topics, 250 pages) 2 and .1 cut the fetches spent on 404s per relevant page found
 # from 63 to 43 (taxonomy), 122 to 71 (keywords), 74 to 57 (examples), 66 to 44
 # (breadth-first), share of the oracle kept; a hold of .15 cut as much and lost more of the
-# project pages on other sites; the prior alone (no hold) cut little (63 to 61).
+# project pages on other sites; the prior alone (no hold) cut little (course, taxonomy:
+# 2,562 dead fetches to 2,545).
 FOCUSED_DEAD_HOST_PRIOR = 2.0
 FOCUSED_DEAD_HOST_HOLD = 0.1
 FOCUSED_DEAD_HOST_AFTER = 4
