@@ -250,6 +250,7 @@ class Acknowledging(Outbox):
                 "kind": ack.kind,
                 "relevance": repr(float(ack.relevance)),
                 "relevant": int(ack.relevant),
+                "dead": int(ack.dead),
                 "found": repr(float(ack.found)),
                 "category": ack.category or "-",
                 "graph": bytes(edges or b""),

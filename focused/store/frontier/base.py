@@ -79,6 +79,9 @@ class Link:
 
 
 NEAR_COPY = "near"  # why a near-copy is a duplicate
+# Why a page is dead (its ``bad``): a link to nothing, not a page that failed for a while. A
+# host's dead fetches are its expected cost in the frontier (FOCUSED_DEAD_HOST_PRIOR).
+DEAD = frozenset({"http_404", "http_410", "dns"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +111,7 @@ class Ack:
     revisit: bool = False
     near_copy: bool = False
     found: float = 0.0
+    dead: bool = False  # a 404, a 410 or a failed lookup (DEAD)
 
     @classmethod
     def of(
@@ -125,7 +129,8 @@ class Ack:
         out-links to queue."""
         lease = page.leased.lease if page.leased is not None else ""
         if page.status is None or page.bad:
-            return cls(lease, page.url, "failed" if page.status is None else "bad")
+            kind = "failed" if page.status is None else "bad"
+            return cls(lease, page.url, kind, dead=page.bad in DEAD)
         verdict = page.verdict
         return cls(
             lease,

@@ -72,6 +72,7 @@ PAGE_FIELDS = (
     "kind",
     "relevance",
     "relevant",
+    "dead",
     "found",
     "category",
     "graph",
@@ -148,6 +149,9 @@ class FrontierCore:
         max_url_length: int = 2083,
         seen_cache: int = 262_144,
         budgets: Budgets | None = None,
+        dead_prior: float = 0.0,
+        dead_hold: float = 0.0,
+        dead_after: int = 4,
         on_rejected: Callable[[BadURL], None] | None = None,
         epoch: bool = False,
     ):
@@ -170,6 +174,12 @@ class FrontierCore:
         self.max_url_length = max_url_length  # longer URLs are not queued (0: no limit)
         self.on_rejected = on_rejected  # called with each URL refused (``BadURL``)
         self.budgets = budgets = budgets or Budgets()
+        # Fetches at the crawl's live share a host's own are smoothed with: a host's best
+        # score times its expected live share places it (``frontier.lua``); 0: not at all.
+        self.dead_prior = dead_prior
+        # A host of at least ``dead_after`` fetches expected live less than ``dead_hold`` is
+        # held (``over_budget``): served only when no other host has URLs queued; 0: never.
+        self.dead_hold = dead_hold
         # Registered domains of the links' hosts, sent with them when a budget needs them.
         self._domains = (
             RegisteredDomains(budgets.private_suffixes) if budgets.of_domains() else None
@@ -202,6 +212,9 @@ class FrontierCore:
                     "concurrency": host_concurrency,
                     "delay": host_delay,
                     "budgets": budgets.by_name(),
+                    "dead_prior": dead_prior,
+                    "dead_hold": dead_hold,
+                    "dead_after": max(1, dead_after),
                 }
             )
             for shard in range(len(shards))

@@ -23,15 +23,17 @@ local key, stats = frontier.key, frontier.key.stats
 local now = now_s()
 
 -- A page's values by name (PAGE_FIELDS): lease, url, kind (page|bad|redirect|failed),
--- relevance (R), relevant ('1' or '0'), found (what the page counts for among the relevant
--- pages found, 0 to 1: the estimate of what is left to find), category, graph (its crawl-graph record, '' for
--- none), hub_score ('' for none), duplicate (why it is one if another shard checked it, or
+-- relevance (R), relevant ('1' or '0'), dead ('1' for a 404, a 410 or a failed lookup: its
+-- host's expected cost, live_share), found (what the page counts for among the relevant pages
+-- found, 0 to 1: the estimate of what is left to find), category, graph (its crawl-graph
+-- record, '' for none), hub_score ('' for none), duplicate (why it is one if another shard checked it, or
 -- 'near' for a near-copy the check here finds no exact duplicate; '' for not), links
 -- (push_packed).
 local function read_page(at)
   local page = {}
   for i, name in ipairs(PAGE_FIELDS) do page[name] = ARGV[at + i - 1] end
   page.relevant = page.relevant == '1'
+  page.dead = page.dead == '1'
   page.found = tonumber(page.found) or 0
   return page
 end
@@ -117,10 +119,14 @@ local function acknowledge(page, why)
   if owner ~= '-' then append(batch.owned, owned_key(frontier, owner), page.lease) end
   local host = batch.hosts[origin]
   if not host then
-    host = {acks = 0, late = false, fetched = 0}
+    host = {acks = 0, late = false, fetched = 0, dead = 0}
     batch.hosts[origin] = host
   end
   host.fetched = host.fetched + 1
+  if page.dead then
+    host.dead = host.dead + 1
+    add(batch.counts, stats, 'dead', 1)
+  end
   if redis.call('ZREM', key.leases, page.lease) == 1 then
     host.acks = host.acks + 1
   else
@@ -203,12 +209,13 @@ for at = FIRST_PAGE, #ARGV, #PAGE_FIELDS do
 end
 
 -- What the batch adds up to.
--- The hosts: their slots free again, their fetched pages counted, their delay from now on
--- (a later time set by back_off is kept; as hold() does, in one read and one write), and
--- their places.
+-- The hosts: their slots free again, their fetched and dead pages counted, their delay from
+-- now on (a later time set by back_off is kept; as hold() does, in one read and one write),
+-- and their places.
 for origin, host in pairs(batch.hosts) do
   local state = redis.call('HMGET', host_key(frontier, origin), HOST_FIELD.leased,
-                           HOST_FIELD.due, HOST_FIELD.fetched, HOST_FIELD.domain)
+                           HOST_FIELD.due, HOST_FIELD.fetched, HOST_FIELD.domain,
+                           HOST_FIELD.dead)
   local leased = tonumber(state[1] or '0') - host.acks
   local due = tonumber(state[2] or '0')
   local fetched = tonumber(state[3] or '0') + host.fetched
@@ -218,7 +225,8 @@ for origin, host in pairs(batch.hosts) do
   end
   if host.acks > 0 then due = held_until(frontier, due, now) end
   redis.call('HSET', host_key(frontier, origin), HOST_FIELD.leased, leased,
-             HOST_FIELD.due, as_seconds(due), HOST_FIELD.fetched, fetched)
+             HOST_FIELD.due, as_seconds(due), HOST_FIELD.fetched, fetched,
+             HOST_FIELD.dead, tonumber(state[5] or '0') + host.dead)
   if not host.late and leased + host.acks >= frontier.concurrency then
     place(frontier, origin, now, due)  -- the host was full: in neither 'ready' nor 'wait'
   else

@@ -13,7 +13,8 @@
 -- ARGV[1] is the frontier's settings for the call (JSON, focused.store.frontier.core):
 -- shard (its index), shards (their number, 1 on one server), epoch (the crawl's epoch the
 -- caller knows, '-' for none: not a crawl process), concurrency and delay (per host), budgets
--- (focused.store.frontier.base.Budgets, by name, 0 for none).
+-- (focused.store.frontier.base.Budgets, by name, 0 for none), dead_prior (live_share; 0: off),
+-- dead_hold and dead_after (over_budget; 0: off).
 
 -- A host's hash (host_key), its fields one letter each: one hash per host ever queued.
 local HOST_FIELD = {
@@ -25,6 +26,7 @@ local HOST_FIELD = {
   held = 'b',     -- why it is held (the budget it is over), while it is
   suffix = 'u',   -- the private suffix of the Public Suffix List it is under, if any
   lineage = 'f',  -- the lineage it was first seen in, spread by a farm-like page (push_packed)
+  dead = 'x',     -- of its fetches, those dead (404, 410, no DNS): its expected cost
 }
 -- A registered domain's hash (domain_key): URLs fetched from its hosts, its hosts popped from.
 local DOMAIN_FIELD = {fetched = 'p', hosts = 'h'}
@@ -52,7 +54,7 @@ local function open_frontier(keys, argv)
   -- Whether a budget can hold a host (host_queued caps queues, it holds no host).
   frontier.holds_hosts = budgets.host_pages + budgets.host_share + budgets.domain_pages
     + budgets.domain_share + budgets.domain_hosts + budgets.suffix_hosts
-    + budgets.farm_hosts > 0
+    + budgets.farm_hosts + frontier.dead_hold > 0
   return frontier
 end
 
@@ -115,11 +117,33 @@ local function hold(frontier, origin, now)
   return due
 end
 
+-- The share of a host's fetches expected live (not a 404, a 410 or a failed lookup): its own
+-- fetches and dead ones, smoothed towards the crawl's live share by frontier.dead_prior fetches
+-- (read once a call, from the crawl's stats; 1 while no fetch was dead: a web without dead
+-- links is crawled as it would be without them).
+local function live_share(frontier, fetched, dead)
+  if not frontier.live then
+    local counts = redis.call('HMGET', frontier.key.stats, 'fetched', 'failed', 'dead')
+    local all = tonumber(counts[1] or '0') + tonumber(counts[2] or '0')
+    frontier.live = (all - tonumber(counts[3] or '0') + 1) / (all + 1)
+  end
+  local k = frontier.dead_prior
+  return (fetched - dead + k * frontier.live) / (fetched + k)
+end
+
 -- Put a host in 'ready', scored by its best URL's packed order (head) plus its fetched count
--- (the seed-000 server priority, capped).
-local function make_ready(frontier, origin, head, fetched)
-  fetched = math.min(tonumber(fetched or '0'), HOST_CAP)
-  redis.call('ZADD', frontier.key.ready, as_integer(head + fetched * HOST_UNIT), origin)
+-- (the seed-000 server priority, capped). With frontier.dead_prior, the head's score is first
+-- multiplied by the host's expected live share (live_share): a host whose links are mostly
+-- dead costs its 404s, and its URLs wait behind those of as good a score elsewhere.
+local function make_ready(frontier, origin, head, fetched, dead)
+  fetched = tonumber(fetched or '0')
+  if frontier.dead_prior > 0 then
+    local level = math.floor((head % TRY_UNIT) / SCORE_UNIT)
+    local score = (1 - level / SCORE_LEVELS) * live_share(frontier, fetched, tonumber(dead or '0'))
+    head = head + (math.floor((1 - score) * SCORE_LEVELS + 0.5) - level) * SCORE_UNIT
+  end
+  redis.call('ZADD', frontier.key.ready, as_integer(head + math.min(fetched, HOST_CAP) * HOST_UNIT),
+             origin)
 end
 
 -- Put a host known to be in neither 'ready' nor 'wait' in one of them if it has a queued URL:
@@ -130,8 +154,9 @@ local function place(frontier, origin, now, due)
   if due > now then
     redis.call('ZADD', frontier.key.wait, as_seconds(due), origin)
   else
-    make_ready(frontier, origin, tonumber(head[2]),
-               redis.call('HGET', host_key(frontier, origin), HOST_FIELD.fetched))
+    local counts = redis.call('HMGET', host_key(frontier, origin), HOST_FIELD.fetched,
+                              HOST_FIELD.dead)
+    make_ready(frontier, origin, tonumber(head[2]), counts[1], counts[2])
   end
 end
 
@@ -153,15 +178,15 @@ end
 -- 'ready' or 'wait' if it was in neither (its queue was empty). A host in 'wait' stays there
 -- (its score is its due time), and one whose slots are all taken stays out of both.
 local function head_changed(frontier, origin, now, packed)
-  local state = redis.call('HMGET', host_key(frontier, origin),
-                           HOST_FIELD.leased, HOST_FIELD.due, HOST_FIELD.fetched)
+  local state = redis.call('HMGET', host_key(frontier, origin), HOST_FIELD.leased,
+                           HOST_FIELD.due, HOST_FIELD.fetched, HOST_FIELD.dead)
   if tonumber(state[1] or '0') >= frontier.concurrency then return end
   local due = tonumber(state[2] or '0')
   if due > now then
     redis.call('ZADD', frontier.key.wait, as_seconds(due), origin)
   else
     redis.call('ZREM', frontier.key.wait, origin)  -- due, and not moved to 'ready' by a pop yet
-    make_ready(frontier, origin, packed, state[3])
+    make_ready(frontier, origin, packed, state[3], state[4])
   end
 end
 
@@ -302,16 +327,22 @@ local function place_heads(frontier, pushes, skip, now)
   if dropped > 0 then redis.call('HINCRBY', stats, 'dropped/host_queue', dropped) end
 end
 
--- Why a host is over a budget ('host', 'domain' or 'hosts', the stats' held/<why>), or nil:
--- fetched its fetches, domain its registered domain (nil: not known), started whether it was
--- popped before, total the crawl's fetches, suffix its private suffix (nil: none), lineage
--- its lineage (nil: none); 'hosts' is its domain's, its private suffix's or its lineage's
--- host-count budget. On a cluster each shard counts the
+-- Why a host is over a budget ('host', 'domain', 'hosts' or 'dead', the stats'
+-- held/<why>), or nil: fetched its fetches, domain its registered domain (nil: not known),
+-- started whether it was popped before, total the crawl's fetches, suffix its private suffix
+-- (nil: none), lineage its lineage (nil: none), dead its dead fetches; 'hosts' is its
+-- domain's, its private suffix's or its lineage's host-count budget; 'dead' a host of at
+-- least frontier.dead_after fetches whose expected live share (live_share) is under
+-- frontier.dead_hold: its next fetches would most likely be 404s too. On a cluster each shard counts the
 -- fetches and hosts of the domain's hosts it holds: total is this shard's fetches times the
 -- shards (hosts spread evenly by hash), and the host-count budget is split evenly between
 -- the shards.
-local function over_budget(frontier, fetched, domain, started, total, suffix, lineage)
+local function over_budget(frontier, fetched, domain, started, total, suffix, lineage, dead)
   local budgets = frontier.budgets
+  if frontier.dead_hold > 0 and fetched >= frontier.dead_after
+      and live_share(frontier, fetched, tonumber(dead or '0')) < frontier.dead_hold then
+    return 'dead'
+  end
   if (budgets.host_pages > 0 or budgets.host_share > 0)
       and fetched > math.max(budgets.host_pages, budgets.host_share * total) then
     return 'host'

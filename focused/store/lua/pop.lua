@@ -36,9 +36,9 @@ local total = tonumber(redis.call('HGET', stats, 'fetched') or '0') * frontier.s
 local function why_held(origin)
   local host = redis.call('HMGET', host_key(frontier, origin), HOST_FIELD.fetched,
                           HOST_FIELD.domain, HOST_FIELD.started, HOST_FIELD.suffix,
-                          HOST_FIELD.lineage)
+                          HOST_FIELD.lineage, HOST_FIELD.dead)
   return over_budget(frontier, tonumber(host[1] or '0'), host[2], host[3], total, host[4],
-                     counted_lineage(host[5]))
+                     counted_lineage(host[5]), host[6])
 end
 if frontier.holds_hosts then
   local first = redis.call('ZRANGE', key.held, 0, 0)[1]
@@ -95,12 +95,14 @@ while popped < wanted do
   local host = host_key(frontier, origin)
   local state = redis.call('HMGET', host, HOST_FIELD.leased, HOST_FIELD.due,
                            HOST_FIELD.fetched, HOST_FIELD.domain, HOST_FIELD.started,
-                           HOST_FIELD.held, HOST_FIELD.suffix, HOST_FIELD.lineage)
+                           HOST_FIELD.held, HOST_FIELD.suffix, HOST_FIELD.lineage,
+                           HOST_FIELD.dead)
   local leased, host_due, fetched = tonumber(state[1] or '0'), state[2], state[3]
   local domain, started, held, suffix = state[4], state[5], state[6], state[7]
   local lineage = counted_lineage(state[8])
   local why = frontier.holds_hosts
-    and over_budget(frontier, tonumber(fetched or '0'), domain, started, total, suffix, lineage)
+    and over_budget(frontier, tonumber(fetched or '0'), domain, started, total, suffix, lineage,
+                    state[9])
   local item = {}
   if why and not from_held then
     redis.call('ZADD', key.held, top[2], origin)
