@@ -205,6 +205,13 @@ FOCUSED_CALIBRATE = True
 # the oracle's share) at 36% more CPU per page, so "page" is the default (Results, Performance).
 FOCUSED_CLASSIFY_TEXT = "page"
 
+# A page's shape as evidence of its kind (focused.relevance.shape): with a topic of example
+# pages (a taxonomy's good categories, examples), whether the page's URL is a folder's own page
+# and whether its title calls it a home page are compared with the examples' (their URLs read
+# from their HTML files) and with the pages judged, and the log-odds is added to the page's R.
+# Where the examples have the shape of the other pages (Wikipedia's articles) it adds nothing.
+FOCUSED_PAGE_SHAPE = True
+
 # Characters of a page's text that are scored (0: all). Scoring time grows with the text,
 # while the models weigh word proportions, which the start of a page already shows; 4000 makes
 # long pages about three times cheaper to classify (Results, Performance).

@@ -20,6 +20,12 @@ what the other does not, as naive Bayes combines evidence. With ``page_vectors``
 comes from them instead of the topic's model. The page, the anchor it was reached by and its
 out-links' anchors (with contexts and glosses) are scored in one batch: one vectorizer pass, one
 matrix product.
+
+With ``shape`` (a topic with example pages, FOCUSED_PAGE_SHAPE) the page's R, and its R by the
+topic as the user gave it, take the evidence of its shape (:mod:`focused.relevance.shape`:
+a folder's own page or a file deep in it, a title that calls it a home page) by adding its
+log-odds: a topic that is a kind of page (a course's home page, not its syllabus) is told by
+the shape its examples have.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from focused.links.urls import origin
 from focused.relevance.calibration import PositiveUnlabelledCalibration
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.preprocess import hub_score
+from focused.relevance.shape import PageShape, shape_of
 from focused.relevance.text import analyze
 from focused.settings.check import choice, switch
 from focused.strategies.registry import LINK_SCORES
@@ -48,6 +55,7 @@ if TYPE_CHECKING:
     from focused.items import Page
     from focused.relevance.base import RelevanceModel, UrlRelevanceModel
     from focused.relevance.learned import LearnedTopic
+    from focused.relevance.shape import Shape
     from focused.relevance.vectors import CategoryVectors, ExampleVectors
     from focused.topic.plan import CrawlPlan
 
@@ -91,6 +99,15 @@ def link_estimate(link_score: str, parent: float, anchor: float | None) -> float
     if link_score == "content" or anchor is None:
         return parent
     return (parent + anchor) / 2 if link_score == "both" else anchor
+
+
+def page_shape(plan: CrawlPlan) -> PageShape | None:
+    """The shape of the topic's pages, learnt from its example pages (None without any)."""
+    from focused.relevance.shape import example_shape
+    from focused.topic.methods import own_example_files
+
+    files = own_example_files(plan.topic)
+    return PageShape().fit([example_shape(path) for path in files]) if files else None
 
 
 def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | None:
@@ -210,6 +227,7 @@ class Judge:
         named: Callable[[Sequence[str]], np.ndarray] | None = None,
         hub_min_score: float = 0.05,
         calibration: PositiveUnlabelledCalibration | None = None,
+        shape: PageShape | None = None,
     ):
         if link_score not in LINK_SCORES:
             raise ValueError(f"link_score: expected {one_of(LINK_SCORES)}, got {link_score!r}")
@@ -227,6 +245,7 @@ class Judge:
         self.named = named
         self.hub_min_score = hub_min_score
         self.calibration = calibration
+        self.shape = shape
         # the R of the pages judged (the latest CALIBRATION_PAGES) and of the seeds among them,
         # with the seeds' documents, scored again when the topic is refitted
         self.judged: deque[float] = deque(maxlen=CALIBRATION_PAGES)
@@ -278,6 +297,7 @@ class Judge:
                 if settings.getbool("FOCUSED_CALIBRATE") and not plan.threshold_given
                 else None
             ),
+            shape=page_shape(plan) if settings.getbool("FOCUSED_PAGE_SHAPE") else None,
         )
 
     @property
@@ -342,7 +362,9 @@ class Judge:
         batch = self._batch(doc, anchors, links)
         relevance, category = self._score(batch, page, len(own), links)
         named = self.named is not None and bool(self.named([page.title or ""])[0])
-        r, first = self._page_relevance(doc, named, float(relevance[0]))
+        r, first = self._page_relevance(
+            doc, named, float(relevance[0]), shape_of(page.url, page.title or "")
+        )
         probability, relevant, cut = self._calibrated(doc, r, first, page.depth == 0, named)
         path_good = None
         if self.needs_path:
@@ -415,14 +437,20 @@ class Judge:
             return True
         return first >= float(np.quantile(self.seed_support, SUPPORT_QUANTILE))
 
-    def _page_relevance(self, doc: str, named: bool, r: float) -> tuple[float, float]:
-        """The page's R and its R by the topic as the user gave it, rounded to 6 places (at
-        least the threshold for a page whose title ``named`` the topic)."""
+    def _page_relevance(self, doc: str, named: bool, r: float, shape: Shape) -> tuple[float, float]:
+        """The page's R and its R by the topic as the user gave it, each with its shape's
+        evidence and rounded to 6 places (at least the threshold for a page whose title
+        ``named`` the topic)."""
         first = r
         if self.page_vectors is not None:
             r = first = float(self.page_vectors.relevance([doc])[0])
         if self.first_page_vectors is not None:
             first = float(self.first_page_vectors.relevance([doc])[0])
+        if self.shape is not None:
+            evidence = float(self.shape.partial_fit([shape]).log_odds([shape])[0])
+            if evidence:
+                both = log_odds_sum(np.array([r, first]), np.array(1 / (1 + np.exp(-evidence))))
+                r, first = float(both[0]), float(both[1])
         if named:
             r, first = max(r, self.threshold), max(first, self.threshold)
         return round(r, 6), round(first, 6)
