@@ -105,12 +105,14 @@ def test_the_judge_adds_the_shape_to_a_page_r() -> None:
     options = {"threshold": 0.5, "link_score": "content"}
     plain = Judge(model, **options)
     shaped = Judge(model, **options, shape=shape())
-    home = page("course", url="http://a.test/cs1/")
+    home = page("course", [("http://a.test/cs1/a.html", "notes", "")], url="http://a.test/cs1/")
     deep = page("course", url="http://a.test/cs1/notes.html")
     r = plain(home).relevance
     assert plain(deep).relevance == r == pytest.approx(math.sqrt(0.5), abs=1e-6)
     up, down = shaped(home), shaped(deep)
     assert up.relevance > r > down.relevance and up.first_relevance == up.relevance
+    # links are estimated from the page's words alone
+    assert [link.estimate for link in up.links] == [r]
     odds = r / (1 - r)
     # the pages judged join the background: when the file is judged, 1 of 10 pages has a home
     # URL, a share of (1 + 1) / (10 + 2) = 1/6 (the examples' (3 + 2/6) / 6 = 5/9), and none
