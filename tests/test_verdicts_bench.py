@@ -57,3 +57,26 @@ def test_a_topic_of_the_synthetic_web_is_judged_on_every_page(
     assert row["topic"] == category and row["labelled"] == labelled > 0
     assert row["auc"] > 0.9 and 0 < row["f1"] <= row["best_f1"] <= 1
     assert "mean       taxonomy" in capsys.readouterr().out
+
+
+@pytest.mark.unit
+def test_the_shape_is_learnt_where_word_vectors_judge_pages(
+    verdicts: ModuleType, web: Path, bundle: Bundle, tmp_path: Path
+) -> None:
+    from focused.lab.evaluation.graph import WebGraph
+    from focused.lab.evaluation.tasks import load_tasks
+    from focused.relevance.vectors import vectors_installed
+
+    graph = WebGraph.from_bundle(bundle)
+    task = load_tasks(bundle, graph, bundle.topics["topics"][0]["category"], None)[0]
+    verdicts.prepare(bundle, graph, task, tmp_path, ["taxonomy", "positives"])
+    settings = {"FOCUSED_MODELS_DIR": str(tmp_path / "models")}
+    taxonomy = verdicts.judge_of(tmp_path / "taxonomy.toml", settings)
+    positives = verdicts.judge_of(tmp_path / "positives.toml", settings)
+    assert taxonomy.shape is None  # a taxonomy's R is 0 or 1 on most pages
+    if vectors_installed():
+        # the training pages, saved with their URLs: every one tells its URL's shape
+        assert positives.shape is not None
+        assert positives.shape.examples_[0, 1] == len(task.training)
+    off = verdicts.judge_of(tmp_path / "positives.toml", {**settings, "FOCUSED_PAGE_SHAPE": False})
+    assert off.shape is None
