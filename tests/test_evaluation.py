@@ -56,6 +56,7 @@ from focused.lab.evaluation.tasks import (
 from focused.lab.webs.bundle import Bundle, url_key, write_bundle
 from focused.lab.webs.labels import within
 from focused.relevance.centroid import CentroidModel
+from focused.relevance.taxonomy import example_text
 from focused.relevance.text import page_text
 from focused.topic.files import load_topic
 from focused.topic.methods import topic_model
@@ -738,8 +739,8 @@ def test_prepare_fits_only_the_crawlers_asked_for(bundle: Bundle, graph: WebGrap
 
 def test_negatives_are_the_taxonomy_of_the_other_categories(bundle: Bundle, prepared):
     task, folder, _ = prepared
-    taxonomy = {p.relative_to(folder / "taxonomy") for p in (folder / "taxonomy").rglob("*.txt")}
-    negatives = {p.relative_to(folder / "negatives") for p in (folder / "negatives").rglob("*.txt")}
+    taxonomy = {p.relative_to(folder / "taxonomy") for p in (folder / "taxonomy").rglob("*.*")}
+    negatives = {p.relative_to(folder / "negatives") for p in (folder / "negatives").rglob("*.*")}
     assert negatives and negatives < taxonomy
     assert {
         p for p in taxonomy - negatives if not within("/".join(p.parts[:-1]), task.category)
@@ -793,7 +794,8 @@ def test_validation_tasks_know_only_their_seeds_and_training_pages(
     assert prepare(bundle, graph, task, tmp_path / "t", list(CRAWLERS)).keys() <= {"semantic"}
     page_of = {graph.texts[k]: k for k in pages}
     page_of |= {page_text(bundle.pages[k].body).document: k for k in pages}
-    given = {page_of.get(p.read_text()) for p in (tmp_path / "t").rglob("*.txt")} - {None}
+    files = [p for p in (tmp_path / "t").rglob("*.*") if p.suffix in (".txt", ".html")]
+    given = {page_of.get(example_text(p, p.parent)) for p in files} - {None}
     assert given == training
     thesaurus = (tmp_path / "t" / "topic.thesaurus.toml").read_text()
     assert '[facets."sports"]' in thesaurus

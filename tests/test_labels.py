@@ -12,6 +12,8 @@ from focused.errors import FocusedError
 from focused.lab.webs.bundle import Bundle, write_bundle
 from focused.lab.webs.labels import taxonomy_from_labels, within
 from focused.relevance import page_text, read_taxonomy
+from focused.relevance.shape import example_shape
+from focused.relevance.taxonomy import example_text
 
 TOPIC = "Science"
 
@@ -36,10 +38,16 @@ def _folders(root: Path) -> set[str]:
 
 
 def _examples(root: Path) -> dict[str, list[str]]:
-    """Category -> sorted file names of its own examples."""
+    """Category -> sorted file names of its own examples (.txt, and .html for the topic's)."""
     return {
-        folder: sorted(p.name for p in (root / folder).glob("*.txt")) for folder in _folders(root)
+        folder: sorted(p.name for p in (root / folder).glob("*.*")) for folder in _folders(root)
     }
+
+
+def _texts(root: Path, under: Path | None = None, pattern: str = "*.*") -> set[str]:
+    """The documents of the example files below ``under`` (else ``root``), as the taxonomy
+    reads them."""
+    return {example_text(p, root) for p in (under or root).rglob(pattern) if p.is_file()}
 
 
 def _documents(bundle: Bundle, urls: list[str]) -> set[str]:
@@ -82,10 +90,14 @@ def test_topic_subtree_holds_exactly_the_topic_examples(
     assert sum(len(names) for names in inside.values()) == len(topic["training"])
     for url in topic["training"]:
         (path,) = bundle.categories(url)  # one leaf per page in a generated web
-        filed = {p.read_text(encoding="utf-8") for p in root.joinpath(*path.split("/")).glob("*")}
+        filed = _texts(root, root.joinpath(*path.split("/")))
         assert _documents(bundle, [url]) <= filed
-    inside_texts = {p.read_text(encoding="utf-8") for p in root.joinpath(TOPIC).rglob("*.txt")}
-    assert inside_texts == _documents(bundle, topic["training"])
+    assert _texts(root, root.joinpath(TOPIC)) == _documents(bundle, topic["training"])
+    # the topic's own examples are the pages, naming their URLs, so their shape is known
+    saved = sorted(root.joinpath(TOPIC).rglob("*.html"))
+    assert len(saved) == len(topic["training"])
+    assert all(example_shape(path)[0] is not None for path in saved)
+    assert not list(root.joinpath(TOPIC).rglob("*.txt"))
 
     topic_pages = [u for u, paths in bundle.labels.items() if any(within(p, TOPIC) for p in paths)]
     outside_texts = {
@@ -107,8 +119,7 @@ def test_seeds_are_never_examples(bundle: Bundle, topic: dict, tmp_path: Path) -
         topic_examples=topic["training"],
         exclude=other["seeds"],
     )
-    texts = {p.read_text(encoding="utf-8") for p in root.rglob("*.txt")}
-    assert not texts & _documents(bundle, other["seeds"])
+    assert not _texts(root) & _documents(bundle, other["seeds"])
 
 
 def test_deterministic_and_seeded(bundle: Bundle, topic: dict, tmp_path: Path) -> None:
@@ -122,8 +133,7 @@ def test_deterministic_and_seeded(bundle: Bundle, topic: dict, tmp_path: Path) -
             seed=seed,
         )
         return {
-            p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-            for p in root.rglob("*.txt")
+            p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in root.rglob("*.*")
         }
 
     first = build("a", 0)
@@ -165,7 +175,7 @@ def test_internal_nodes_and_several_labels(tmp_path: Path) -> None:
     )
     examples = _examples(root)
     assert len(examples["A/B"]) == 1 and len(examples["A/B/D"]) == 1
-    texts = {p.read_text(encoding="utf-8") for p in root.rglob("*.txt")}
+    texts = _texts(root)
     # P3 and P6 are also labelled C, but they are topic pages: C keeps only P5.
     assert examples["C"] and len(examples["C"]) == 1
     assert (root / "C" / examples["C"][0]).read_text(encoding="utf-8") == "Page 5\nwords 5"
@@ -192,7 +202,6 @@ def test_command(web: Path, bundle: Bundle, topic: dict, tmp_path: Path, capsys)
     args = parser.parse_args([str(web), "-o", str(out), "--per-category", "3", "--topic", TOPIC])
     assert run_from_labels(args) == 0
     assert "examples to" in capsys.readouterr().out
-    inside = {p.read_text(encoding="utf-8") for p in out.joinpath(TOPIC).rglob("*.txt")}
-    assert inside == _documents(bundle, topic["training"])
+    assert _texts(out, out.joinpath(TOPIC)) == _documents(bundle, topic["training"])
     with pytest.raises(FocusedError, match="no topic"):
         run_from_labels(parser.parse_args([str(web), "-o", str(tmp_path / "x"), "--topic", "Nope"]))

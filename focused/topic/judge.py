@@ -20,6 +20,13 @@ what the other does not, as naive Bayes combines evidence. With ``page_vectors``
 comes from them instead of the topic's model. The page, the anchor it was reached by and its
 out-links' anchors (with contexts and glosses) are scored in one batch: one vectorizer pass, one
 matrix product.
+
+With ``shape`` (FOCUSED_PAGE_SHAPE; a topic of example pages judged by word vectors, see
+:func:`page_shape`) the page's R, and its R by the topic as the user gave it, take the evidence
+of its shape (:mod:`focused.relevance.shape`: a folder's own page or a file deep in it, a title
+that calls it a home page) by adding its log-odds: a topic that is a kind of page (a course's
+home page, not its syllabus) is told by the shape its examples have. Only the verdict takes it;
+links are estimated from the page's words.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from focused.links.urls import origin
 from focused.relevance.calibration import PositiveUnlabelledCalibration
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.preprocess import hub_score
+from focused.relevance.shape import PageShape, shape_of
 from focused.relevance.text import analyze
 from focused.settings.check import choice, switch
 from focused.strategies.registry import LINK_SCORES
@@ -115,6 +123,21 @@ def category_names(good: str | Sequence[str]) -> list[str]:
     path, its underscores and hyphens read as spaces ("Science/Biology/Birds" -> "Birds")."""
     good = [good] if isinstance(good, str) else good
     return [g.rsplit("/", 1)[-1].replace("_", " ").replace("-", " ") for g in good]
+
+
+def page_shape(plan: CrawlPlan) -> PageShape | None:
+    """The shape of the topic's pages, learnt from its example pages (None without any).
+    The judge takes it where word vectors give the page's R (a topic of example pages without
+    negatives, or of keywords with examples): an R that grades pages, which the shape's
+    evidence moves. A taxonomy's naive Bayes R is 0 or 1 on most pages, where the evidence
+    only flips the few near the cut: on WebKB it left the taxonomy's verdict F1 as it was
+    (.20 and .19 at 250) and its verdicts, which credit the sites the crawl goes on with, found
+    a quarter fewer project pages by 250 (of the oracle 1.11 and 1.23 without, .82 twice with)."""
+    from focused.relevance.shape import example_shape
+    from focused.topic.methods import own_example_files
+
+    files = own_example_files(plan.topic)
+    return PageShape().fit([example_shape(path) for path in files]) if files else None
 
 
 def anchor_glosser(setting: Any, wordnet: str | None = None) -> AnchorGlosser | None:
@@ -240,6 +263,7 @@ class Judge:
         names_topic: Callable[[str], bool] | None = None,
         hub_min_score: float = 0.05,
         calibration: PositiveUnlabelledCalibration | None = None,
+        shape: PageShape | None = None,
     ):
         if link_score not in LINK_SCORES:
             raise ValueError(f"link_score: expected {one_of(LINK_SCORES)}, got {link_score!r}")
@@ -258,6 +282,7 @@ class Judge:
         self.names_topic = names_topic
         self.hub_min_score = hub_min_score
         self.calibration = calibration
+        self.shape = shape
         # the R of the pages judged (the latest CALIBRATION_PAGES) and of the seeds among them,
         # with the seeds' documents, scored again when the topic is refitted
         self.judged: deque[float] = deque(maxlen=CALIBRATION_PAGES)
@@ -308,6 +333,11 @@ class Judge:
             calibration=(
                 PositiveUnlabelledCalibration()
                 if settings.getbool("FOCUSED_CALIBRATE") and not plan.threshold_given
+                else None
+            ),
+            shape=(
+                page_shape(plan)
+                if settings.getbool("FOCUSED_PAGE_SHAPE") and plan.vectors_judge_pages
                 else None
             ),
         )
@@ -375,11 +405,14 @@ class Judge:
         relevance, category = self._score(batch, page, len(own), links)
         named = self.named is not None and bool(self.named([page.title or ""])[0])
         r, first = self._page_relevance(doc, named, float(relevance[0]))
+        words = r  # what the page's links are estimated from: its words, not its shape
+        if self.shape is not None:
+            r, first = self._shaped(page, r, first, named)
         probability, relevant, cut = self._calibrated(doc, r, first, page.depth == 0, named)
         path_good = None
         if self.needs_path:
             path_good = (
-                r >= self.threshold
+                words >= self.threshold
                 if self.page_vectors is not None
                 else bool(self.model.best_path_good([doc])[0])
             )
@@ -399,7 +432,7 @@ class Judge:
             relevant,
             category[0],
             first,
-            self._estimated(page.links, r, link_r),
+            self._estimated(page.links, words, link_r),
             path_good,
             arrival,
             None if parent is None else link_estimate(self.link_score, float(parent), arrival),
@@ -458,6 +491,22 @@ class Judge:
         if named:
             r, first = max(r, self.threshold), max(first, self.threshold)
         return round(r, 6), round(first, 6)
+
+    def _shaped(self, page: Page, r: float, first: float, named: bool) -> tuple[float, float]:
+        """The page's R and first R with its shape's evidence added (the page joins the
+        shape's background first), rounded to 6 places. Only the verdict takes it: the page's
+        links are estimated from its words, as its shape says what it is, not what it links
+        to (on WebKB's project topic the shaped R as the links' parent R found a third fewer
+        project pages by 250)."""
+        assert self.shape is not None
+        shape = shape_of(page.url, page.title or "")
+        evidence = float(self.shape.partial_fit([shape]).log_odds([shape])[0])
+        if not evidence:
+            return r, first
+        shaped = log_odds_sum(np.array([r, first]), np.array(1 / (1 + np.exp(-evidence))))
+        if named:
+            shaped = np.maximum(shaped, self.threshold)
+        return round(float(shaped[0]), 6), round(float(shaped[1]), 6)
 
     def _estimated(
         self, links: list[PageLink], parent: float, anchors: list[float] | None

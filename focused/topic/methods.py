@@ -29,6 +29,7 @@ __all__ = [
     "METHODS",
     "PAGE_VECTORS_THRESHOLD",
     "RelevanceMethod",
+    "own_example_files",
     "own_negatives",
     "own_texts",
     "topic_model",
@@ -377,6 +378,25 @@ def own_texts(topic: Topic) -> list[str]:
 
         texts += read_examples(options["examples"])
     return texts
+
+
+def own_example_files(topic: Topic) -> list[Path]:
+    """The files of the topic's own example pages: its ``examples``, and a taxonomy's
+    examples filed in its good categories (what :class:`~focused.relevance.shape.PageShape`
+    learns the shape of the topic's pages from)."""
+    from focused.relevance.centroid import example_pages
+    from focused.relevance.taxonomy import example_files
+
+    options = topic.relevance
+    files = [] if options.get("examples") is None else example_pages(options["examples"])
+    if options.get("taxonomy") is not None:
+        good = options["good"]
+        files += [
+            path
+            for path, category in example_files(options["taxonomy"])
+            if any(category == g or category.startswith(g + "/") for g in good)
+        ]
+    return files
 
 
 def own_negatives(topic: Topic) -> list[str]:

@@ -27,7 +27,7 @@ from focused.lab.crawlproc import crawl_command, crawl_env
 from focused.lab.evaluation.graph import WebGraph
 from focused.lab.evaluation.tasks import Task
 from focused.lab.webs.bundle import Bundle, url_key
-from focused.lab.webs.labels import taxonomy_from_labels
+from focused.lab.webs.labels import saved_page, taxonomy_from_labels
 from focused.lab.webs.server import ServedWeb, read_log
 from focused.links.domains import RegisteredDomains
 from focused.relevance.centroid import read_examples
@@ -281,8 +281,9 @@ def prepare(
     - ``taxonomy/``: the label tree from ``taxonomy_from_labels``: the topic's subtree holds
       only its training pages, every other node up to 20 of its own pages; seeds, and pages
       of the seeds' sites where the bundle has others (:func:`seed_site_pages`), are never
-      examples. ``examples/``: the training pages. ``negatives/``: the other categories'
-      example pages of ``taxonomy/`` (hard links), i.e. all of it but the topic's subtree.
+      examples. ``examples/``: the training pages (HTML files that name their URL).
+      ``negatives/``: the other categories' example pages of ``taxonomy/`` (hard links), i.e.
+      all of it but the topic's subtree.
     - ``taxonomy.toml`` (taxonomy, breadth-first): method, taxonomy and good only; the
       project's defaults decide the rest. ``best-first.toml`` (best-first*): ``centroid`` of
       ``examples/``. ``examples.toml``: ``examples`` with ``negatives/``; ``positives.toml``:
@@ -309,9 +310,9 @@ def prepare(
     examples = folder / "examples"
     examples.mkdir()
     for i, url in enumerate(task.training):
-        text = graph.texts.get(graph.key(url))
-        if text:
-            (examples / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+        page = bundle.page(url)
+        if page is not None and graph.texts.get(graph.key(url)):
+            (examples / f"{i:03d}.html").write_text(saved_page(page), encoding="utf-8")
     files = {CRAWLERS[name][0] for name in crawlers}
     if files & {"examples.toml", "thesaurus.toml"}:
         topic_dir = (folder / "taxonomy").joinpath(*task.category.split("/"))

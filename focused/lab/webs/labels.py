@@ -5,7 +5,10 @@ A labelled bundle (``labels.tsv``: category paths such as ``Science/Biology/Bird
 joined by ``|``) already is a category tree with documents filed under its nodes. This turns it
 into the folder tree the classifier reads (:func:`focused.relevance.read_taxonomy`): one folder
 per category node, up to ``per_category`` pages filed at each node written as ``.txt`` files
-(the page's title and text, exactly as the crawler sees a fetched page).
+(the page's title and text, exactly as the crawler sees a fetched page). A topic's own examples
+are written as the pages they are, ``.html`` files that name their URL in the comment a browser
+writes into a page it saves: the topic learns the shape of its pages from them
+(:mod:`focused.relevance.shape`).
 
 For a topic, the topic's own subtree must be learned from the topic's training pages only, or
 the benchmark would train on the very pages it counts. So the subtree gets exactly the given
@@ -23,10 +26,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from focused.errors import FocusedError
-from focused.lab.webs.bundle import LABELS_FILE, Bundle, url_key
+from focused.lab.webs.bundle import LABELS_FILE, Bundle, Page, url_key
 from focused.relevance.text import page_text
 
-__all__ = ["taxonomy_from_labels"]
+__all__ = ["saved_page", "taxonomy_from_labels"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -42,20 +45,33 @@ def within(path: str, category: str) -> bool:
     return path == category or path.startswith(category + "/")
 
 
-def _file_name(url: str) -> str:
+def _file_name(url: str, suffix: str = ".txt") -> str:
     """A readable, unique file name for a page: its path's last segment and a URL digest."""
     segment = unquote(urlsplit(url).path.rstrip("/").rpartition("/")[2])
     stem = _UNSAFE.sub("_", segment).strip("._")[:80] or "page"
-    return f"{stem}-{hashlib.blake2b(url_key(url).encode(), digest_size=4).hexdigest()}.txt"
+    return f"{stem}-{hashlib.blake2b(url_key(url).encode(), digest_size=4).hexdigest()}{suffix}"
 
 
-def _write_example(bundle: Bundle, folder: Path, category: str, url: str) -> None:
+def saved_page(page: Page) -> str:
+    """A page as an HTML example file: its HTML after the comment a browser writes into a page
+    it saves, ``<!-- saved from url=(0023)http://example.com/ -->``, which names its URL for
+    :func:`focused.relevance.shape.example_shape` (a comment, so its text is the page's)."""
+    url = page.url.replace("--", "%2D%2D")
+    return f"<!-- saved from url=({len(url):04d}){url} -->\n{page.body.decode('utf-8', 'replace')}"
+
+
+def _write_example(
+    bundle: Bundle, folder: Path, category: str, url: str, as_html: bool = False
+) -> None:
     page = bundle.page(url)
     if page is None:
         raise FocusedError(f"{bundle.path}: no page for example {url}")
     target = folder.joinpath(*category.split("/"))
     target.mkdir(parents=True, exist_ok=True)
-    (target / _file_name(page.url)).write_text(page_text(page.body).document, encoding="utf-8")
+    if as_html:
+        (target / _file_name(page.url, ".html")).write_text(saved_page(page), encoding="utf-8")
+    else:
+        (target / _file_name(page.url)).write_text(page_text(page.body).document, encoding="utf-8")
 
 
 def taxonomy_from_labels(
@@ -100,7 +116,7 @@ def taxonomy_from_labels(
             if key in excluded or key in used:
                 continue
             inside = sorted(p for p in bundle.categories(url) if within(p, topic))
-            _write_example(bundle, folder, inside[0] if inside else topic, url)
+            _write_example(bundle, folder, inside[0] if inside else topic, url, as_html=True)
             used.add(key)
         excluded |= {
             bundle.key(key)
