@@ -6,9 +6,17 @@ work or shared state on them) and counted in ``dropped``. With the online link m
 (FOCUSED_LINK_MODEL, :mod:`focused.strategies.learning`), each priority the strategy gives is
 blended with what the model has learned from the pages fetched so far, which it is taught here
 too: what each fetched page reached through a link turned out to be; the blend stays under the
-strategy's ``ceiling``. Queued URLs keep their anchor text only where the crawl needs it back
-once the page is fetched (a model that reads anchors, a topic that learns, the link model);
-otherwise the frontier stores none.
+strategy's ``ceiling``. A relevant page also makes the link that led to its parent a positive
+example, weighed FOCUSED_LINK_LOOKAHEAD (Rennie and McCallum 1999: a link is worth the relevant
+pages beyond it, so the link to an index page of courses is learned as good although the index
+is not a course); the links this process fetched are remembered for it (LOOKAHEAD_PAGES).
+
+With FOCUSED_SIBLING_CREDIT, under a strategy that scores links, links listed on the same page
+are taken as alike: once a page is found relevant, its siblings still queued on its host (the
+URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 1) of
+its links judged so far (in this process), times the setting. Queued URLs keep their anchor
+text only where the crawl needs it back once the page is fetched (a model that reads anchors, a
+topic that learns, the link model); otherwise the frontier stores none.
 """
 
 from __future__ import annotations
@@ -18,9 +26,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
+from focused.links.urls import origin
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.store.frontier.base import Link
+from focused.store.frontier.records import split_member
 from focused.strategies.learning import SharedLinkModel
+from focused.strategies.registry import strategy_class
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -30,7 +41,11 @@ if TYPE_CHECKING:
     from focused.store.frontier.queue import RedisFrontier
     from focused.topic.judge import Verdict
 
-__all__ = ["LinkPolicy"]
+__all__ = ["LOOKAHEAD_PAGES", "LinkPolicy"]
+
+# Fetched pages whose arriving link is remembered for lookahead credit (forgotten all at once
+# past this many), and parents whose links' yield is counted for sibling credit.
+LOOKAHEAD_PAGES = 100_000
 
 
 class LinkPolicy:
@@ -42,11 +57,23 @@ class LinkPolicy:
         drop_urls: Sequence[str] = (),
         learner: SharedLinkModel | None = None,
         carry_anchors: bool = False,
+        *,
+        lookahead: float = 0.0,
+        frontier: RedisFrontier | None = None,
+        sibling_credit: float = 0.0,
     ):
         self.drop = re.compile("|".join(f"(?:{p})" for p in drop_urls), re.I) if drop_urls else None
         self.learner = learner
         self.carry_anchors = carry_anchors or learner is not None
         self.dropped = 0  # links left out by URL pattern
+        self.lookahead = lookahead
+        self.frontier = frontier  # where siblings are raised (None: no sibling credit)
+        self.sibling_credit = sibling_credit
+        # page URL -> the link it was reached by, and whether it was relevant (lookahead)
+        self.arrived: dict[str, tuple[LinkContext, bool]] = {}
+        # parent's fetch order -> [its links judged, relevant] (sibling credit)
+        self.yields: dict[int, list[int]] = {}
+        self.raised = 0  # queued siblings raised
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> LinkPolicy:
@@ -59,26 +86,68 @@ class LinkPolicy:
                 OnlineLinkModel(warmup=s.getint("FOCUSED_LINK_MODEL_WARMUP")),
                 sync_every=s.getint("FOCUSED_LINK_MODEL_SYNC"),
             )
+        credit = s.getfloat("FOCUSED_SIBLING_CREDIT")
+        credit = credit if strategy_class(plan.strategy).scores_links else 0.0
         return cls(
             s.getlist("FOCUSED_DROP_URL_PATTERNS"),
             learner,
             # a topic that learns scores its queued links again from their anchors
             plan.reads_anchors or plan.learns,
+            lookahead=s.getfloat("FOCUSED_LINK_LOOKAHEAD"),
+            frontier=frontier if credit else None,
+            sibling_credit=credit,
         )
 
     def learn(self, page: Page, verdict: Verdict) -> None:
-        """Tell the link model what a fetched page reached through a link turned out to be."""
+        """Tell the link model what a fetched page reached through a link turned out to be
+        (and, for a relevant page, the link to its parent: lookahead), and raise a relevant
+        page's queued siblings."""
         leased = page.leased
-        if self.learner is None or leased is None or verdict.arrival_estimate is None:
+        if leased is None or not leased.parent:
             return  # a seed, or a URL pushed without a parent: no link to learn from
+        if self.frontier is not None:
+            self._credit_siblings(page.url, leased.parent, leased.parent_url, verdict.relevant)
+        if self.learner is None or verdict.arrival_estimate is None:
+            return
         link = LinkContext(
             page.url,
             leased.anchor,
             verdict.arrival_estimate,
             float(leased.parent_relevance or 0.0),
             leased.parent_category,
+            leased.parent_url,
         )
-        self.learner.observe(link, verdict.relevant)
+        self.learner.observe(link, float(verdict.relevant))
+        if len(self.arrived) >= LOOKAHEAD_PAGES:
+            self.arrived.clear()
+        self.arrived[page.url] = (link, verdict.relevant)
+        if verdict.relevant and self.lookahead:
+            before = self.arrived.get(leased.parent_url)
+            if before is not None and not before[1]:  # a relevant parent was learned as one
+                self.learner.observe(before[0], self.lookahead)
+
+    def _credit_siblings(self, url: str, parent: int, parent_url: str, relevant: bool) -> None:
+        """Count the page in its parent's yield; if it is relevant, raise the parent's other
+        links still queued on the page's and the parent's hosts to the yield."""
+        if len(self.yields) >= LOOKAHEAD_PAGES:
+            self.yields.clear()
+        counts = self.yields.setdefault(parent, [0, 0])
+        counts[0] += 1
+        counts[1] += relevant
+        if not relevant:
+            return
+        assert self.frontier is not None
+        score = min(1.0, self.sibling_credit * counts[1] / (counts[0] + 1))
+        origins = list(dict.fromkeys((origin(url), origin(parent_url))))
+        mark = str(parent)
+        siblings = [
+            (host, member, packed)
+            for host, queue in zip(origins, self.frontier.host_queues(origins), strict=True)
+            for member, packed, _ in queue
+            if split_member(member)[1] == mark
+        ]
+        if siblings:
+            self.raised += self.frontier.raise_to(score, siblings)
 
     def admitted(self, verdict: Verdict) -> Verdict:
         """The verdict without the links whose URLs the patterns drop."""
@@ -90,14 +159,16 @@ class LinkPolicy:
         self.dropped += len(verdict.links) - len(kept)
         return replace(verdict, links=kept)
 
-    def apply(self, links: list[Link], verdict: Verdict, ceiling: float = 1.0) -> list[Link]:
-        """The links a strategy gave, at their final priorities (at most ``ceiling``, the
-        strategy's highest for an ordinary link)."""
+    def apply(
+        self, links: list[Link], verdict: Verdict, ceiling: float = 1.0, page_url: str = ""
+    ) -> list[Link]:
+        """The links a strategy gave on the page at ``page_url``, at their final priorities
+        (at most ``ceiling``, the strategy's highest for an ordinary link)."""
         if self.learner is not None and links:
             category = verdict.category or ""
             parent = verdict.relevance
             priorities = self.learner.predict(
-                [LinkContext(k.url, k.anchor, k.score, parent, category) for k in links]
+                [LinkContext(k.url, k.anchor, k.score, parent, category, page_url) for k in links]
             )
             links = [
                 Link(k.url, min(p, ceiling), k.depth, k.anchor)
