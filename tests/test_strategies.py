@@ -200,11 +200,11 @@ class Learner:
     """The online link model, as the link policy sees it: what it is told and asked."""
 
     def __init__(self):
-        self.observed: list[tuple[LinkContext, bool]] = []
+        self.observed: list[tuple[LinkContext, float]] = []
         self.asked: list[LinkContext] = []
 
-    def observe(self, link: LinkContext, relevant: bool) -> None:
-        self.observed.append((link, relevant))
+    def observe(self, link: LinkContext, label: float) -> None:
+        self.observed.append((link, label))
 
     def predict(self, links: list[LinkContext]) -> list[float]:
         self.asked += links
@@ -219,13 +219,14 @@ def test_the_link_model_learns_from_each_arrival_and_blends_every_priority():
     verdict = replace(verdict, category="Sport", arrival=0.9, arrival_estimate=0.9)
     page.leased = Leased(page.url, "lease", 2, 1, "http://q.test/", 0, 0.6, "tour", 0.6, "Sport")
     policy.learn(page, verdict)
-    assert learner.observed == [(LinkContext(page.url, "tour", 0.9, 0.6, "Sport"), True)]
+    arrival = LinkContext(page.url, "tour", 0.9, 0.6, "Sport", "http://q.test/")
+    assert learner.observed == [(arrival, 1.0)]
     # A seed, or a page whose parent was not judged: no link to learn from.
     policy.learn(replace(page, leased=None), verdict)
     policy.learn(page, replace(verdict, arrival_estimate=None))
     assert len(learner.observed) == 1
     links = policy.apply(SoftFocus().links(page, verdict), verdict)
-    assert learner.asked == [
+    assert learner.asked == [  # the page's URL is each link's parent URL when it is given
         LinkContext("http://a.test/1", "cycling", 0.9, PARENT, "Sport"),
         LinkContext("http://b.test/2", "football", 0.1, PARENT, "Sport"),
     ]
@@ -236,6 +237,68 @@ def test_the_link_model_learns_from_each_arrival_and_blends_every_priority():
     # the blend stays under the strategy's ceiling (a genetic generation's band above it)
     capped = policy.apply(SoftFocus().links(page, verdict), verdict, ceiling=0.5)
     assert [k.score for k in capped] == [0.1, 0.5]
+
+
+def test_a_relevant_page_credits_the_link_to_its_parent_with_lookahead():
+    learner = Learner()
+    policy = LinkPolicy(learner=learner, lookahead=0.5)  # type: ignore[arg-type]
+    page, verdict = judged("anchor")
+    index = replace(verdict, relevant=False, arrival_estimate=0.2)
+    page.leased = Leased(page.url, "l1", 2, 1, "http://q.test/", 0, 0.2, "courses", 0.6, "Dept")
+    policy.learn(page, index)  # an index page, not relevant itself
+    child = Page("http://p.test/cs101/", 200, 0.0, depth=3)
+    child.leased = Leased(child.url, "l2", 3, 7, page.url, 0, 0.3, "CS 101", PARENT, "Dept")
+    course = replace(verdict, relevant=True, arrival_estimate=0.3)
+    policy.learn(child, course)
+    to_index = LinkContext(page.url, "courses", 0.2, 0.6, "Dept", "http://q.test/")
+    to_course = LinkContext(child.url, "CS 101", 0.3, PARENT, "Dept", page.url)
+    # the course, then the link to the index again, as a positive of weight 0.5
+    assert learner.observed == [(to_index, 0.0), (to_course, 1.0), (to_index, 0.5)]
+    # a parent that was relevant itself is already a positive: no lookahead for it
+    grandchild = Page("http://p.test/cs101/hw1", 200, 0.0, depth=4)
+    grandchild.leased = Leased(grandchild.url, "l3", 4, 9, child.url, 0, 0.3, "hw", 1.0, "C")
+    policy.learn(grandchild, course)
+    assert len(learner.observed) == 4
+
+
+class Siblings:
+    """The frontier as sibling credit sees it: host queues to read, URLs to raise."""
+
+    def __init__(self, queues: dict[str, list[tuple[str, int, str]]]):
+        self.queues = queues
+        self.raised: list[tuple[float, list[tuple[str, str, int]]]] = []
+
+    def host_queues(self, origins):
+        return [self.queues.get(origin, []) for origin in origins]
+
+    def raise_to(self, score, queued):
+        self.raised.append((score, list(queued)))
+        return len(self.raised[-1][1])
+
+
+def test_a_relevant_page_raises_its_queued_siblings_to_the_parents_yield():
+    queue = [  # (member, packed, URL): depth, parent's fetch order, path
+        ("3 7 cs102/", 11, "http://p.test/cs102/"),
+        ("3 8 other/", 12, "http://p.test/other/"),
+        ("3 7 cs103/", 13, "http://p.test/cs103/"),
+    ]
+    frontier = Siblings({"http://p.test": queue})
+    policy = LinkPolicy(frontier=frontier, sibling_credit=1.0)  # type: ignore[arg-type]
+    page, verdict = judged("anchor")
+
+    def fetched(path: str, relevant: bool) -> None:
+        child = Page(f"http://p.test/{path}", 200, 0.0, depth=3)
+        child.leased = Leased(child.url, "l", 3, 7, "http://p.test/courses", 0, 0.3, "", 0.1)
+        policy.learn(child, replace(verdict, relevant=relevant))
+
+    fetched("cs100/", False)
+    assert frontier.raised == []  # an irrelevant sibling raises nothing
+    fetched("cs101/", True)  # 1 relevant of 2 judged: 1 / (2 + 1)
+    siblings = [("http://p.test", "3 7 cs102/", 11), ("http://p.test", "3 7 cs103/", 13)]
+    assert frontier.raised == [(pytest.approx(1 / 3), siblings)]
+    fetched("cs104/", True)  # 2 of 3: 2 / 4
+    assert frontier.raised[1] == (pytest.approx(0.5), siblings)
+    assert policy.raised == 4
 
 
 def test_anchors_are_queued_only_when_something_reads_them_back():
