@@ -13,8 +13,9 @@ is not a course); the links this process fetched are remembered for it (LOOKAHEA
 
 With FOCUSED_SIBLING_CREDIT, under a strategy that scores links, links listed on the same page
 are taken as alike: once a page is found relevant, its siblings still queued on its host (the
-URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 1) of
-its links judged so far (in this process), times the setting. Queued URLs keep their anchor
+URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 2) of
+its links judged so far (in this process), times the setting, if at least two were relevant
+and the yield is twice the crawl's (a site's home page or navigation links to everything). Queued URLs keep their anchor
 text only where the crawl needs it back once the page is fetched (a model that reads anchors, a
 topic that learns, the link model); otherwise the frontier stores none.
 """
@@ -41,11 +42,15 @@ if TYPE_CHECKING:
     from focused.store.frontier.queue import RedisFrontier
     from focused.topic.judge import Verdict
 
-__all__ = ["LOOKAHEAD_PAGES", "LinkPolicy"]
+__all__ = ["LOOKAHEAD_PAGES", "SIBLING_LIFT", "SIBLING_MIN", "LinkPolicy"]
 
 # Fetched pages whose arriving link is remembered for lookahead credit (forgotten all at once
 # past this many), and parents whose links' yield is counted for sibling credit.
 LOOKAHEAD_PAGES = 100_000
+# A parent's queued links are raised once SIBLING_MIN of them were relevant, to its yield
+# relevant / (judged + SIBLING_MIN), when that is SIBLING_LIFT times the crawl's own share.
+SIBLING_MIN = 2
+SIBLING_LIFT = 2.0
 
 
 class LinkPolicy:
@@ -74,6 +79,7 @@ class LinkPolicy:
         # parent's fetch order -> [its links judged, relevant] (sibling credit)
         self.yields: dict[int, list[int]] = {}
         self.raised = 0  # queued siblings raised
+        self.judged = self.found = 0  # pages judged and found relevant, for sibling credit
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, frontier: RedisFrontier) -> LinkPolicy:
@@ -127,17 +133,22 @@ class LinkPolicy:
                 self.learner.observe(before[0], self.lookahead)
 
     def _credit_siblings(self, url: str, parent: int, parent_url: str, relevant: bool) -> None:
-        """Count the page in its parent's yield; if it is relevant, raise the parent's other
-        links still queued on the page's and the parent's hosts to the yield."""
+        """Count the page in its parent's yield and in the crawl's; if it is relevant and its
+        parent has yielded more than the crawl (see :data:`SIBLING_MIN`), raise the parent's
+        other links still queued on the page's and the parent's hosts to the yield."""
         if len(self.yields) >= LOOKAHEAD_PAGES:
             self.yields.clear()
         counts = self.yields.setdefault(parent, [0, 0])
         counts[0] += 1
         counts[1] += relevant
-        if not relevant:
+        self.judged += 1
+        self.found += relevant
+        if not relevant or counts[1] < SIBLING_MIN:
             return
+        yields = counts[1] / (counts[0] + SIBLING_MIN)
+        if yields < SIBLING_LIFT * (self.found + 1) / (self.judged + 2):
+            return  # a page of links like any other (a site's home page, its navigation)
         assert self.frontier is not None
-        score = min(1.0, self.sibling_credit * counts[1] / (counts[0] + 1))
         origins = list(dict.fromkeys((origin(url), origin(parent_url))))
         mark = str(parent)
         siblings = [
@@ -147,7 +158,7 @@ class LinkPolicy:
             if split_member(member)[1] == mark
         ]
         if siblings:
-            self.raised += self.frontier.raise_to(score, siblings)
+            self.raised += self.frontier.raise_to(min(1.0, self.sibling_credit * yields), siblings)
 
     def admitted(self, verdict: Verdict) -> Verdict:
         """The verdict without the links whose URLs the patterns drop."""
