@@ -15,7 +15,8 @@ With FOCUSED_SIBLING_CREDIT, under a strategy that scores links, links listed on
 are taken as alike: once a page is found relevant, its siblings still queued on its host (the
 URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 2) of
 its links judged so far (in this process), times the setting, if at least two were relevant
-and the yield is twice the crawl's (a site's home page or navigation links to everything). Queued URLs keep their anchor
+and the yield is twice the crawl's (a site's home page or navigation links to everything).
+Queued URLs keep their anchor
 text only where the crawl needs it back once the page is fetched (a model that reads anchors, a
 topic that learns, the link model); otherwise the frontier stores none.
 """
