@@ -286,19 +286,21 @@ def test_a_relevant_page_raises_its_queued_siblings_to_the_parents_yield():
     policy = LinkPolicy(frontier=frontier, sibling_credit=1.0)  # type: ignore[arg-type]
     page, verdict = judged("anchor")
 
-    def fetched(path: str, relevant: bool) -> None:
+    def fetched(path: str, relevant: bool, parent: int = 7) -> None:
         child = Page(f"http://p.test/{path}", 200, 0.0, depth=3)
-        child.leased = Leased(child.url, "l", 3, 7, "http://p.test/courses", 0, 0.3, "", 0.1)
+        child.leased = Leased(child.url, "l", 3, parent, "http://p.test/c", 0, 0.3, "", 0.1)
         policy.learn(child, replace(verdict, relevant=relevant))
 
+    for n in range(30):  # a home page's links, two relevant: no more than the crawl's share
+        fetched(f"nav{n}", n in (0, 1), parent=5)
     fetched("cs100/", False)
-    assert frontier.raised == []  # an irrelevant sibling raises nothing
-    fetched("cs101/", True)  # 1 relevant of 2 judged: 1 / (2 + 1)
+    fetched("cs101/", True)
+    assert frontier.raised == []  # one relevant link of a page is not yet a list of them
+    # 2 relevant of 3: 2 / (3 + 2) = 0.4, over twice the crawl's 2 * (4 + 1) / (33 + 2)
+    fetched("cs104/", True)
     siblings = [("http://p.test", "3 7 cs102/", 11), ("http://p.test", "3 7 cs103/", 13)]
-    assert frontier.raised == [(pytest.approx(1 / 3), siblings)]
-    fetched("cs104/", True)  # 2 of 3: 2 / 4
-    assert frontier.raised[1] == (pytest.approx(0.5), siblings)
-    assert policy.raised == 4
+    assert frontier.raised == [(pytest.approx(0.4), siblings)]
+    assert policy.raised == 2
 
 
 def test_anchors_are_queued_only_when_something_reads_them_back():
