@@ -15,7 +15,8 @@ With FOCUSED_SIBLING_CREDIT, under a strategy that scores links, links listed on
 are taken as alike: once a page is found relevant, its siblings still queued on its host (the
 URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 2) of
 its links judged so far (in this process), times the setting, if at least two were relevant
-and the yield is twice the crawl's (a site's home page or navigation links to everything).
+and the yield is twice the crawl's (a site's home page or navigation links to everything);
+SIBLING_RAISE of them, the best queued, per relevant page found.
 Queued URLs keep their anchor
 text only where the crawl needs it back once the page is fetched (a model that reads anchors, a
 topic that learns, the link model); otherwise the frontier stores none.
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, cast
 from focused.links.urls import origin
 from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.store.frontier.base import Link
-from focused.store.frontier.records import split_member
+from focused.store.frontier.records import split_member, unpack_score
 from focused.strategies.learning import SharedLinkModel
 from focused.strategies.registry import strategy_class
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from focused.store.frontier.queue import RedisFrontier
     from focused.topic.judge import Verdict
 
-__all__ = ["LOOKAHEAD_PAGES", "SIBLING_LIFT", "SIBLING_MIN", "LinkPolicy"]
+__all__ = ["LOOKAHEAD_PAGES", "SIBLING_LIFT", "SIBLING_MIN", "SIBLING_RAISE", "LinkPolicy"]
 
 # Fetched pages whose arriving link is remembered for lookahead credit (forgotten all at once
 # past this many), and parents whose links' yield is counted for sibling credit.
@@ -52,6 +53,9 @@ LOOKAHEAD_PAGES = 100_000
 # relevant / (judged + SIBLING_MIN), when that is SIBLING_LIFT times the crawl's own share.
 SIBLING_MIN = 2
 SIBLING_LIFT = 2.0
+# Queued siblings raised per relevant page: a list of relevant pages keeps being followed as
+# long as it keeps yielding, and a page misjudged relevant costs a few fetches at most.
+SIBLING_RAISE = 3
 
 
 class LinkPolicy:
@@ -150,16 +154,17 @@ class LinkPolicy:
         if yields < SIBLING_LIFT * (self.found + 1) / (self.judged + 2):
             return  # a page of links like any other (a site's home page, its navigation)
         assert self.frontier is not None
+        score = min(1.0, self.sibling_credit * yields)
         origins = list(dict.fromkeys((origin(url), origin(parent_url))))
         mark = str(parent)
-        siblings = [
+        siblings = [  # best first, those below the score
             (host, member, packed)
             for host, queue in zip(origins, self.frontier.host_queues(origins), strict=True)
             for member, packed, _ in queue
-            if split_member(member)[1] == mark
+            if split_member(member)[1] == mark and unpack_score(packed)[1] < score
         ]
         if siblings:
-            self.raised += self.frontier.raise_to(min(1.0, self.sibling_credit * yields), siblings)
+            self.raised += self.frontier.raise_to(score, siblings[:SIBLING_RAISE])
 
     def admitted(self, verdict: Verdict) -> Verdict:
         """The verdict without the links whose URLs the patterns drop."""
