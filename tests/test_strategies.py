@@ -17,6 +17,7 @@ from focused.items import Page, PageLink
 from focused.pipelines.frontier import FrontierPipeline
 from focused.relevance.linkmodel import LinkContext
 from focused.store.frontier.base import Leased
+from focused.store.frontier.records import pack
 from focused.strategies.focus import BreadthFirst, HardFocus, SoftFocus
 from focused.strategies.policy import LinkPolicy
 from focused.topic.files import Topic, load_topic_text
@@ -277,11 +278,14 @@ class Siblings:
 
 
 def test_a_relevant_page_raises_its_queued_siblings_to_the_parents_yield():
-    queue = [  # (member, packed, URL): depth, parent's fetch order, path
-        ("3 7 cs102/", 11, "http://p.test/cs102/"),
-        ("3 8 other/", 12, "http://p.test/other/"),
-        ("3 7 cs103/", 13, "http://p.test/cs103/"),
+    queue = [  # (member, packed, URL), best first: depth, parent's fetch order, path
+        ("3 7 cs105/", pack(0.9, 0, 1), "http://p.test/cs105/"),  # above the credit already
+        ("3 7 cs102/", pack(0.1, 0, 2), "http://p.test/cs102/"),
+        ("3 8 other/", pack(0.1, 0, 3), "http://p.test/other/"),
+        ("3 7 cs103/", pack(0.1, 0, 4), "http://p.test/cs103/"),
     ]
+    for n in range(6, 10):  # more siblings than a relevant page raises
+        queue.append((f"3 7 cs10{n}/", pack(0.05, 0, n), f"http://p.test/cs10{n}/"))
     frontier = Siblings({"http://p.test": queue})
     policy = LinkPolicy(frontier=frontier, sibling_credit=1.0)  # type: ignore[arg-type]
     page, verdict = judged("anchor")
@@ -298,9 +302,9 @@ def test_a_relevant_page_raises_its_queued_siblings_to_the_parents_yield():
     assert frontier.raised == []  # one relevant link of a page is not yet a list of them
     # 2 relevant of 3: 2 / (3 + 2) = 0.4, over twice the crawl's 2 * (4 + 1) / (33 + 2)
     fetched("cs104/", True)
-    siblings = [("http://p.test", "3 7 cs102/", 11), ("http://p.test", "3 7 cs103/", 13)]
-    assert frontier.raised == [(pytest.approx(0.4), siblings)]
-    assert policy.raised == 2
+    siblings = [("http://p.test", m, p) for m, p, _ in (queue[1], queue[3], queue[4])]
+    assert frontier.raised == [(pytest.approx(0.4), siblings)]  # the best three below 0.4
+    assert policy.raised == 3
 
 
 def test_anchors_are_queued_only_when_something_reads_them_back():
