@@ -1,5 +1,6 @@
 """The online link model: what it learns, how processes share it through Redis, and a crawl
-that learns as it goes (real Redis, real HTTP)."""
+that learns as it goes (real Redis, real HTTP); the link policy's sibling credit on a real
+frontier."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from focused.relevance.linkmodel import LinkContext, OnlineLinkModel, url_shape
+from focused.relevance.linkmodel import LinkContext, OnlineLinkModel
 from focused.store import keys
 from focused.store.frontier.base import Link
 from focused.store.frontier.queue import RedisFrontier
@@ -50,42 +51,6 @@ def test_it_learns_which_links_lead_to_relevant_pages():
     assert heron > 0.5 > sedan
 
 
-def test_a_urls_shape_says_what_carries_from_site_to_site():
-    index = "http://www.cs.utexas.edu/docs/classes.html"
-    course = "http://www.cs.utexas.edu/users/almstrum/classes/cs336/fall96/"
-    assert url_shape(course, index) == ["depth=5", "dir", "person", "code", "host"]
-    assert url_shape("http://www.utexas.edu/", course) == ["depth=0", "dir", "domain"]
-    assert url_shape("http://a.test/~ann/cs691/cs691.html") == [
-        "depth=3",
-        "file",
-        "person",
-        "code",
-    ]
-    assert url_shape("http://a.test/users/rdb", "http://b.test/") == [
-        "depth=2",
-        "bare",
-        "person",
-        "offsite",
-    ]
-    assert url_shape("http://a.test/x/welcome.html", "http://a.test/x/") == [
-        "depth=2",
-        "index",
-        "below",
-    ]
-    # "users" alone is a folder of people, not a person's
-    assert url_shape("http://a.test/users/") == ["depth=1", "dir"]
-
-
-def test_positives_weigh_as_their_weights_say():
-    links, labels = examples(10)
-    light = OnlineLinkModel().partial_fit(links, labels, [0.1 if y else 1.0 for y in labels])
-    full = OnlineLinkModel().partial_fit(links, labels)
-    probe = [link("heron 999"), link("zebra")]  # a bird's anchor, an anchor never seen
-    light_p = light.classifier_.predict_proba(light._vectors(probe))[:, 1]
-    full_p = full.classifier_.predict_proba(full._vectors(probe))[:, 1]
-    assert light_p[0] < full_p[0] and light_p[1] < 0.5 < full_p[1]
-
-
 def test_processes_share_one_model_through_the_training_log(redis_client, crawl_name):
     frontier = RedisFrontier.for_crawl(redis_client, crawl_name)
     shared = [SharedLinkModel(frontier.store, OnlineLinkModel()) for _ in range(2)]
@@ -105,13 +70,9 @@ def test_processes_share_one_model_through_the_training_log(redis_client, crawl_
 
 
 def test_training_log_entries_round_trip():
-    one = LinkContext(
-        "http://a.test/x?q=1", "a  tab\tanchor", 0.25, 0.75, "Science/Birds", "http://a.test/"
-    )
+    one = LinkContext("http://a.test/x?q=1", "a  tab\tanchor", 0.25, 0.75, "Science/Birds")
     again, label = decode(encode(one, True))
     assert label == 1 and again.anchor == "a tab anchor" and again.url == one.url
-    assert again.parent_url == "http://a.test/"
-    assert decode(encode(one, 0.5))[1] == 0.5  # a lookahead positive keeps its weight
     assert (again.estimate, again.parent_relevance, again.parent_category) == (
         0.25,
         0.75,

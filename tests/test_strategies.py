@@ -201,11 +201,11 @@ class Learner:
     """The online link model, as the link policy sees it: what it is told and asked."""
 
     def __init__(self):
-        self.observed: list[tuple[LinkContext, float]] = []
+        self.observed: list[tuple[LinkContext, bool]] = []
         self.asked: list[LinkContext] = []
 
-    def observe(self, link: LinkContext, label: float) -> None:
-        self.observed.append((link, label))
+    def observe(self, link: LinkContext, relevant: bool) -> None:
+        self.observed.append((link, relevant))
 
     def predict(self, links: list[LinkContext]) -> list[float]:
         self.asked += links
@@ -220,14 +220,13 @@ def test_the_link_model_learns_from_each_arrival_and_blends_every_priority():
     verdict = replace(verdict, category="Sport", arrival=0.9, arrival_estimate=0.9)
     page.leased = Leased(page.url, "lease", 2, 1, "http://q.test/", 0, 0.6, "tour", 0.6, "Sport")
     policy.learn(page, verdict)
-    arrival = LinkContext(page.url, "tour", 0.9, 0.6, "Sport", "http://q.test/")
-    assert learner.observed == [(arrival, 1.0)]
+    assert learner.observed == [(LinkContext(page.url, "tour", 0.9, 0.6, "Sport"), True)]
     # A seed, or a page whose parent was not judged: no link to learn from.
     policy.learn(replace(page, leased=None), verdict)
     policy.learn(page, replace(verdict, arrival_estimate=None))
     assert len(learner.observed) == 1
     links = policy.apply(SoftFocus().links(page, verdict), verdict)
-    assert learner.asked == [  # the page's URL is each link's parent URL when it is given
+    assert learner.asked == [
         LinkContext("http://a.test/1", "cycling", 0.9, PARENT, "Sport"),
         LinkContext("http://b.test/2", "football", 0.1, PARENT, "Sport"),
     ]
@@ -238,28 +237,6 @@ def test_the_link_model_learns_from_each_arrival_and_blends_every_priority():
     # the blend stays under the strategy's ceiling (a genetic generation's band above it)
     capped = policy.apply(SoftFocus().links(page, verdict), verdict, ceiling=0.5)
     assert [k.score for k in capped] == [0.1, 0.5]
-
-
-def test_a_relevant_page_credits_the_link_to_its_parent_with_lookahead():
-    learner = Learner()
-    policy = LinkPolicy(learner=learner, lookahead=0.5)  # type: ignore[arg-type]
-    page, verdict = judged("anchor")
-    index = replace(verdict, relevant=False, arrival_estimate=0.2)
-    page.leased = Leased(page.url, "l1", 2, 1, "http://q.test/", 0, 0.2, "courses", 0.6, "Dept")
-    policy.learn(page, index)  # an index page, not relevant itself
-    child = Page("http://p.test/cs101/", 200, 0.0, depth=3)
-    child.leased = Leased(child.url, "l2", 3, 7, page.url, 0, 0.3, "CS 101", PARENT, "Dept")
-    course = replace(verdict, relevant=True, arrival_estimate=0.3)
-    policy.learn(child, course)
-    to_index = LinkContext(page.url, "courses", 0.2, 0.6, "Dept", "http://q.test/")
-    to_course = LinkContext(child.url, "CS 101", 0.3, PARENT, "Dept", page.url)
-    # the course, then the link to the index again, as a positive of weight 0.5
-    assert learner.observed == [(to_index, 0.0), (to_course, 1.0), (to_index, 0.5)]
-    # a parent that was relevant itself is already a positive: no lookahead for it
-    grandchild = Page("http://p.test/cs101/hw1", 200, 0.0, depth=4)
-    grandchild.leased = Leased(grandchild.url, "l3", 4, 9, child.url, 0, 0.3, "hw", 1.0, "C")
-    policy.learn(grandchild, course)
-    assert len(learner.observed) == 4
 
 
 class Siblings:

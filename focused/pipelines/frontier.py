@@ -114,9 +114,7 @@ class FrontierPipeline:
         verdict = self.policy.admitted(page.verdict or Verdict.unjudged(page.links))
         self.policy.learn(page, verdict)
         strategy = self.strategy
-        links = self.policy.apply(
-            strategy.links(page, verdict), verdict, strategy.ceiling, page.url
-        )
+        links = self.policy.apply(strategy.links(page, verdict), verdict, strategy.ceiling)
         checksum, last_modified = duplicate_fields(page) if self.duplicates else ("", "")
         return Ack.of(
             page,

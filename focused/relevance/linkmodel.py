@@ -13,12 +13,7 @@ Features of a link (hashed into a fixed-size vector, so every process has the sa
 - ``parent``: the parent page's R, as a logit, and ``c=<its best category>``;
 - ``a=<word>``: the anchor text's words, stemmed;
 - ``u=<word>``: the words of the URL's path and query, stemmed (not the host's: a host name
-  says little about one page of it);
-- ``s=<shape>``: the URL's shape, which carries from one site to the next where its words do
-  not (:func:`url_shape`): its path depth, whether it names a directory, a file or a site's
-  index page, a person's folder (``~name``, ``users/name``), a course-like code (``cs211``),
-  and where it leads from its parent: below the parent's folder, on the parent's host, on
-  another host of the parent's domain, or to another site.
+  says little about one page of it).
 
 The learned probability is blended with the estimate, trusting the model more as it sees more
 examples: ``w = n / (n + warmup)``, and not at all before both outcomes have been seen.
@@ -40,14 +35,6 @@ from focused.relevance.text import analyze
 __all__ = ["LinkContext", "OnlineLinkModel"]
 
 _URL_WORDS = re.compile(r"[^A-Za-z0-9]+")
-# A person's folder: ``~name`` or the segment after one of these (``/users/mooney/``).
-_PERSON = re.compile(r"~.+")
-_PEOPLE = frozenset({"users", "people", "home", "homes", "staff", "faculty", "students", "user"})
-# A course-like code: a few letters and three digits (cs211, CS100B, cmsc430, cse-232), or
-# three digits alone (a course number under /classes/330/).
-_CODE = re.compile(r"(?:[a-z]{1,5}[-_]?)?\d{3}[a-z]?", re.I)
-_INDEX = re.compile(r"(?:index|welcome|home|default)\.s?html?", re.I)
-MAX_DEPTH = 6  # path depths from here on are one feature
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,52 +46,11 @@ class LinkContext:
     estimate: float  # the topic model's estimate of the target's R (the strategy's score)
     parent_relevance: float
     parent_category: str
-    parent_url: str = ""  # the page the link is on ("" when not known)
 
 
 def _logit(p: float) -> float:
     p = min(max(p, 0.001), 0.999)
     return math.log(p / (1 - p))
-
-
-def _domain(host: str) -> str:
-    """The host's last two labels (``cs.utexas.edu`` -> ``utexas.edu``)."""
-    return ".".join(host.rsplit(".", 2)[-2:])
-
-
-def url_shape(url: str, parent_url: str = "") -> list[str]:
-    """The shape of a link's URL, as words that mean the same on every site (see the module
-    docstring), and where it leads from ``parent_url`` (left out when that is "")."""
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    segments = [segment for segment in path.split("/") if segment]
-    last = segments[-1] if segments else ""
-    if path.endswith("/"):
-        kind = "dir"
-    elif _INDEX.fullmatch(last):
-        kind = "index"
-    elif "." in last:
-        kind = "file"
-    else:
-        kind = "bare"  # no slash, no extension: a directory a server redirects, mostly
-    shape = [f"depth={min(len(segments), MAX_DEPTH)}", kind]
-    folders = segments if kind in ("dir", "bare") else segments[:-1]
-    if any(_PERSON.fullmatch(s) for s in folders) or any(
-        s.lower() in _PEOPLE for s in folders[:-1]
-    ):
-        shape.append("person")
-    if any(_CODE.fullmatch(s.split(".")[0]) for s in segments):
-        shape.append("code")
-    if parent_url:
-        parent = urlsplit(parent_url)
-        host, parent_host = (parts.hostname or ""), (parent.hostname or "")
-        if host != parent_host:
-            shape.append("domain" if _domain(host) == _domain(parent_host) else "offsite")
-        elif path.startswith(parent.path.rsplit("/", 1)[0] + "/") and path != parent.path:
-            shape.append("below")
-        else:
-            shape.append("host")
-    return shape
 
 
 def link_features(link: LinkContext) -> dict[str, float]:
@@ -119,8 +65,6 @@ def link_features(link: LinkContext) -> dict[str, float]:
         features[f"a={word}"] = 1.0
     for word in analyze(_URL_WORDS.sub(" ", f"{parts.path} {parts.query}"), stem=True):
         features[f"u={word}"] = 1.0
-    for word in url_shape(link.url, link.parent_url):
-        features[f"s={word}"] = 1.0
     return features
 
 
@@ -155,14 +99,8 @@ class OnlineLinkModel(Estimator):
         hasher = FeatureHasher(n_features=self.n_features, input_type="dict")
         return hasher.transform(link_features(link) for link in links)
 
-    def partial_fit(
-        self,
-        links: Sequence[LinkContext],
-        y: Sequence[int],
-        sample_weight: Sequence[float] | None = None,
-    ) -> OnlineLinkModel:
-        """Learn from links whose targets were fetched; ``y`` = 1 if a target was relevant
-        (``sample_weight``: each example's weight, 1 by default)."""
+    def partial_fit(self, links: Sequence[LinkContext], y: Sequence[int]) -> OnlineLinkModel:
+        """Learn from links whose targets were fetched; ``y`` = 1 if a target was relevant."""
         if not hasattr(self, "classifier_"):
             from sklearn.linear_model import SGDClassifier  # imported with the first links
 
@@ -173,9 +111,8 @@ class OnlineLinkModel(Estimator):
             self.seen_: set[int] = set()
         if len(links):
             X, labels = self._vectors(links), np.asarray(y, dtype=int)
-            weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
             for _ in range(self.epochs):
-                self.classifier_.partial_fit(X, labels, classes=[0, 1], sample_weight=weights)
+                self.classifier_.partial_fit(X, labels, classes=[0, 1])
             self.n_examples_ += len(links)
             self.seen_.update(int(label) for label in labels)
         return self

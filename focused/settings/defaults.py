@@ -269,10 +269,6 @@ FOCUSED_LEARN_CHARS = 3000
 FOCUSED_LINK_MODEL = False
 FOCUSED_LINK_MODEL_WARMUP = 100
 FOCUSED_LINK_MODEL_SYNC = 10
-# Lookahead credit (Rennie and McCallum 1999): a relevant page also teaches the link model that
-# the link to its parent was good, as an example of this weight (0: never): a link is worth the
-# relevant pages beyond it, so the link to an index page of courses is good.
-FOCUSED_LINK_LOOKAHEAD = 0.5
 # Sibling credit: links listed on one page are alike, so once one is found relevant, the
 # page's other links still queued on its host rise to the parent's yield (relevant / (judged +
 # 1) of its links judged so far) times this (0: off); under strategies that score links only.

@@ -33,28 +33,23 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def encode(link: LinkContext, label: float) -> str:
-    """One training-log entry: label, estimate, parent R, category, parent URL, URL, anchor
-    (TAB-separated). The label is 0 (not relevant) or the weight of a positive example: 1 for
-    a link to a relevant page, less for lookahead credit (:class:`~focused.strategies.policy.
-    LinkPolicy`)."""
+def encode(link: LinkContext, relevant: bool) -> str:
+    """One training-log entry: label, estimate, parent R, category, URL, anchor (TAB-separated)."""
     return "\t".join(
         (
-            f"{label:.3g}",
+            "1" if relevant else "0",
             f"{link.estimate:.4f}",
             f"{link.parent_relevance:.4f}",
             _clean(link.parent_category),
-            link.parent_url,
             link.url,
             _clean(link.anchor),
         )
     )
 
 
-def decode(entry: str) -> tuple[LinkContext, float]:
-    label, estimate, parent, category, parent_url, url, anchor = entry.split("\t", 6)
-    context = LinkContext(url, anchor, float(estimate), float(parent), category, parent_url)
-    return context, float(label)
+def decode(entry: str) -> tuple[LinkContext, int]:
+    label, estimate, parent, category, url, anchor = entry.split("\t", 5)
+    return LinkContext(url, anchor, float(estimate), float(parent), category), int(label)
 
 
 class SharedLinkModel:
@@ -78,10 +73,9 @@ class SharedLinkModel:
         self.pending: list[str] = []
         self.consumed = 0  # log entries learned from
 
-    def observe(self, link: LinkContext, label: float) -> None:
-        """Record what a fetched page turned out to be (``label``: 0, or a positive's weight);
-        syncs every ``sync_every`` examples."""
-        self.pending.append(encode(link, label))
+    def observe(self, link: LinkContext, relevant: bool) -> None:
+        """Record what a fetched page turned out to be; syncs every ``sync_every`` pages."""
+        self.pending.append(encode(link, relevant))
         if len(self.pending) >= self.sync_every:
             self.sync()
 
@@ -97,11 +91,7 @@ class SharedLinkModel:
         learned = len(entries) - len(entries) % BLOCK  # the rest waits for its block to fill
         for start in range(0, learned, BLOCK):
             block = [decode(entry) for entry in entries[start : start + BLOCK]]
-            self.model.partial_fit(
-                [one for one, _ in block],
-                [int(label > 0) for _, label in block],
-                [label or 1.0 for _, label in block],
-            )
+            self.model.partial_fit([one for one, _ in block], [label for _, label in block])
         self.consumed += learned
         return learned
 

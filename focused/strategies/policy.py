@@ -6,10 +6,7 @@ work or shared state on them) and counted in ``dropped``. With the online link m
 (FOCUSED_LINK_MODEL, :mod:`focused.strategies.learning`), each priority the strategy gives is
 blended with what the model has learned from the pages fetched so far, which it is taught here
 too: what each fetched page reached through a link turned out to be; the blend stays under the
-strategy's ``ceiling``. A relevant page also makes the link that led to its parent a positive
-example, weighed FOCUSED_LINK_LOOKAHEAD (Rennie and McCallum 1999: a link is worth the relevant
-pages beyond it, so the link to an index page of courses is learned as good although the index
-is not a course); the links this process fetched are remembered for it (LOOKAHEAD_PAGES).
+strategy's ``ceiling``.
 
 With FOCUSED_SIBLING_CREDIT, under a strategy that scores links, links listed on the same page
 are taken as alike: once a page is found relevant, its siblings still queued on its host (the
@@ -44,11 +41,10 @@ if TYPE_CHECKING:
     from focused.store.frontier.queue import RedisFrontier
     from focused.topic.judge import Verdict
 
-__all__ = ["LOOKAHEAD_PAGES", "SIBLING_LIFT", "SIBLING_MIN", "SIBLING_RAISE", "LinkPolicy"]
+__all__ = ["SIBLING_PARENTS", "SIBLING_LIFT", "SIBLING_MIN", "SIBLING_RAISE", "LinkPolicy"]
 
-# Fetched pages whose arriving link is remembered for lookahead credit (forgotten all at once
-# past this many), and parents whose links' yield is counted for sibling credit.
-LOOKAHEAD_PAGES = 100_000
+# Parents whose links' yield is counted for sibling credit (forgotten all at once past this).
+SIBLING_PARENTS = 100_000
 # A parent's queued links are raised once SIBLING_MIN of them were relevant, to its yield
 # relevant / (judged + SIBLING_MIN), when that is SIBLING_LIFT times the crawl's own share.
 SIBLING_MIN = 2
@@ -68,7 +64,6 @@ class LinkPolicy:
         learner: SharedLinkModel | None = None,
         carry_anchors: bool = False,
         *,
-        lookahead: float = 0.0,
         frontier: RedisFrontier | None = None,
         sibling_credit: float = 0.0,
     ):
@@ -76,11 +71,8 @@ class LinkPolicy:
         self.learner = learner
         self.carry_anchors = carry_anchors or learner is not None
         self.dropped = 0  # links left out by URL pattern
-        self.lookahead = lookahead
         self.frontier = frontier  # where siblings are raised (None: no sibling credit)
         self.sibling_credit = sibling_credit
-        # page URL -> the link it was reached by, and whether it was relevant (lookahead)
-        self.arrived: dict[str, tuple[LinkContext, bool]] = {}
         # parent's fetch order -> [its links judged, relevant] (sibling credit)
         self.yields: dict[int, list[int]] = {}
         self.raised = 0  # queued siblings raised
@@ -104,15 +96,13 @@ class LinkPolicy:
             learner,
             # a topic that learns scores its queued links again from their anchors
             plan.reads_anchors or plan.learns,
-            lookahead=s.getfloat("FOCUSED_LINK_LOOKAHEAD"),
             frontier=frontier if credit else None,
             sibling_credit=credit,
         )
 
     def learn(self, page: Page, verdict: Verdict) -> None:
-        """Tell the link model what a fetched page reached through a link turned out to be
-        (and, for a relevant page, the link to its parent: lookahead), and raise a relevant
-        page's queued siblings."""
+        """Tell the link model what a fetched page reached through a link turned out to be,
+        and raise a relevant page's queued siblings."""
         leased = page.leased
         if leased is None or not leased.parent:
             return  # a seed, or a URL pushed without a parent: no link to learn from
@@ -126,22 +116,14 @@ class LinkPolicy:
             verdict.arrival_estimate,
             float(leased.parent_relevance or 0.0),
             leased.parent_category,
-            leased.parent_url,
         )
-        self.learner.observe(link, float(verdict.relevant))
-        if len(self.arrived) >= LOOKAHEAD_PAGES:
-            self.arrived.clear()
-        self.arrived[page.url] = (link, verdict.relevant)
-        if verdict.relevant and self.lookahead:
-            before = self.arrived.get(leased.parent_url)
-            if before is not None and not before[1]:  # a relevant parent was learned as one
-                self.learner.observe(before[0], self.lookahead)
+        self.learner.observe(link, verdict.relevant)
 
     def _credit_siblings(self, url: str, parent: int, parent_url: str, relevant: bool) -> None:
         """Count the page in its parent's yield and in the crawl's; if it is relevant and its
         parent has yielded more than the crawl (see :data:`SIBLING_MIN`), raise the parent's
         other links still queued on the page's and the parent's hosts to the yield."""
-        if len(self.yields) >= LOOKAHEAD_PAGES:
+        if len(self.yields) >= SIBLING_PARENTS:
             self.yields.clear()
         counts = self.yields.setdefault(parent, [0, 0])
         counts[0] += 1
@@ -176,16 +158,14 @@ class LinkPolicy:
         self.dropped += len(verdict.links) - len(kept)
         return replace(verdict, links=kept)
 
-    def apply(
-        self, links: list[Link], verdict: Verdict, ceiling: float = 1.0, page_url: str = ""
-    ) -> list[Link]:
-        """The links a strategy gave on the page at ``page_url``, at their final priorities
-        (at most ``ceiling``, the strategy's highest for an ordinary link)."""
+    def apply(self, links: list[Link], verdict: Verdict, ceiling: float = 1.0) -> list[Link]:
+        """The links a strategy gave, at their final priorities (at most ``ceiling``, the
+        strategy's highest for an ordinary link)."""
         if self.learner is not None and links:
             category = verdict.category or ""
             parent = verdict.relevance
             priorities = self.learner.predict(
-                [LinkContext(k.url, k.anchor, k.score, parent, category, page_url) for k in links]
+                [LinkContext(k.url, k.anchor, k.score, parent, category) for k in links]
             )
             links = [
                 Link(k.url, min(p, ceiling), k.depth, k.anchor)
