@@ -12,8 +12,7 @@ With FOCUSED_SIBLING_CREDIT, under a strategy that scores links, links listed on
 are taken as alike: once a page is found relevant, its siblings still queued on its host (the
 URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 2) of
 its links judged so far (in this process), times the setting, if at least two were relevant
-and the yield is twice the crawl's (a site's home page or navigation links to everything);
-SIBLING_RAISE of them, the best queued, per relevant page found.
+and the yield is twice the crawl's (a site's home page or navigation links to everything).
 Queued URLs keep their anchor
 text only where the crawl needs it back once the page is fetched (a model that reads anchors, a
 topic that learns, the link model); otherwise the frontier stores none.
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from focused.store.frontier.queue import RedisFrontier
     from focused.topic.judge import Verdict
 
-__all__ = ["SIBLING_PARENTS", "SIBLING_LIFT", "SIBLING_MIN", "SIBLING_RAISE", "LinkPolicy"]
+__all__ = ["SIBLING_PARENTS", "SIBLING_LIFT", "SIBLING_MIN", "LinkPolicy"]
 
 # Parents whose links' yield is counted for sibling credit (forgotten all at once past this).
 SIBLING_PARENTS = 100_000
@@ -49,9 +48,6 @@ SIBLING_PARENTS = 100_000
 # relevant / (judged + SIBLING_MIN), when that is SIBLING_LIFT times the crawl's own share.
 SIBLING_MIN = 2
 SIBLING_LIFT = 2.0
-# Queued siblings raised per relevant page: a list of relevant pages keeps being followed as
-# long as it keeps yielding, and a page misjudged relevant costs a few fetches at most.
-SIBLING_RAISE = 3
 
 
 class LinkPolicy:
@@ -139,14 +135,14 @@ class LinkPolicy:
         score = min(1.0, self.sibling_credit * yields)
         origins = list(dict.fromkeys((origin(url), origin(parent_url))))
         mark = str(parent)
-        siblings = [  # best first, those below the score
+        siblings = [  # those below the score
             (host, member, packed)
             for host, queue in zip(origins, self.frontier.host_queues(origins), strict=True)
             for member, packed, _ in queue
             if split_member(member)[1] == mark and unpack_score(packed)[1] < score
         ]
         if siblings:
-            self.raised += self.frontier.raise_to(score, siblings[:SIBLING_RAISE])
+            self.raised += self.frontier.raise_to(score, siblings)
 
     def admitted(self, verdict: Verdict) -> Verdict:
         """The verdict without the links whose URLs the patterns drop."""
