@@ -13,9 +13,10 @@ are taken as alike: once a page is found relevant, its siblings still queued on 
 URLs pushed by the same parent) are raised to the parent's yield, relevant / (judged + 2) of
 its links judged so far (in this process), times the setting, if at least two were relevant
 and the yield is twice the crawl's (a site's home page or navigation links to everything).
-Queued URLs keep their anchor
-text only where the crawl needs it back once the page is fetched (a model that reads anchors, a
-topic that learns, the link model); otherwise the frontier stores none.
+
+Queued URLs keep their anchor text only where the crawl needs it back once the page is fetched
+(a model that reads anchors, a topic that learns, the link model); otherwise the frontier
+stores none.
 """
 
 from __future__ import annotations
@@ -100,12 +101,12 @@ class LinkPolicy:
         """Tell the link model what a fetched page reached through a link turned out to be,
         and raise a relevant page's queued siblings."""
         leased = page.leased
-        if leased is None or not leased.parent:
-            return  # a seed, or a URL pushed without a parent: no link to learn from
-        if self.frontier is not None:
+        if leased is None:
+            return  # not from the frontier
+        if self.frontier is not None and leased.parent:  # found on a fetched page
             self._credit_siblings(page.url, leased.parent, leased.parent_url, verdict.relevant)
         if self.learner is None or verdict.arrival_estimate is None:
-            return
+            return  # a seed, or a URL pushed without a parent: no link to learn from
         link = LinkContext(
             page.url,
             leased.anchor,
