@@ -1,7 +1,10 @@
 """The online link model: what it learns, how processes share it through Redis, and a crawl
-that learns as it goes (real Redis, real HTTP)."""
+that learns as it goes (real Redis, real HTTP); the link policy's sibling credit on a real
+frontier."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -103,3 +106,41 @@ def test_a_crawl_learns_its_links_as_it_goes(crawl, redis_client):
     assert {label for _, label in entries} == {0, 1}
     feed = {item["url"] for item in crawl.feed()}
     assert {one.url for one, _ in entries} <= feed
+
+
+def test_sibling_credit_raises_the_queued_links_of_a_parent_that_yields(redis_client, crawl_name):
+    from focused.items import Page
+    from focused.store.frontier.base import Leased
+    from focused.strategies.policy import LinkPolicy
+    from focused.topic.judge import Verdict
+
+    frontier = RedisFrontier.for_crawl(redis_client, crawl_name, host_delay=0)
+    frontier.push_many([Link("http://a.test/courses", 1.0)])
+    index = frontier.pop_ready(1).leased[0]
+    courses = [Link(f"http://a.test/cs{n}/", 0.01, 1) for n in range(100, 106)]
+    order, new = frontier.complete(index.lease, index.url, "page", 0.1, False, courses)
+    assert new == 6
+    policy = LinkPolicy(frontier=frontier, sibling_credit=1.0)
+    verdict = Verdict(0.9, True, "course", 0.9)
+
+    def judged(url: str, parent: int, relevant: bool) -> None:
+        page = Page(url, 200, 0.0, depth=1)
+        page.leased = Leased(url, "l", 1, parent, "http://a.test/courses", 0, 0.01)
+        policy.learn(page, replace(verdict, relevant=relevant))
+
+    for n in range(18):  # the crawl's other pages (of a parent 99), one relevant
+        judged(f"http://b.test/{n}", 99, n == 0)
+    judged("http://a.test/cs100/", order, True)
+    assert policy.raised == 0  # one relevant sibling is not yet a list of them
+    # 2 / (2 + 2) = 0.5, over twice the crawl's share, 2 * (3 + 1) / (20 + 2) = 0.36
+    judged("http://a.test/cs101/", order, True)
+    assert policy.raised == 6  # every link of the index still queued (all six, in the test)
+    assert {round(score, 3) for _, score in frontier_scores(frontier)} == {0.5}
+
+
+def frontier_scores(frontier: RedisFrontier) -> list[tuple[str, float]]:
+    from focused.store.frontier.records import unpack_score
+
+    return [
+        (url, unpack_score(packed)[1]) for _, packed, url in frontier.host_queue("http://a.test")
+    ]

@@ -17,6 +17,7 @@ from focused.items import Page, PageLink
 from focused.pipelines.frontier import FrontierPipeline
 from focused.relevance.linkmodel import LinkContext
 from focused.store.frontier.base import Leased
+from focused.store.frontier.records import pack
 from focused.strategies.focus import BreadthFirst, HardFocus, SoftFocus
 from focused.strategies.policy import LinkPolicy
 from focused.topic.files import Topic, load_topic_text
@@ -236,6 +237,53 @@ def test_the_link_model_learns_from_each_arrival_and_blends_every_priority():
     # the blend stays under the strategy's ceiling (a genetic generation's band above it)
     capped = policy.apply(SoftFocus().links(page, verdict), verdict, ceiling=0.5)
     assert [k.score for k in capped] == [0.1, 0.5]
+
+
+class Siblings:
+    """The frontier as sibling credit sees it: host queues to read, URLs to raise."""
+
+    def __init__(self, queues: dict[str, list[tuple[str, int, str]]]):
+        self.queues = queues
+        self.raised: list[tuple[float, list[tuple[str, str, int]]]] = []
+
+    def host_queues(self, origins):
+        return [self.queues.get(origin, []) for origin in origins]
+
+    def raise_to(self, score, queued):
+        self.raised.append((score, list(queued)))
+        return len(self.raised[-1][1])
+
+
+def test_a_relevant_page_raises_its_queued_siblings_to_the_parents_yield():
+    queue = [  # (member, packed, URL), best first: depth, parent's fetch order, path
+        ("3 7 cs105/", pack(0.9, 0, 1), "http://p.test/cs105/"),  # above the credit already
+        ("3 7 cs102/", pack(0.1, 0, 2), "http://p.test/cs102/"),
+        ("3 8 other/", pack(0.1, 0, 3), "http://p.test/other/"),
+        ("3 7 cs103/", pack(0.1, 0, 4), "http://p.test/cs103/"),
+    ]
+    for n in range(6, 10):
+        queue.append((f"3 7 cs10{n}/", pack(0.05, 0, n), f"http://p.test/cs10{n}/"))
+    frontier = Siblings({"http://p.test": queue})
+    policy = LinkPolicy(frontier=frontier, sibling_credit=1.0)  # type: ignore[arg-type]
+    page, verdict = judged("anchor")
+
+    def fetched(path: str, relevant: bool, parent: int = 7) -> None:
+        child = Page(f"http://p.test/{path}", 200, 0.0, depth=3)
+        child.leased = Leased(child.url, "l", 3, parent, "http://p.test/c", 0, 0.3, "", 0.1)
+        policy.learn(child, replace(verdict, relevant=relevant))
+
+    for n in range(30):  # a home page's links, two relevant: no more than the crawl's share
+        fetched(f"nav{n}", n in (0, 1), parent=5)
+    fetched("cs100/", False)
+    fetched("cs101/", True)
+    assert frontier.raised == []  # one relevant link of a page is not yet a list of them
+    # 2 relevant of 3: 2 / (3 + 2) = 0.4, over twice the crawl's 2 * (4 + 1) / (33 + 2)
+    fetched("cs104/", True)
+    siblings = [
+        ("http://p.test", m, p) for m, p, _ in queue if m[:4] == "3 7 " and p != queue[0][1]
+    ]
+    assert frontier.raised == [(pytest.approx(0.4), siblings)]  # those below 0.4
+    assert policy.raised == 6
 
 
 def test_anchors_are_queued_only_when_something_reads_them_back():

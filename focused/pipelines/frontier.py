@@ -136,6 +136,7 @@ class FrontierPipeline:
     async def process_item(self, page: Page) -> Page:
         ack = self.ack_of(page)
         self.stats.set_value("focused/links/dropped_by_url", self.policy.dropped)
+        self.stats.set_value("focused/links/siblings_raised", self.policy.raised)
         self.stats.inc_value("focused/links/extracted", len(page.links))
         if not ack.lease:  # not from the frontier (a dont_filter request): no lease
             self.stats.inc_value("focused/links/new", self.frontier.push_many(ack.links))
