@@ -46,10 +46,11 @@ from focused.links.urls import origin
 from focused.relevance.calibration import PositiveUnlabelledCalibration
 from focused.relevance.gloss import AnchorGlosser
 from focused.relevance.preprocess import hub_score
-from focused.relevance.shape import PageShape, shape_of
+from focused.relevance.shape import PageShape, example_shape, shape_of
 from focused.relevance.text import analyze
 from focused.settings.check import choice, switch
 from focused.strategies.registry import LINK_SCORES
+from focused.topic.methods import own_example_files
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -133,9 +134,6 @@ def page_shape(plan: CrawlPlan) -> PageShape | None:
     only flips the few near the cut: on WebKB it left the taxonomy's verdict F1 as it was
     (.20 and .19 at 250) and its verdicts, which credit the sites the crawl goes on with, found
     a quarter fewer project pages by 250 (of the oracle 1.11 and 1.23 without, .82 twice with)."""
-    from focused.relevance.shape import example_shape
-    from focused.topic.methods import own_example_files
-
     files = own_example_files(plan.topic)
     return PageShape().fit([example_shape(path) for path in files]) if files else None
 
