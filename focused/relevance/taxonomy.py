@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -25,6 +25,7 @@ __all__ = [
     "TaxonomyExamples",
     "example_files",
     "example_text",
+    "in_good",
     "read_taxonomy",
 ]
 
@@ -80,6 +81,12 @@ def _ancestors(path: str) -> list[str]:
     """The path and every ancestor of it, root ("") excluded: "A/B" -> ["A", "A/B"]."""
     parts = path.split("/")
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def in_good(category: str, good: Collection[str]) -> bool:
+    """Whether a category is good: it or one of its ancestors is (descendants inherit
+    goodness)."""
+    return any(node in good for node in _ancestors(category))
 
 
 # Characters that no text file has many of: control characters other than white space. A file
@@ -255,9 +262,7 @@ class HierarchicalClassifier(Estimator):
         self.terminal_columns_ = np.flatnonzero(
             np.array([itself[i] or not children[label] for i, label in enumerate(labels)])
         )
-        self.outcome_good_ = np.array(
-            [any(a in good for a in _ancestors(label)) for label in labels]
-        )
+        self.outcome_good_ = np.array([in_good(label, good) for label in labels])
         topmost = [g for g in good if not any(a in good for a in _ancestors(g)[:-1])]
         self.good_columns_ = np.array(sorted(column[g] for g in topmost), dtype=int)
         depth = np.zeros(len(labels), dtype=int)

@@ -31,7 +31,7 @@ import numpy as np
 from focused.relevance.base import Estimator
 from focused.relevance.cache import default_cache_dir, keep
 from focused.relevance.counts import Rows, rows_times
-from focused.relevance.taxonomy import _ancestors, _check_documents
+from focused.relevance.taxonomy import _check_documents, in_good
 from focused.relevance.text import analyze
 
 __all__ = [
@@ -307,7 +307,7 @@ class CategoryVectors(_OnWordVectors):
         np.add.at(centroids, index, self._vectors().embed(X))
         norms = np.linalg.norm(centroids, axis=1, keepdims=True)
         self.centroids_ = np.divide(centroids, norms, out=centroids, where=norms > 0)
-        good_ = [not good.isdisjoint(_ancestors(c)) for c in self.categories_]
+        good_ = [in_good(c, good) for c in self.categories_]
         if not any(good_):
             raise ValueError(f"no example is in a good category ({', '.join(sorted(good))})")
         is_good = np.array(good_)[index]

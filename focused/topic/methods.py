@@ -385,16 +385,14 @@ def own_example_files(topic: Topic) -> list[Path]:
     examples filed in its good categories (what :class:`~focused.relevance.shape.PageShape`
     learns the shape of the topic's pages from)."""
     from focused.relevance.centroid import example_pages
-    from focused.relevance.taxonomy import example_files
+    from focused.relevance.taxonomy import example_files, in_good
 
     options = topic.relevance
     files = [] if options.get("examples") is None else example_pages(options["examples"])
     if options.get("taxonomy") is not None:
-        good = options["good"]
+        good = set(options["good"])
         files += [
-            path
-            for path, category in example_files(options["taxonomy"])
-            if any(category == g or category.startswith(g + "/") for g in good)
+            path for path, category in example_files(options["taxonomy"]) if in_good(category, good)
         ]
     return files
 
